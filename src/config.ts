@@ -1,0 +1,77 @@
+/** Configuration, parsed and validated once at start-up. Only `main.ts` passes `process.env` in. */
+export interface Config {
+  /** @default 4000 */
+  readonly port: number;
+  /** @default '0.0.0.0' */
+  readonly host: string;
+  /** Base URL of the REST v1 service (path ends in `/v1`); undefined → embed the reference service. */
+  readonly upstreamUrl: URL | undefined;
+  /** Whole-call deadline for one upstream request, body included. @default 5000 */
+  readonly upstreamTimeoutMs: number;
+  /** Keep-alive connections to the upstream origin. @default 64 */
+  readonly upstreamConnections: number;
+  /** Embedded reference service only. @default 'data/petstore.db' */
+  readonly petstoreDb: string;
+  /** Embedded reference service only: a key it always accepts. */
+  readonly petstoreApiKey: string | undefined;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment into a frozen Config; throws a one-line ConfigError naming the variable. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  return Object.freeze({
+    port: integer(env, 'PORT', 4000, 0, 65535),
+    host: nonEmpty(env, 'HOST') ?? '0.0.0.0',
+    upstreamUrl: upstreamUrl(env),
+    upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 5000, 1, 120_000),
+    upstreamConnections: integer(env, 'UPSTREAM_CONNECTIONS', 64, 1, 1024),
+    petstoreDb: nonEmpty(env, 'PETSTORE_DB') ?? 'data/petstore.db',
+    petstoreApiKey: nonEmpty(env, 'PETSTORE_API_KEY'),
+  });
+}
+
+function nonEmpty(env: Record<string, string | undefined>, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function integer(
+  env: Record<string, string | undefined>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function upstreamUrl(env: Record<string, string | undefined>): URL | undefined {
+  const raw = nonEmpty(env, 'UPSTREAM_URL');
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`UPSTREAM_URL must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`UPSTREAM_URL must use http or https, got "${url.protocol}"`);
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    throw new ConfigError('UPSTREAM_URL must not carry credentials, a query or a fragment');
+  }
+  const path = url.pathname.replace(/\/+$/, '');
+  if (!path.endsWith('/v1')) {
+    throw new ConfigError(`UPSTREAM_URL path must end in /v1, got "${url.pathname}"`);
+  }
+  url.pathname = path;
+  return url;
+}

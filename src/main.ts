@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { dirname } from 'node:path';
+import { ConfigError, loadConfig } from './config.ts';
+import { createGateway } from './server.ts';
+import { createUpstreamClient } from './upstream/client.ts';
+
+/** How long SIGTERM waits for in-flight operations before closing anyway. */
+const DRAIN_TIMEOUT_MS = 10_000;
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`pet-gateway: ${error.message}`);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  let upstreamUrl = config.upstreamUrl;
+  let embeddedKey: string | undefined;
+  let closeEmbedded = async () => {};
+  if (upstreamUrl === undefined) {
+    // No upstream configured: run the reference service beside the gateway so `npm start` works
+    // out of the box. A key made for this process is printed and prefilled in GraphiQL.
+    const { startPetstore } = await import('./petstore/server.ts');
+    if (config.petstoreDb !== ':memory:') mkdirSync(dirname(config.petstoreDb), { recursive: true });
+    embeddedKey = config.petstoreApiKey ?? `dev-${randomBytes(18).toString('base64url')}`;
+    const petstore = await startPetstore({ dbPath: config.petstoreDb, apiKey: embeddedKey, port: 0 });
+    upstreamUrl = new URL(petstore.url);
+    closeEmbedded = () => petstore.close();
+  }
+
+  const upstream = createUpstreamClient({
+    baseUrl: upstreamUrl,
+    timeoutMs: config.upstreamTimeoutMs,
+    connections: config.upstreamConnections,
+  });
+  const gateway = createGateway({
+    upstream,
+    ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
+  });
+  const server = createServer(gateway);
+  // Behind a load balancer: keep idle connections longer than typical LB idle timeouts (60 s).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.requestTimeout = 30_000;
+
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  console.log(`pet-gateway: GraphQL and GraphiQL at http://${shownHost}:${port}/graphql`);
+  if (embeddedKey) {
+    console.log(`pet-gateway: no UPSTREAM_URL, serving the reference animal store at ${upstreamUrl.href}`);
+    if (!config.petstoreApiKey) console.log(`pet-gateway: API key for this run: ${embeddedKey}`);
+  } else {
+    console.log(`pet-gateway: upstream ${upstreamUrl.origin}`);
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`pet-gateway: ${signal}, finishing in-flight requests`);
+    const forced = setTimeout(() => {
+      console.error('pet-gateway: drain timeout, closing remaining connections');
+      server.closeAllConnections();
+    }, DRAIN_TIMEOUT_MS);
+    forced.unref();
+    // Stop accepting; idle keep-alive sockets close now, busy ones once their response is sent.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    await closed;
+    await upstream.close();
+    await closeEmbedded();
+    clearTimeout(forced);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+await main();

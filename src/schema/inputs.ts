@@ -1,0 +1,29 @@
+import { GraphQLError } from 'graphql';
+import { canonicalInt64 } from '../upstream/contract.ts';
+
+/** The contract's page-size bounds for `GET /pets`. */
+export const LIMIT_MIN = 1;
+export const LIMIT_MAX = 100;
+export const LIMIT_DEFAULT = 20;
+
+function badUserInput(message: string, argument: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', argument } });
+}
+
+/** An `ID` argument that must be a decimal int64; returns its canonical form. */
+export function int64Argument(value: string, argument: string): string {
+  const canonical = canonicalInt64(value);
+  if (canonical === undefined) {
+    throw badUserInput(`${argument} must be a decimal 64-bit integer.`, argument);
+  }
+  return canonical;
+}
+
+/** `limit` checked against the contract before any upstream call; an explicit null means the default. */
+export function limitArgument(value: number | null | undefined): number {
+  if (value === null || value === undefined) return LIMIT_DEFAULT;
+  if (value < LIMIT_MIN || value > LIMIT_MAX) {
+    throw badUserInput(`limit must be from ${LIMIT_MIN} to ${LIMIT_MAX}, got ${value}.`, 'limit');
+  }
+  return value;
+}

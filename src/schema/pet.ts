@@ -1,0 +1,105 @@
+import type { PetStatusDto } from '../upstream/contract.ts';
+import { builder } from './builder.ts';
+import { int64Argument, LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, limitArgument } from './inputs.ts';
+
+/** The sunset of `GET /pets/{petId}`, from the contract's Versioning section. */
+export const PET_SUNSET_DATE = '2030-12-05';
+export const PET_DEPRECATION_REASON = `Use \`pets(status:, limit:)\` instead: the upstream GET /pets/{petId} is deprecated and is removed on ${PET_SUNSET_DATE}.`;
+
+export const PetStatus = builder.enumType('PetStatus', {
+  description: 'Availability of an animal in the store.',
+  values: {
+    AVAILABLE: { value: 'available', description: 'On offer.' },
+    PENDING: { value: 'pending', description: 'Reserved; a sale is in progress.' },
+    SOLD: { value: 'sold', description: 'Sold; no longer on offer.' },
+  } as const,
+});
+
+export const Pet = builder.objectType('Pet', {
+  description: 'An animal offered in the store.',
+  fields: (t) => ({
+    id: t.exposeID('id', {
+      description: 'Unique identifier assigned by the store (a 64-bit integer, as a decimal string).',
+    }),
+    name: t.exposeString('name', { description: "The animal's name." }),
+    categoryId: t.exposeID('categoryId', {
+      description:
+        'Identifier of the category the animal belongs to (a 64-bit integer, as a decimal string).',
+    }),
+    status: t.field({
+      type: PetStatus,
+      nullable: true,
+      description: 'Availability status; null when the store has none for this animal.',
+      resolve: (pet) => pet.status ?? null,
+    }),
+  }),
+});
+
+const NewPetInput = builder.inputType('NewPetInput', {
+  description: 'An animal to add to the store.',
+  fields: (t) => ({
+    name: t.string({ required: true, description: "The animal's name." }),
+    categoryId: t.id({
+      required: true,
+      description:
+        'Identifier of the category the animal belongs to (a 64-bit integer, as a decimal string).',
+    }),
+    status: t.field({
+      type: PetStatus,
+      description: 'Availability status; the store sets none when omitted.',
+    }),
+  }),
+});
+
+builder.queryType({
+  description: 'Reading the animal store.',
+  fields: (t) => ({
+    pets: t.field({
+      type: [Pet],
+      description: 'Lists animals, optionally only those with one status (REST `GET /pets`).',
+      args: {
+        status: t.arg({ type: PetStatus, description: 'Only animals with this status.' }),
+        limit: t.arg.int({
+          defaultValue: LIMIT_DEFAULT,
+          description: `Maximum number of animals returned, from ${LIMIT_MIN} to ${LIMIT_MAX}.`,
+        }),
+      },
+      resolve: (_root, args, ctx) =>
+        ctx.loaders.petList.load({
+          limit: limitArgument(args.limit),
+          ...(args.status ? { status: args.status as PetStatusDto } : {}),
+        }),
+    }),
+    pet: t.field({
+      type: Pet,
+      nullable: true,
+      description:
+        "One animal by identifier (REST `GET /pets/{petId}`); null, with the store's not-found error, when there is none.",
+      deprecationReason: PET_DEPRECATION_REASON,
+      args: {
+        id: t.arg.id({
+          required: true,
+          description: 'Identifier of the animal (a 64-bit integer, as a decimal string).',
+        }),
+      },
+      resolve: (_root, args, ctx) => ctx.loaders.petById.load(int64Argument(args.id, 'id')),
+    }),
+  }),
+});
+
+builder.mutationType({
+  description: 'Changing the animal store.',
+  fields: (t) => ({
+    createPet: t.field({
+      type: Pet,
+      description: 'Adds an animal (REST `POST /pets`). Sent exactly once: never retried.',
+      args: { input: t.arg({ type: NewPetInput, required: true, description: 'The animal to add.' }) },
+      resolve: (_root, { input }, ctx) =>
+        ctx.loaders.createPet({
+          name: input.name,
+          categoryId: int64Argument(input.categoryId, 'input.categoryId'),
+          ...(input.status ? { status: input.status as PetStatusDto } : {}),
+        }),
+    }),
+  }),
+});

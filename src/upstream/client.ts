@@ -1,0 +1,145 @@
+import { type Dispatcher, Pool } from 'undici';
+import {
+  type ListPetsQuery,
+  type NewPetDto,
+  type PetDto,
+  parseErrorBody,
+  parsePet,
+  parsePets,
+  serializeNewPet,
+} from './contract.ts';
+import {
+  UpstreamBadResponseError,
+  UpstreamError,
+  UpstreamRateLimitedError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from './errors.ts';
+
+export interface UpstreamClientOptions {
+  /** Base URL of the REST v1 service; its path (ending in `/v1`) prefixes every route. */
+  baseUrl: URL;
+  /** Whole-call deadline, from sending the request to the last byte of the body. */
+  timeoutMs: number;
+  /** Keep-alive connections kept to the upstream origin. */
+  connections: number;
+}
+
+/** The caller's `Authorization` header, forwarded verbatim; undefined when the caller sent none. */
+export type Authorization = string | undefined;
+
+/** One typed method per REST operation. Every failure is an `UpstreamError`. */
+export interface UpstreamClient {
+  /** `GET /pets` (listPets). */
+  listPets(auth: Authorization, query: ListPetsQuery): Promise<PetDto[]>;
+  /** `GET /pets/{petId}` (getPet, deprecated upstream). */
+  getPet(auth: Authorization, id: string): Promise<PetDto>;
+  /** `POST /pets` (createPet). Never retried: a repeated POST could create the pet twice. */
+  createPet(auth: Authorization, pet: NewPetDto): Promise<PetDto>;
+  /** Closes the pool once in-flight calls have finished. */
+  close(): Promise<void>;
+}
+
+/** A page of 100 pets is ~10 KB; anything near this cap is not the contract's answer. */
+const MAX_RESPONSE_BYTES = 1024 * 1024;
+
+interface RawResponse {
+  status: number;
+  headers: Dispatcher.ResponseData['headers'];
+  text: string;
+}
+
+/**
+ * Creates the client with one keep-alive undici `Pool` for the upstream origin, for the life of the
+ * process. The pool never follows redirects, so the caller's token only ever goes to `baseUrl`.
+ */
+export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
+  const { baseUrl, timeoutMs } = options;
+  const basePath = baseUrl.pathname;
+  const pool = new Pool(baseUrl.origin, {
+    connections: options.connections,
+    pipelining: 1,
+    connect: { timeout: Math.min(timeoutMs, 3000) },
+    // undici's defaults are 300 s; the whole-call deadline below is the real bound, these only
+    // make sure no timer outlives it.
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    keepAliveTimeout: 4000,
+    maxResponseSize: MAX_RESPONSE_BYTES,
+  });
+
+  async function call(
+    method: 'GET' | 'POST',
+    path: string,
+    auth: Authorization,
+    body?: string,
+  ): Promise<RawResponse> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (auth !== undefined) headers.authorization = auth;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    // One signal bounds the whole call: a slow-drip body cannot stretch it, unlike undici's
+    // idle-only bodyTimeout.
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      const response = await pool.request({ method, path: basePath + path, headers, body, signal });
+      const text = await response.body.text();
+      return { status: response.statusCode, headers: response.headers, text };
+    } catch (error) {
+      throw classify(error, signal);
+    }
+  }
+
+  function fail(response: RawResponse): never {
+    const retryAfter = parseRetryAfter(response.headers['retry-after']);
+    const errorBody =
+      response.status >= 400 ? parseErrorBody(response.status, response.text, retryAfter) : undefined;
+    if (errorBody) throw errorBody;
+    if (response.status === 429) throw new UpstreamRateLimitedError(retryAfter);
+    if (response.status === 502 || response.status === 503 || response.status === 504) {
+      throw new UpstreamUnavailableError(`status ${response.status}`);
+    }
+    throw new UpstreamBadResponseError(`unexpected status ${response.status}`);
+  }
+
+  return {
+    async listPets(auth, query) {
+      const search = new URLSearchParams({ limit: String(query.limit) });
+      if (query.status !== undefined) search.set('status', query.status);
+      const response = await call('GET', `/pets?${search}`, auth);
+      if (response.status !== 200) fail(response);
+      return parsePets(response.text);
+    },
+    async getPet(auth, id) {
+      const response = await call('GET', `/pets/${encodeURIComponent(id)}`, auth);
+      if (response.status !== 200) fail(response);
+      return parsePet(response.text);
+    },
+    async createPet(auth, pet) {
+      const response = await call('POST', '/pets', auth, serializeNewPet(pet));
+      if (response.status !== 201 && response.status !== 200) fail(response);
+      return parsePet(response.text);
+    },
+    close: () => pool.close(),
+  };
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+function classify(error: unknown, signal: AbortSignal): UpstreamError {
+  if (error instanceof UpstreamError) return error;
+  if (signal.aborted) return new UpstreamTimeoutError('deadline passed', { cause: error });
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && TIMEOUT_CODES.has(code))
+    return new UpstreamTimeoutError(code, { cause: error });
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new UpstreamBadResponseError(code, { cause: error });
+  return new UpstreamUnavailableError(typeof code === 'string' ? code : 'network error', { cause: error });
+}
+
+/** `Retry-After` as whole seconds from now: delta-seconds or an HTTP date (RFC 9110 §10.2.3). */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined) return undefined;
+  if (/^\d+$/.test(text.trim())) return Number(text.trim());
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
+}

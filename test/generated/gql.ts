@@ -1,0 +1,76 @@
+/* eslint-disable */
+import * as types from './graphql.ts';
+import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+
+/**
+ * Map of all GraphQL operations in the project.
+ *
+ * This map has several performance disadvantages:
+ * 1. It is not tree-shakeable, so it will include all operations in the project.
+ * 2. It is not minifiable, so the string of a GraphQL query will be multiple times inside the bundle.
+ * 3. It does not support dead code elimination, so it will add unused operations.
+ *
+ * Therefore it is highly recommended to use the babel or swc plugin for production.
+ * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
+ */
+type Documents = {
+    "\n  query ListPets($status: PetStatus, $limit: Int) {\n    pets(status: $status, limit: $limit) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n": typeof types.ListPetsDocument,
+    "\n  query ListPetsDefault {\n    pets {\n      id\n    }\n  }\n": typeof types.ListPetsDefaultDocument,
+    "\n  query GetPet($id: ID!) {\n    pet(id: $id) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n": typeof types.GetPetDocument,
+    "\n  mutation CreatePet($input: NewPetInput!) {\n    createPet(input: $input) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n": typeof types.CreatePetDocument,
+    "\n  query RepeatedPets {\n    a: pets(status: SOLD, limit: 5) {\n      id\n    }\n    b: pets(status: SOLD, limit: 5) {\n      name\n    }\n    c: pets(limit: 5) {\n      id\n    }\n  }\n": typeof types.RepeatedPetsDocument,
+    "\n  query RepeatedPet($one: ID!, $two: ID!) {\n    a: pet(id: $one) {\n      id\n    }\n    b: pet(id: $one) {\n      name\n    }\n    c: pet(id: $two) {\n      id\n    }\n    d: pet(id: $one) {\n      categoryId\n    }\n  }\n": typeof types.RepeatedPetDocument,
+};
+const documents: Documents = {
+    "\n  query ListPets($status: PetStatus, $limit: Int) {\n    pets(status: $status, limit: $limit) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n": types.ListPetsDocument,
+    "\n  query ListPetsDefault {\n    pets {\n      id\n    }\n  }\n": types.ListPetsDefaultDocument,
+    "\n  query GetPet($id: ID!) {\n    pet(id: $id) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n": types.GetPetDocument,
+    "\n  mutation CreatePet($input: NewPetInput!) {\n    createPet(input: $input) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n": types.CreatePetDocument,
+    "\n  query RepeatedPets {\n    a: pets(status: SOLD, limit: 5) {\n      id\n    }\n    b: pets(status: SOLD, limit: 5) {\n      name\n    }\n    c: pets(limit: 5) {\n      id\n    }\n  }\n": types.RepeatedPetsDocument,
+    "\n  query RepeatedPet($one: ID!, $two: ID!) {\n    a: pet(id: $one) {\n      id\n    }\n    b: pet(id: $one) {\n      name\n    }\n    c: pet(id: $two) {\n      id\n    }\n    d: pet(id: $one) {\n      categoryId\n    }\n  }\n": types.RepeatedPetDocument,
+};
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ *
+ *
+ * @example
+ * ```ts
+ * const query = graphql(`query GetUser($id: ID!) { user(id: $id) { name } }`);
+ * ```
+ *
+ * The query argument is unknown!
+ * Please regenerate the types.
+ */
+export function graphql(source: string): unknown;
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ListPets($status: PetStatus, $limit: Int) {\n    pets(status: $status, limit: $limit) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n"): (typeof documents)["\n  query ListPets($status: PetStatus, $limit: Int) {\n    pets(status: $status, limit: $limit) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ListPetsDefault {\n    pets {\n      id\n    }\n  }\n"): (typeof documents)["\n  query ListPetsDefault {\n    pets {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GetPet($id: ID!) {\n    pet(id: $id) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n"): (typeof documents)["\n  query GetPet($id: ID!) {\n    pet(id: $id) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreatePet($input: NewPetInput!) {\n    createPet(input: $input) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n"): (typeof documents)["\n  mutation CreatePet($input: NewPetInput!) {\n    createPet(input: $input) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query RepeatedPets {\n    a: pets(status: SOLD, limit: 5) {\n      id\n    }\n    b: pets(status: SOLD, limit: 5) {\n      name\n    }\n    c: pets(limit: 5) {\n      id\n    }\n  }\n"): (typeof documents)["\n  query RepeatedPets {\n    a: pets(status: SOLD, limit: 5) {\n      id\n    }\n    b: pets(status: SOLD, limit: 5) {\n      name\n    }\n    c: pets(limit: 5) {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query RepeatedPet($one: ID!, $two: ID!) {\n    a: pet(id: $one) {\n      id\n    }\n    b: pet(id: $one) {\n      name\n    }\n    c: pet(id: $two) {\n      id\n    }\n    d: pet(id: $one) {\n      categoryId\n    }\n  }\n"): (typeof documents)["\n  query RepeatedPet($one: ID!, $two: ID!) {\n    a: pet(id: $one) {\n      id\n    }\n    b: pet(id: $one) {\n      name\n    }\n    c: pet(id: $two) {\n      id\n    }\n    d: pet(id: $one) {\n      categoryId\n    }\n  }\n"];
+
+export function graphql(source: string) {
+  return (documents as any)[source] ?? {};
+}
+
+export type DocumentType<TDocumentNode extends DocumentNode<any, any>> = TDocumentNode extends DocumentNode<  infer TType,  any>  ? TType  : never;

@@ -1,0 +1,149 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/** One request as the fake upstream saw it. */
+export interface LoggedRequest {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+  body: string;
+}
+
+/** Overrides the fake's contract behaviour for matching requests: write any answer, or none. */
+export type Fault = (req: IncomingMessage, res: ServerResponse, body: string) => void;
+
+interface StoredPet {
+  id: string;
+  name: string;
+  categoryId: string;
+  status?: string;
+}
+
+/**
+ * A purpose-built upstream for gateway tests: real HTTP on 127.0.0.1, a request log, and fault
+ * switches. It honours the contract, with one twist useful for isolation tests: every token has its
+ * own store, so a caller can only ever see pets created with its own token.
+ */
+export interface FakeUpstream {
+  /** Base URL ending in /v1. */
+  url: string;
+  requests: LoggedRequest[];
+  /** Tokens the fake accepts (`Bearer <token>`); any other answers 401. */
+  tokens: Set<string>;
+  /** Adds a pet verbatim (raw int64 strings) to a token's store. */
+  seed(token: string, pet: StoredPet): void;
+  /** Replaces the contract behaviour for requests whose path matches, until cleared. */
+  fault(match: RegExp, fault: Fault): void;
+  clearFaults(): void;
+  close(): Promise<void>;
+}
+
+function json(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function errorBody(res: ServerResponse, status: number, code: string, message: string): void {
+  json(res, status, JSON.stringify({ code, message, status }));
+}
+
+// int64 values are kept as strings and written as bare integer literals, like a real int64 service.
+function petJson(pet: StoredPet): string {
+  const status = pet.status === undefined ? '' : `,"status":${JSON.stringify(pet.status)}`;
+  return `{"id":${pet.id},"name":${JSON.stringify(pet.name)},"categoryId":${pet.categoryId}${status}}`;
+}
+
+export async function startFakeUpstream(): Promise<FakeUpstream> {
+  const stores = new Map<string, StoredPet[]>();
+  const faults: Array<[RegExp, Fault]> = [];
+  const requests: LoggedRequest[] = [];
+  const tokens = new Set<string>();
+  const sockets = new Set<Socket>();
+  let nextId = 9007199254740993n; // 2^53 + 1: every id the fake assigns is beyond a double's reach
+
+  const storeOf = (token: string) => {
+    const store = stores.get(token) ?? [];
+    stores.set(token, store);
+    return store;
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    requests.push({
+      method: req.method ?? '',
+      path: url.pathname + url.search,
+      authorization: req.headers.authorization,
+      body,
+    });
+    const fault = faults.find(([match]) => match.test(url.pathname + url.search));
+    if (fault) return fault[1](req, res, body);
+
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (token === undefined || !tokens.has(token))
+      return errorBody(res, 401, 'UNAUTHENTICATED', 'Missing or invalid API key.');
+    const store = storeOf(token);
+
+    if (req.method === 'GET' && url.pathname === '/v1/pets') {
+      const limit = Number(url.searchParams.get('limit') ?? '20');
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+        return errorBody(res, 400, 'INVALID_LIMIT', 'bad limit');
+      const status = url.searchParams.get('status');
+      const pets = store.filter((pet) => status === null || pet.status === status).slice(0, limit);
+      return json(res, 200, `[${pets.map(petJson).join(',')}]`);
+    }
+    const byId = /^\/v1\/pets\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && byId) {
+      const pet = store.find((candidate) => candidate.id === byId[1]);
+      return pet
+        ? json(res, 200, petJson(pet))
+        : errorBody(res, 404, 'PET_NOT_FOUND', `No pet with id ${byId[1]}.`);
+    }
+    if (req.method === 'POST' && url.pathname === '/v1/pets') {
+      // Keep categoryId's digits: capture the literal rather than trusting a JS number.
+      const categoryId = /"categoryId":(-?\d+)/.exec(body)?.[1];
+      let parsed: { name?: unknown; status?: unknown };
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        return errorBody(res, 400, 'INVALID_JSON', 'Body is not JSON.');
+      }
+      if (typeof parsed.name !== 'string' || categoryId === undefined) {
+        return errorBody(res, 400, 'INVALID_BODY', 'name and categoryId are required.');
+      }
+      const pet: StoredPet = { id: String(nextId++), name: parsed.name, categoryId };
+      if (typeof parsed.status === 'string') pet.status = parsed.status;
+      store.push(pet);
+      return json(res, 201, petJson(pet));
+    }
+    return errorBody(res, 404, 'NOT_FOUND', 'No such route.');
+  };
+
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8')));
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    tokens,
+    seed: (token, pet) => storeOf(token).push(pet),
+    fault: (match, fault) => faults.push([match, fault]),
+    clearFaults: () => {
+      faults.length = 0;
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
