@@ -1,0 +1,44 @@
+/** The contract's resources as the service holds them: int64 fields are `bigint`, never `number`. */
+
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+export type PetStatus = (typeof PET_STATUSES)[number];
+
+export function isPetStatus(value: unknown): value is PetStatus {
+  return typeof value === 'string' && (PET_STATUSES as readonly string[]).includes(value);
+}
+
+/** NewPet: the body of `POST /pets`. */
+export interface NewPetDto {
+  name: string;
+  categoryId: bigint;
+  status?: PetStatus;
+}
+
+/** Pet: a NewPet plus the id the service assigned. `status` is omitted (never null) when unset. */
+export interface PetDto extends NewPetDto {
+  id: bigint;
+}
+
+/** A quickstart test message as answered by `POST /quickstart/messages`. */
+export interface MessageDto {
+  id: string;
+  message: string;
+  status: 'queued';
+  createdAt: string;
+}
+
+/** Limits the contract leaves open; the README documents each value. */
+export const LIMITS = {
+  /** `GET /pets?limit=` bounds and default (from the contract) */
+  listMin: 1,
+  listMax: 100,
+  listDefault: 20,
+  /** `name` length in Unicode code points, after trimming surrounding whitespace */
+  nameMin: 1,
+  nameMax: 200,
+  /** quickstart `message` length in Unicode code points */
+  messageMin: 1,
+  messageMax: 2000,
+  /** request body cap in bytes (1 MiB); larger bodies get 413 */
+  bodyBytes: 1024 * 1024,
+} as const;

@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HttpError } from './errors.ts';
+import { readJsonBody, sendJson } from './http.ts';
+import { isInt64 } from './json.ts';
+import {
+  isPetStatus,
+  LIMITS,
+  type MessageDto,
+  type NewPetDto,
+  PET_STATUSES,
+  type PetStatus,
+} from './model.ts';
+import type { Storage } from './storage.ts';
+
+/** What a route handler gets: the raw request/response, the path match and the query. */
+export interface RouteContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  params: readonly string[];
+  query: URLSearchParams;
+  storage: Storage;
+}
+
+export type Handler = (ctx: RouteContext) => Promise<void> | void;
+
+/** A path with its handlers per method; `headers` go on every answer of the path (errors too). */
+export interface Route {
+  pattern: RegExp;
+  methods: Readonly<Record<string, Handler>>;
+  headers?: Readonly<Record<string, string>>;
+}
+
+/** When `GET /pets/{petId}` was deprecated (RFC 9745 form): 2025-12-05T00:00:00Z. */
+export const GET_PET_DEPRECATION = '@1764892800';
+/** When `GET /pets/{petId}` is removed (RFC 8594 HTTP-date), from the contract. */
+export const GET_PET_SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT';
+
+/** The only value of a query parameter, undefined when absent; repeating it is an error. */
+function single(
+  query: URLSearchParams,
+  name: string,
+  code: 'INVALID_LIMIT' | 'INVALID_STATUS',
+): string | undefined {
+  const values = query.getAll(name);
+  if (values.length > 1) throw new HttpError(code, `query parameter "${name}" must be given at most once`);
+  return values[0];
+}
+
+function parseLimit(query: URLSearchParams): number {
+  const raw = single(query, 'limit', 'INVALID_LIMIT');
+  if (raw === undefined) return LIMITS.listDefault;
+  const value = /^\d{1,4}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value >= LIMITS.listMin && value <= LIMITS.listMax)) {
+    throw new HttpError(
+      'INVALID_LIMIT',
+      `limit must be an integer from ${LIMITS.listMin} to ${LIMITS.listMax}, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return value;
+}
+
+function parseStatusFilter(query: URLSearchParams): PetStatus | undefined {
+  const raw = single(query, 'status', 'INVALID_STATUS');
+  if (raw === undefined || isPetStatus(raw)) return raw;
+  throw new HttpError(
+    'INVALID_STATUS',
+    `status must be one of ${PET_STATUSES.join(', ')}, got ${JSON.stringify(raw)}`,
+  );
+}
+
+/** `petId`: a decimal int64 (optional '-'); anything else, including values beyond int64, is a 400. */
+function parsePetId(raw: string): bigint {
+  const id = /^-?\d{1,20}$/.test(raw) ? BigInt(raw) : undefined;
+  if (id === undefined || !isInt64(id)) {
+    throw new HttpError('INVALID_PET_ID', `petId must be an int64 integer, got ${JSON.stringify(raw)}`);
+  }
+  return id;
+}
+
+function assertObject(body: unknown): asserts body is Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new HttpError('INVALID_BODY', 'the request body must be a JSON object');
+  }
+}
+
+function assertKnownFields(body: Record<string, unknown>, allowed: readonly string[]): void {
+  const unknown = Object.keys(body).find((key) => !allowed.includes(key));
+  if (unknown !== undefined) {
+    throw new HttpError('UNKNOWN_FIELD', `unknown field "${unknown}"; allowed: ${allowed.join(', ')}`);
+  }
+}
+
+/** A string field measured in code points; `trim` strips surrounding whitespace first. */
+function stringField(
+  body: Record<string, unknown>,
+  field: string,
+  min: number,
+  max: number,
+  trim: boolean,
+): string {
+  const value = body[field];
+  if (value === undefined || value === null) throw new HttpError('MISSING_FIELD', `"${field}" is required`);
+  if (typeof value !== 'string') throw new HttpError('INVALID_FIELD', `"${field}" must be a string`);
+  const text = trim ? value.trim() : value;
+  const length = [...text].length;
+  if (length < min || length > max) {
+    throw new HttpError(
+      'INVALID_FIELD',
+      `"${field}" must be ${min} to ${max} characters long${trim ? ' after trimming' : ''}`,
+    );
+  }
+  return text;
+}
+
+/** Validates a NewPet: the single place the body rules live (see the README's limits). */
+export function parseNewPet(body: unknown): NewPetDto {
+  assertObject(body);
+  assertKnownFields(body, ['name', 'categoryId', 'status']);
+  const name = stringField(body, 'name', LIMITS.nameMin, LIMITS.nameMax, true);
+
+  const rawCategory = body.categoryId;
+  if (rawCategory === undefined || rawCategory === null)
+    throw new HttpError('MISSING_FIELD', '"categoryId" is required');
+  // Integer literals arrive as bigint; a safe integer written as 1.0 or 1e3 is accepted as well.
+  const categoryId =
+    typeof rawCategory === 'bigint'
+      ? rawCategory
+      : typeof rawCategory === 'number' && Number.isSafeInteger(rawCategory)
+        ? BigInt(rawCategory)
+        : undefined;
+  if (categoryId === undefined || !isInt64(categoryId)) {
+    throw new HttpError('INVALID_FIELD', '"categoryId" must be an int64 integer');
+  }
+
+  const pet: NewPetDto = { name, categoryId };
+  // null means "no status", like an absent field.
+  if (body.status !== undefined && body.status !== null) {
+    if (!isPetStatus(body.status)) {
+      throw new HttpError('INVALID_FIELD', `"status" must be one of ${PET_STATUSES.join(', ')}`);
+    }
+    pet.status = body.status;
+  }
+  return pet;
+}
+
+const listPets: Handler = ({ res, query, storage }) => {
+  const limit = parseLimit(query);
+  const status = parseStatusFilter(query);
+  sendJson(res, 200, storage.listPets(limit, status));
+};
+
+const createPet: Handler = async ({ req, res, storage }) => {
+  const newPet = parseNewPet(await readJsonBody(req, LIMITS.bodyBytes));
+  const pet = storage.createPet(newPet);
+  sendJson(res, 201, pet, { Location: `/v1/pets/${pet.id}` });
+};
+
+const getPet: Handler = ({ res, params, storage }) => {
+  const id = parsePetId(params[0] ?? '');
+  const pet = storage.getPet(id);
+  if (pet === undefined) throw new HttpError('PET_NOT_FOUND', `no pet with id ${id}`);
+  sendJson(res, 200, pet);
+};
+
+/** The quickstart's test request: validated, recorded, answered 202 because it is only queued. */
+const postMessage: Handler = async ({ req, res, storage }) => {
+  const body = await readJsonBody(req, LIMITS.bodyBytes);
+  assertObject(body);
+  assertKnownFields(body, ['message']);
+  const message: MessageDto = {
+    id: `msg_${randomUUID()}`,
+    message: stringField(body, 'message', LIMITS.messageMin, LIMITS.messageMax, false),
+    status: 'queued',
+    createdAt: new Date().toISOString(),
+  };
+  storage.saveMessage(message);
+  sendJson(res, 202, message);
+};
+
+/** Every route of the service. Paths are matched raw (not percent-decoded). */
+export const ROUTES: readonly Route[] = [
+  { pattern: /^\/v1\/pets$/, methods: { GET: listPets, POST: createPet } },
+  {
+    pattern: /^\/v1\/pets\/([^/]+)$/,
+    methods: { GET: getPet },
+    headers: {
+      Deprecation: GET_PET_DEPRECATION,
+      Sunset: GET_PET_SUNSET,
+      Link: '</v1/pets>; rel="successor-version"',
+    },
+  },
+  { pattern: /^\/quickstart\/messages$/, methods: { POST: postMessage } },
+];

@@ -1,0 +1,168 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HttpError } from './errors.ts';
+import { sendJson } from './http.ts';
+import { createAuthenticator, ensureDevKey } from './keys.ts';
+import { ROUTES } from './routes.ts';
+import { SAMPLE_PETS } from './seed.ts';
+import { openStorage, type Storage } from './storage.ts';
+
+export interface PetstoreOptions {
+  /** SQLite file path or ':memory:' */
+  dbPath: string;
+  /** a key that is always valid (PETSTORE_API_KEY) */
+  apiKey?: string;
+  /** one line per request, never containing the key; default: no logging */
+  log?: (line: string) => void;
+  /** seed sample pets into an empty database. @default true */
+  seed?: boolean;
+}
+
+export interface RunningPetstore {
+  /** base URL ending in /v1, e.g. http://127.0.0.1:41234/v1 */
+  url: string;
+  /** the development key created on first start when no key was configured and the key table was empty; else undefined */
+  devKey?: string;
+  /** graceful: stop accepting, finish in-flight requests, close the database */
+  close(): Promise<void>;
+}
+
+/** How long a client may take to send headers / the whole request before Node answers 408. */
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+/** close() waits this long for in-flight requests before cutting the remaining connections. */
+const DRAIN_TIMEOUT_MS = 10_000;
+
+interface HandlerDeps {
+  storage: Storage;
+  authenticate: (authorization: string | undefined) => boolean;
+  log?: (line: string) => void;
+  /** true once close() started: answers then carry `Connection: close` so keep-alive sockets drain */
+  isClosing: () => boolean;
+}
+
+function createRequestHandler(
+  deps: HandlerDeps,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    const started = performance.now();
+    const rawUrl = req.url ?? '/';
+    const queryStart = rawUrl.indexOf('?');
+    const path = queryStart === -1 ? rawUrl : rawUrl.slice(0, queryStart);
+    const query = new URLSearchParams(queryStart === -1 ? '' : rawUrl.slice(queryStart + 1));
+    const method = req.method ?? 'GET';
+    if (deps.log !== undefined) {
+      const log = deps.log;
+      // The path only: never headers (the key) nor the query string.
+      res.once('close', () => {
+        log(`${method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);
+      });
+    }
+    if (deps.isClosing()) res.setHeader('Connection', 'close');
+    try {
+      let match: RegExpExecArray | null = null;
+      const route = ROUTES.find((candidate) => {
+        match = candidate.pattern.exec(path);
+        return match !== null;
+      });
+      if (route === undefined || match === null) throw new HttpError('NOT_FOUND', `no route for ${path}`);
+      for (const [name, value] of Object.entries(route.headers ?? {})) res.setHeader(name, value);
+      const handler = route.methods[method];
+      if (handler === undefined) {
+        const allow = Object.keys(route.methods).join(', ');
+        throw new HttpError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; allowed: ${allow}`, {
+          Allow: allow,
+        });
+      }
+      if (!deps.authenticate(req.headers.authorization)) {
+        throw new HttpError(
+          'UNAUTHENTICATED',
+          'a valid API key is required: send Authorization: Bearer <API_KEY>',
+          {
+            'WWW-Authenticate': 'Bearer',
+          },
+        );
+      }
+      await handler({ req, res, params: (match as RegExpExecArray).slice(1), query, storage: deps.storage });
+    } catch (error) {
+      const httpError =
+        error instanceof HttpError
+          ? error
+          : new HttpError('INTERNAL', 'the service failed to handle the request');
+      if (!(error instanceof HttpError)) console.error('petstore: unexpected error', error);
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      // The unread rest of an oversized body is never consumed: the connection is closed instead.
+      if (httpError.code === 'PAYLOAD_TOO_LARGE') res.setHeader('Connection', 'close');
+      sendJson(res, httpError.status, httpError.toDto(), httpError.headers);
+    }
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+/**
+ * Opens the database (seeding an empty one unless `seed: false`, creating the development key when no key
+ * exists and none is configured), then serves the REST v1 API under `/v1` and the quickstart test request
+ * under `/quickstart/messages`. No env reads, no signal handling: that is `main.ts`'s job.
+ */
+export async function startPetstore(
+  options: PetstoreOptions & { port?: number; host?: string },
+): Promise<RunningPetstore> {
+  const { dbPath, apiKey, log, seed = true, port = 0, host = '127.0.0.1' } = options;
+  const storage = openStorage(dbPath);
+  let closing = false;
+  let devKey: string | undefined;
+  let server: Server;
+  let address: AddressInfo;
+  try {
+    devKey = ensureDevKey(storage, apiKey);
+    if (seed) storage.seedPets(SAMPLE_PETS);
+    const handler = createRequestHandler({
+      storage,
+      authenticate: createAuthenticator(storage, apiKey),
+      isClosing: () => closing,
+      ...(log === undefined ? {} : { log }),
+    });
+    server = createServer(
+      { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: 5_000 },
+      (req, res) => void handler(req, res),
+    );
+    address = await listen(server, port, host);
+  } catch (error) {
+    storage.close();
+    throw error;
+  }
+
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let closed: Promise<void> | undefined;
+  const running: RunningPetstore = {
+    url: `http://${urlHost}:${address.port}/v1`,
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        closing = true;
+        const force = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+        force.unref();
+        server.close(() => {
+          clearTimeout(force);
+          storage.close();
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      return closed;
+    },
+  };
+  if (devKey !== undefined) running.devKey = devKey;
+  return running;
+}

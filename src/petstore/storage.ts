@@ -1,0 +1,149 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { MessageDto, NewPetDto, PetDto, PetStatus } from './model.ts';
+
+/** Synchronous access to the service's SQLite database; every method is one transaction. */
+export interface Storage {
+  listPets(limit: number, status?: PetStatus): PetDto[];
+  createPet(pet: NewPetDto): PetDto;
+  getPet(id: bigint): PetDto | undefined;
+  countPets(): number;
+  /** inserts `pets` only when the pets table is empty; returns how many were inserted */
+  seedPets(pets: readonly NewPetDto[]): number;
+  /** creates the account when it does not exist yet and attaches a key (by its hash) */
+  addKey(account: string, keyHash: string): void;
+  hasKeys(): boolean;
+  hasKeyHash(keyHash: string): boolean;
+  saveMessage(message: MessageDto): void;
+  close(): void;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS pets (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  category_id INTEGER NOT NULL,
+  status TEXT CHECK (status IN ('available', 'pending', 'sold'))
+);
+CREATE INDEX IF NOT EXISTS pets_status ON pets (status, id);
+CREATE TABLE IF NOT EXISTS accounts (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS api_keys (
+  id INTEGER PRIMARY KEY,
+  account_id INTEGER NOT NULL REFERENCES accounts (id),
+  key_hash TEXT NOT NULL UNIQUE,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+  id TEXT PRIMARY KEY,
+  message TEXT NOT NULL,
+  status TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+`;
+
+interface PetRow {
+  id: bigint;
+  name: string;
+  category_id: bigint;
+  status: PetStatus | null;
+}
+
+function toPet(row: PetRow): PetDto {
+  const pet: PetDto = { id: row.id, name: row.name, categoryId: row.category_id };
+  if (row.status !== null) pet.status = row.status;
+  return pet;
+}
+
+/**
+ * Opens (creating when needed) the database at `dbPath` (a file, or ':memory:').
+ * WAL with synchronous=FULL: a create is acknowledged only after its commit reached the disk, so it
+ * survives a crash or power loss, not just a clean restart; at this service's scale the extra fsync is cheap.
+ */
+export function openStorage(dbPath: string): Storage {
+  if (dbPath !== ':memory:') mkdirSync(dirname(dbPath), { recursive: true });
+  const db = new DatabaseSync(dbPath);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA synchronous = FULL');
+  db.exec('PRAGMA busy_timeout = 5000');
+  db.exec('PRAGMA foreign_keys = ON');
+  db.exec(SCHEMA);
+
+  const prepare = (sql: string): StatementSync => {
+    const stmt = db.prepare(sql);
+    stmt.setReadBigInts(true);
+    return stmt;
+  };
+  const listAll = prepare('SELECT id, name, category_id, status FROM pets ORDER BY id LIMIT ?');
+  const listByStatus = prepare(
+    'SELECT id, name, category_id, status FROM pets WHERE status = ? ORDER BY id LIMIT ?',
+  );
+  const insertPet = prepare(
+    'INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id, name, category_id, status',
+  );
+  const selectPet = prepare('SELECT id, name, category_id, status FROM pets WHERE id = ?');
+  const countPets = prepare('SELECT count(*) AS n FROM pets');
+  const insertAccount = prepare(
+    'INSERT INTO accounts (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
+  );
+  const selectAccount = prepare('SELECT id FROM accounts WHERE name = ?');
+  const insertKey = prepare('INSERT INTO api_keys (account_id, key_hash, created_at) VALUES (?, ?, ?)');
+  const anyKey = prepare('SELECT 1 AS one FROM api_keys LIMIT 1');
+  const keyByHash = prepare('SELECT 1 AS one FROM api_keys WHERE key_hash = ?');
+  const insertMessage = prepare('INSERT INTO messages (id, message, status, created_at) VALUES (?, ?, ?, ?)');
+
+  const transaction = <T>(work: () => T): T => {
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = work();
+      db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      db.exec('ROLLBACK');
+      throw error;
+    }
+  };
+  const count = (): number => Number((countPets.get() as { n: bigint }).n);
+  const create = (pet: NewPetDto): PetDto =>
+    toPet(insertPet.get(pet.name, pet.categoryId, pet.status ?? null) as unknown as PetRow);
+
+  return {
+    listPets(limit, status) {
+      const rows = status === undefined ? listAll.all(limit) : listByStatus.all(status, limit);
+      return (rows as unknown as PetRow[]).map(toPet);
+    },
+    createPet: create,
+    getPet(id) {
+      const row = selectPet.get(id) as unknown as PetRow | undefined;
+      return row === undefined ? undefined : toPet(row);
+    },
+    countPets: count,
+    seedPets(pets) {
+      return transaction(() => {
+        if (count() > 0) return 0;
+        for (const pet of pets) create(pet);
+        return pets.length;
+      });
+    },
+    addKey(account, keyHash) {
+      transaction(() => {
+        const now = new Date().toISOString();
+        insertAccount.run(account, now);
+        const { id } = selectAccount.get(account) as { id: bigint };
+        insertKey.run(id, keyHash, now);
+      });
+    },
+    hasKeys: () => anyKey.get() !== undefined,
+    hasKeyHash: (keyHash) => keyByHash.get(keyHash) !== undefined,
+    saveMessage(message) {
+      insertMessage.run(message.id, message.message, message.status, message.createdAt);
+    },
+    close() {
+      if (db.isOpen) db.close();
+    },
+  };
+}
