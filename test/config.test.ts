@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+describe('loadConfig', () => {
+  it('has working defaults: no upstream means the embedded reference service', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 4000,
+      host: '0.0.0.0',
+      upstreamUrl: undefined,
+      upstreamTimeoutMs: 5000,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('accepts the contract production and staging shapes, trailing slash or not', () => {
+    expect(loadConfig({ UPSTREAM_URL: 'https://api.example.com/v1/' }).upstreamUrl?.href).toBe(
+      'https://api.example.com/v1',
+    );
+    expect(loadConfig({ UPSTREAM_URL: 'http://127.0.0.1:8080/staging/v1' }).upstreamUrl?.pathname).toBe(
+      '/staging/v1',
+    );
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /^PORT must be an integer from 0 to 65535, got "abc"$/],
+    [{ PORT: '70000' }, /^PORT/],
+    [{ UPSTREAM_TIMEOUT_MS: '0' }, /^UPSTREAM_TIMEOUT_MS must be an integer from 1/],
+    [{ UPSTREAM_TIMEOUT_MS: '1.5' }, /^UPSTREAM_TIMEOUT_MS/],
+    [{ UPSTREAM_CONNECTIONS: '-1' }, /^UPSTREAM_CONNECTIONS/],
+    [{ UPSTREAM_URL: 'not a url' }, /^UPSTREAM_URL must be an absolute http\(s\) URL/],
+    [{ UPSTREAM_URL: 'ftp://host/v1' }, /^UPSTREAM_URL must use http or https/],
+    [{ UPSTREAM_URL: 'https://host/v2' }, /^UPSTREAM_URL path must end in \/v1/],
+    [{ UPSTREAM_URL: 'https://user:pw@host/v1' }, /^UPSTREAM_URL must not carry credentials/],
+  ])('refuses %o with a one-line message naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrowError(ConfigError);
+    expect(() => loadConfig(env)).toThrowError(message);
+  });
+});

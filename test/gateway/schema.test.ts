@@ -1,0 +1,110 @@
+import { readFileSync, realpathSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { printSchema } from 'graphql';
+import { GraphQLClient } from 'graphql-request';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { schema } from '../../src/schema/index.ts';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { postJson } from '../support/graphql.ts';
+import { CreatePet, ListPets } from './operations.ts';
+
+describe('schema artefact', () => {
+  it('schema/schema.graphql is exactly the printed schema (run npm run schema:print after a change)', () => {
+    const committed = readFileSync(new URL('../../schema/schema.graphql', import.meta.url), 'utf8');
+    expect(committed).toBe(`${printSchema(schema)}\n`);
+  });
+
+  it('has one graphql instance: Yoga, Pothos and codegen resolve the same file', () => {
+    const ours = realpathSync(createRequire(import.meta.url).resolve('graphql'));
+    for (const plugin of ['graphql-yoga', '@pothos/core', '@graphql-codegen/cli']) {
+      const fromPlugin = createRequire(createRequire(import.meta.url).resolve(plugin)).resolve('graphql');
+      expect(realpathSync(fromPlugin)).toBe(ours);
+    }
+  });
+});
+
+describe('over HTTP', () => {
+  let upstream: FakeUpstream;
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+    upstream.tokens.add('t');
+    gateway = await startGateway({ upstreamUrl: upstream.url });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('introspection shows pet(id) deprecated, naming the replacement and the sunset date', async () => {
+    const result = await postJson<{
+      __type: { fields: Array<{ name: string; isDeprecated: boolean; deprecationReason: string | null }> };
+    }>(gateway.url, {
+      query:
+        '{ __type(name: "Query") { fields(includeDeprecated: true) { name isDeprecated deprecationReason } } }',
+    });
+    const pet = result.data?.__type.fields.find((field) => field.name === 'pet');
+    expect(pet?.isDeprecated).toBe(true);
+    expect(pet?.deprecationReason).toContain('pets(status:, limit:)');
+    expect(pet?.deprecationReason).toContain('2030-12-05');
+    const pets = result.data?.__type.fields.find((field) => field.name === 'pets');
+    expect(pets?.isDeprecated).toBe(false);
+  });
+
+  it('every type, field and argument has a description', async () => {
+    const result = await postJson<{
+      __schema: {
+        types: Array<{
+          name: string;
+          description: string | null;
+          fields: Array<{
+            name: string;
+            description: string | null;
+            args: Array<{ name: string; description: string | null }>;
+          }> | null;
+          inputFields: Array<{ name: string; description: string | null }> | null;
+          enumValues: Array<{ name: string; description: string | null }> | null;
+        }>;
+      };
+    }>(gateway.url, {
+      query: `{ __schema { types { name description
+        fields(includeDeprecated: true) { name description args { name description } }
+        inputFields { name description } enumValues { name description } } } }`,
+    });
+    const ours = result.data?.__schema.types.filter(
+      (type) =>
+        !type.name.startsWith('__') && !['String', 'Int', 'ID', 'Boolean', 'Float'].includes(type.name),
+    );
+    expect(ours?.map((type) => type.name).sort()).toEqual([
+      'Mutation',
+      'NewPetInput',
+      'Pet',
+      'PetStatus',
+      'Query',
+    ]);
+    const missing: string[] = [];
+    for (const type of ours ?? []) {
+      if (!type.description) missing.push(type.name);
+      for (const field of type.fields ?? []) {
+        if (!field.description) missing.push(`${type.name}.${field.name}`);
+        for (const arg of field.args)
+          if (!arg.description) missing.push(`${type.name}.${field.name}(${arg.name})`);
+      }
+      for (const field of [...(type.inputFields ?? []), ...(type.enumValues ?? [])]) {
+        if (!field.description) missing.push(`${type.name}.${field.name}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('a real GraphQL client (graphql-request) runs the mutation and a query', async () => {
+    const client = new GraphQLClient(gateway.url, { headers: { authorization: 'Bearer t' } });
+    const { createPet } = await client.request(CreatePet, {
+      input: { name: 'Client pet', categoryId: '42', status: 'AVAILABLE' },
+    });
+    expect(createPet).toMatchObject({ name: 'Client pet', categoryId: '42', status: 'AVAILABLE' });
+    const { pets } = await client.request(ListPets, { status: 'AVAILABLE', limit: 10 });
+    expect(pets).toEqual([createPet]);
+  });
+});

@@ -1,0 +1,76 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { postJson } from './support/graphql.ts';
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+/** Spawns `node src/main.ts` as `npm start` does, and collects its output. */
+function start(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    cwd: new URL('..', import.meta.url),
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const waitFor = async (pattern: RegExp): Promise<RegExpExecArray> => {
+    for (let i = 0; i < 200; i++) {
+      const match = pattern.exec(output);
+      if (match) return match;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`no ${pattern} in output:\n${output}`);
+  };
+  return { child, waitFor, output: () => output };
+}
+
+describe('npm start', () => {
+  it('with no UPSTREAM_URL serves the reference store, prints the URL and a working key, and stops on SIGTERM', async () => {
+    const gateway = start({ PORT: '0', HOST: '127.0.0.1', PETSTORE_DB: ':memory:' });
+    const [, url] = await gateway.waitFor(/GraphiQL at (http:\/\/\S+\/graphql)/);
+    const [, key] = await gateway.waitFor(/API key for this run: (\S+)/);
+    const health = await fetch(new URL('/health', url));
+    expect(health.status).toBe(200);
+
+    const pets = await postJson<{ pets: Array<{ id: string; status: string | null }> }>(
+      url as string,
+      { query: '{ pets(limit: 100) { id status } }' },
+      `Bearer ${key}`,
+    );
+    expect(pets.errors).toBeUndefined();
+    // The embedded store is seeded, so a newcomer sees pets of every status at once.
+    expect(new Set(pets.data?.pets.map((pet) => pet.status))).toEqual(
+      new Set(['AVAILABLE', 'PENDING', 'SOLD']),
+    );
+
+    const html = await fetch(url as string, { headers: { accept: 'text/html' } });
+    const page = await html.text();
+    expect(page).toContain('Animal store');
+    expect(page).toContain(`Bearer ${key}`);
+
+    const refused = await postJson(url as string, { query: '{ pets { id } }' }, 'Bearer wrong');
+    expect(refused.errors?.[0]?.extensions?.status).toBe(401);
+
+    gateway.child.kill('SIGTERM');
+    const [code] = await once(gateway.child, 'exit');
+    expect(code).toBe(0);
+    expect(gateway.output()).not.toMatch(/Bearer wrong/);
+  });
+
+  it('stops at once with a one-line message on bad configuration', async () => {
+    const gateway = start({ UPSTREAM_URL: 'https://example.com/v2' });
+    const [code] = await once(gateway.child, 'exit');
+    expect(code).toBe(1);
+    expect(gateway.output().trim()).toBe('pet-gateway: UPSTREAM_URL path must end in /v1, got "/v2"');
+  });
+});
