@@ -53,10 +53,10 @@ async function serve(dbPath: string): Promise<void> {
     log: (line) => console.log(line),
     ...(apiKey === undefined ? {} : { apiKey }),
   });
-  console.log(`petstore listening on ${petstore.url} (database ${dbPath})`);
   if (petstore.devKey !== undefined) {
     console.log(`Created a development API key (shown once, stored hashed): ${petstore.devKey}`);
   }
+  console.log(`petstore listening on ${petstore.url} (database ${dbPath})`);
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;

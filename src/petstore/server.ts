@@ -39,6 +39,9 @@ interface HandlerDeps {
   log?: (line: string) => void;
   /** true once close() started: answers then carry `Connection: close` so keep-alive sockets drain */
   isClosing: () => boolean;
+  /** called after each response once close() started: a request that began before close() leaves a
+   * keep-alive socket behind that would otherwise hold close() open until keepAliveTimeout */
+  onFinishWhileClosing: () => void;
 }
 
 function createRequestHandler(
@@ -59,6 +62,9 @@ function createRequestHandler(
       });
     }
     if (deps.isClosing()) res.setHeader('Connection', 'close');
+    res.once('finish', () => {
+      if (deps.isClosing()) deps.onFinishWhileClosing();
+    });
     try {
       let match: RegExpExecArray | null = null;
       const route = ROUTES.find((candidate) => {
@@ -132,6 +138,7 @@ export async function startPetstore(
       storage,
       authenticate: createAuthenticator(storage, apiKey),
       isClosing: () => closing,
+      onFinishWhileClosing: () => server.closeIdleConnections(),
       ...(log === undefined ? {} : { log }),
     });
     server = createServer(
