@@ -17,6 +17,10 @@ export const ERRORS = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   PAYLOAD_TOO_LARGE: 413,
+  /** the following three come from Node's HTTP parser (see `clientError` in server.ts) */
+  BAD_REQUEST: 400,
+  REQUEST_TIMEOUT: 408,
+  HEADERS_TOO_LARGE: 431,
   INTERNAL: 500,
 } as const;
 

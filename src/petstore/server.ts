@@ -1,7 +1,14 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { HttpError } from './errors.ts';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { type ErrorCode, HttpError } from './errors.ts';
 import { sendJson } from './http.ts';
+import { stringifyJson } from './json.ts';
 import { createAuthenticator, ensureDevKey } from './keys.ts';
 import { ROUTES } from './routes.ts';
 import { SAMPLE_PETS } from './seed.ts';
@@ -107,6 +114,37 @@ function createRequestHandler(
   };
 }
 
+/**
+ * Requests Node's parser rejects never reach the handler; without this they would get a bodyless answer.
+ * There is no response object here, so the Error is written to the socket directly.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  // Like Node's default: never write over a response that has already started on this socket.
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
+  const code: ErrorCode =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? 'HEADERS_TOO_LARGE'
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'REQUEST_TIMEOUT'
+        : 'BAD_REQUEST';
+  const messages: Record<string, string> = {
+    HEADERS_TOO_LARGE: 'the request headers exceed 16 KiB',
+    REQUEST_TIMEOUT: 'the request was not received in time',
+    BAD_REQUEST: 'the request is not valid HTTP/1.1',
+  };
+  const httpError = new HttpError(code, messages[code] ?? 'bad request');
+  const body = stringifyJson(httpError.toDto());
+  socket.end(
+    `HTTP/1.1 ${httpError.status} ${STATUS_CODES[httpError.status]}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -145,6 +183,7 @@ export async function startPetstore(
       { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: 5_000 },
       (req, res) => void handler(req, res),
     );
+    server.on('clientError', answerClientError);
     address = await listen(server, port, host);
   } catch (error) {
     storage.close();

@@ -52,7 +52,8 @@ describe('schema/openapi.yaml', () => {
 
   test('documents every error code the service can answer', () => {
     const description = (doc.info as { description: string }).description;
-    for (const code of Object.keys(ERRORS)) expect(description).toContain(`| ${code} |`);
+    for (const [code, status] of Object.entries(ERRORS))
+      expect(description).toContain(`| ${status} | ${code} |`);
   });
 });
 
