@@ -25,15 +25,15 @@ function parsePort(raw: string | undefined): number {
 }
 
 function keysCommand(args: string[], dbPath: string): void {
-  const { values, positionals } = parseArgs({
-    args,
-    options: { account: { type: 'string' } },
-    allowPositionals: true,
-  });
-  const account = values.account?.trim();
-  if (positionals[0] !== 'create' || positionals.length !== 1 || !account) {
-    fail('usage: npm run petstore -- keys create --account NAME');
+  const usage = 'usage: npm run petstore -- keys create --account NAME';
+  let parsed: { values: { account?: string | undefined }; positionals: string[] };
+  try {
+    parsed = parseArgs({ args, options: { account: { type: 'string' } }, allowPositionals: true });
+  } catch (error) {
+    fail(`${(error as Error).message}\n${usage}`);
   }
+  const account = parsed.values.account?.trim();
+  if (parsed.positionals[0] !== 'create' || parsed.positionals.length !== 1 || !account) fail(usage);
   const storage = openStorage(dbPath);
   try {
     const key = createApiKey(storage, account);

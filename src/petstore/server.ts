@@ -10,7 +10,7 @@ import { type ErrorCode, HttpError } from './errors.ts';
 import { sendJson } from './http.ts';
 import { stringifyJson } from './json.ts';
 import { createAuthenticator, ensureDevKey } from './keys.ts';
-import { ROUTES } from './routes.ts';
+import { ROUTES, type Route } from './routes.ts';
 import { SAMPLE_PETS } from './seed.ts';
 import { openStorage, type Storage } from './storage.ts';
 
@@ -51,6 +51,14 @@ interface HandlerDeps {
   onFinishWhileClosing: () => void;
 }
 
+function matchRoute(path: string): { route: Route; params: string[] } | undefined {
+  for (const route of ROUTES) {
+    const match = route.pattern.exec(path);
+    if (match !== null) return { route, params: match.slice(1) };
+  }
+  return undefined;
+}
+
 function createRequestHandler(
   deps: HandlerDeps,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
@@ -65,7 +73,8 @@ function createRequestHandler(
       const log = deps.log;
       // The path only: never headers (the key) nor the query string.
       res.once('close', () => {
-        log(`${method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);
+        const status = res.writableFinished ? res.statusCode : 'aborted';
+        log(`${method} ${path} ${status} ${(performance.now() - started).toFixed(1)}ms`);
       });
     }
     if (deps.isClosing()) res.setHeader('Connection', 'close');
@@ -73,12 +82,9 @@ function createRequestHandler(
       if (deps.isClosing()) deps.onFinishWhileClosing();
     });
     try {
-      let match: RegExpExecArray | null = null;
-      const route = ROUTES.find((candidate) => {
-        match = candidate.pattern.exec(path);
-        return match !== null;
-      });
-      if (route === undefined || match === null) throw new HttpError('NOT_FOUND', `no route for ${path}`);
+      const found = matchRoute(path);
+      if (found === undefined) throw new HttpError('NOT_FOUND', `no route for ${path}`);
+      const { route, params } = found;
       for (const [name, value] of Object.entries(route.headers ?? {})) res.setHeader(name, value);
       const handler = route.methods[method];
       if (handler === undefined) {
@@ -96,12 +102,14 @@ function createRequestHandler(
           },
         );
       }
-      await handler({ req, res, params: (match as RegExpExecArray).slice(1), query, storage: deps.storage });
+      await handler({ req, res, params, query, storage: deps.storage });
     } catch (error) {
       const httpError =
         error instanceof HttpError
           ? error
           : new HttpError('INTERNAL', 'the service failed to handle the request');
+      // A client that went away mid-request is not a failure of ours: nothing to answer, nothing to report.
+      if (res.destroyed) return;
       if (!(error instanceof HttpError)) console.error('petstore: unexpected error', error);
       if (res.headersSent) {
         res.destroy();

@@ -89,6 +89,19 @@ describe('request body cap (1 MiB)', () => {
     expect(response.body).toEqual(tooLarge);
   });
 
+  test('a client that disconnects mid-body writes nothing and does not disturb the service', async () => {
+    const before = await countPets(petstore);
+    await new Promise<void>((resolve) => {
+      const req = request(`${petstore.url}/pets`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer test-key', 'content-type': 'application/json' },
+      });
+      req.on('error', () => resolve());
+      req.write('{"name":"Half","categ', () => req.destroy());
+    });
+    expect(await countPets(petstore)).toBe(before);
+  });
+
   test('the service keeps serving after refusing bodies', async () => {
     expect((await petstore.api('/v1/pets?limit=1')).status).toBe(200);
   });

@@ -77,14 +77,17 @@ describe('keys CLI', () => {
     await running.close();
   });
 
-  test.each([[['create']], [['create', '--account', '  ']], [['delete', '--account', 'x']], [[]]])(
-    'keys %j is a usage error (exit 2)',
-    (args) => {
-      const result = keysCreate(join(tmp.dir, 'usage.db'), ...args);
-      expect(result.status).toBe(2);
-      expect(result.stderr).toContain('usage: npm run petstore -- keys create --account NAME');
-    },
-  );
+  test.each([
+    [['create']],
+    [['create', '--account', '  ']],
+    [['delete', '--account', 'x']],
+    [[]],
+    [['create', '--account', 'x', '--admin']],
+  ])('keys %j is a usage error (exit 2)', (args) => {
+    const result = keysCreate(join(tmp.dir, 'usage.db'), ...args);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('usage: npm run petstore -- keys create --account NAME');
+  });
 });
 
 describe('npm run petstore (main.ts)', () => {
