@@ -10,11 +10,38 @@ export interface Config {
   readonly upstreamTimeoutMs: number;
   /** Keep-alive connections to the upstream origin. @default 64 */
   readonly upstreamConnections: number;
+  /** Limits on what a client may send; see README "Limits and failure behaviour". */
+  readonly limits: Limits;
   /** Embedded reference service only. @default 'data/petstore.db' */
   readonly petstoreDb: string;
   /** Embedded reference service only: a key it always accepts. */
   readonly petstoreApiKey: string | undefined;
 }
+
+export interface Limits {
+  /** Selection depth of an operation (introspection is bounded separately). @default 5 */
+  readonly maxDepth: number;
+  /** Aliases in one operation. @default 10 */
+  readonly maxAliases: number;
+  /** Directives in one operation. @default 10 */
+  readonly maxDirectives: number;
+  /** Lexical tokens in one document. @default 800 */
+  readonly maxTokens: number;
+  /** Bytes of one request body. @default 65536 */
+  readonly maxBodyBytes: number;
+  /** Operation cost: every field 1, a list's selections times its size (`pets` by `limit`). @default 1000 */
+  readonly maxCost: number;
+}
+
+/** Defaults at or below graphql-armor's and Apollo Router's. */
+export const DEFAULT_LIMITS: Limits = Object.freeze({
+  maxDepth: 5,
+  maxAliases: 10,
+  maxDirectives: 10,
+  maxTokens: 800,
+  maxBodyBytes: 64 * 1024,
+  maxCost: 1000,
+});
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -28,6 +55,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     upstreamUrl: upstreamUrl(env),
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 5000, 1, 120_000),
     upstreamConnections: integer(env, 'UPSTREAM_CONNECTIONS', 64, 1, 1024),
+    limits: Object.freeze({
+      maxDepth: integer(env, 'MAX_DEPTH', DEFAULT_LIMITS.maxDepth, 1, 100),
+      maxAliases: integer(env, 'MAX_ALIASES', DEFAULT_LIMITS.maxAliases, 0, 1000),
+      maxDirectives: integer(env, 'MAX_DIRECTIVES', DEFAULT_LIMITS.maxDirectives, 0, 1000),
+      maxTokens: integer(env, 'MAX_TOKENS', DEFAULT_LIMITS.maxTokens, 50, 100_000),
+      maxBodyBytes: integer(env, 'MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes, 1024, 10 * 1024 * 1024),
+      maxCost: integer(env, 'MAX_COST', DEFAULT_LIMITS.maxCost, 1, 1_000_000),
+    }),
     petstoreDb: nonEmpty(env, 'PETSTORE_DB') ?? 'data/petstore.db',
     petstoreApiKey: nonEmpty(env, 'PETSTORE_API_KEY'),
   });

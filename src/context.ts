@@ -1,12 +1,42 @@
+import { unauthenticated } from './errors.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 import { createLoaders, type Loaders } from './upstream/loaders.ts';
 
 /** What every resolver receives. */
 export interface Context {
   loaders: Loaders;
+  /** The cost limit the complexity plugin enforces for this request. */
+  maxCost: number;
 }
 
-/** Builds the per-request context: the caller's `Authorization` header, verbatim, bound to fresh loaders. */
-export function createContext(request: Request, upstream: UpstreamClient): Context {
-  return { loaders: createLoaders(upstream, request.headers.get('authorization') ?? undefined) };
+export interface ContextDeps {
+  upstream: UpstreamClient;
+  maxCost: number;
+}
+
+/** Keys are opaque to the contract; anything longer than this is abuse, not a key. */
+const MAX_AUTHORIZATION_LENGTH = 4096;
+/** RFC 6750 `Bearer b64token`. */
+const BEARER = /^Bearer [A-Za-z0-9\-._~+/]+=*$/;
+
+/**
+ * Builds the per-request context: fresh loaders bound to the caller's `Authorization` header. A
+ * header that cannot be a bearer key (or none at all: every contract operation requires one) is
+ * refused when an upstream call would be made, so introspection still works without a key.
+ */
+export function createContext(request: Request, deps: ContextDeps): Context {
+  const authorization = request.headers.get('authorization') ?? undefined;
+  return {
+    loaders: createLoaders(deps.upstream, authorization, checkAuthorization(authorization)),
+    maxCost: deps.maxCost,
+  };
+}
+
+function checkAuthorization(authorization: string | undefined) {
+  if (authorization === undefined)
+    return unauthenticated('An Authorization: Bearer <API key> header is required.');
+  if (authorization.length > MAX_AUTHORIZATION_LENGTH || !BEARER.test(authorization)) {
+    return unauthenticated('The Authorization header must be "Bearer <API key>".');
+  }
+  return undefined;
 }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { dirname } from 'node:path';
 import { ConfigError, loadConfig } from './config.ts';
+import { createHttpServer } from './http-server.ts';
 import { createGateway } from './server.ts';
 import { createUpstreamClient } from './upstream/client.ts';
 
@@ -42,13 +42,10 @@ async function main(): Promise<void> {
   });
   const gateway = createGateway({
     upstream,
+    limits: config.limits,
     ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
   });
-  const server = createServer(gateway);
-  // Behind a load balancer: keep idle connections longer than typical LB idle timeouts (60 s).
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 30_000;
+  const server = createHttpServer(gateway);
 
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const address = server.address();

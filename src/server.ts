@@ -1,16 +1,32 @@
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import type { GraphQLError } from 'graphql';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { DEFAULT_LIMITS, type Limits } from './config.ts';
 import { type Context, createContext } from './context.ts';
+import { useRequestBody } from './request-body.ts';
 import { schema } from './schema/index.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 
 export interface GatewayOptions {
   /** The REST v1 client; the gateway never creates connections of its own. */
   upstream: UpstreamClient;
+  /** @default DEFAULT_LIMITS */
+  limits?: Limits;
   /** Prefilled in GraphiQL's header editor, e.g. the embedded service's development key. */
   graphiqlAuthorization?: string;
 }
 
 export type Gateway = YogaServerInstance<Record<string, never>, Context>;
+
+/**
+ * Introspection is exempt from the depth limit (the standard query nests `ofType` deeply) but not
+ * unbounded: GraphiQL's and codegen's queries reach depth 13 with fragments flattened.
+ */
+const MAX_INTROSPECTION_DEPTH = 15;
 
 const EXAMPLE_QUERY = `# Animals on offer. Press the run button (or Ctrl-Enter).
 query AvailablePets {
@@ -24,22 +40,58 @@ query AvailablePets {
 `;
 
 /**
+ * graphql-armor rejects with a code-less GraphQLError; its `onReject` hook is where each rejection
+ * gets its documented code and a 400.
+ */
+function armorOptions(code: string) {
+  return {
+    exposeLimits: true,
+    propagateOnRejection: true,
+    onReject: [
+      (_context: unknown, error: GraphQLError) => {
+        Object.assign(error.extensions, { code, http: { status: 400 } });
+      },
+    ],
+  };
+}
+
+/**
  * Builds the gateway: GraphQL (and GraphiQL) at `/graphql`, liveness at `/health`. Reads no
  * environment and opens no port; `main.ts` does both.
  */
 export function createGateway(options: GatewayOptions): Gateway {
-  const headers = options.graphiqlAuthorization
-    ? { Authorization: options.graphiqlAuthorization }
-    : { Authorization: 'Bearer <your API key>' };
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const headers = { Authorization: options.graphiqlAuthorization ?? 'Bearer <your API key>' };
+  const plugins: Plugin[] = [
+    useRequestBody(limits.maxBodyBytes),
+    maxTokensPlugin({ n: limits.maxTokens, ...armorOptions('TOKEN_LIMIT_EXCEEDED') }),
+    maxDepthPlugin({
+      n: limits.maxDepth,
+      ignoreIntrospection: true,
+      flattenFragments: true,
+      ...armorOptions('DEPTH_LIMIT_EXCEEDED'),
+    }),
+    maxDepthPlugin({
+      n: MAX_INTROSPECTION_DEPTH,
+      ignoreIntrospection: false,
+      flattenFragments: true,
+      ...armorOptions('DEPTH_LIMIT_EXCEEDED'),
+    }),
+    maxAliasesPlugin({ n: limits.maxAliases, ...armorOptions('ALIAS_LIMIT_EXCEEDED') }),
+    maxDirectivesPlugin({ n: limits.maxDirectives, ...armorOptions('DIRECTIVE_LIMIT_EXCEEDED') }),
+    blockFieldSuggestionsPlugin(),
+  ];
   return createYoga<Record<string, never>, Context>({
     schema,
+    plugins,
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/health',
     landingPage: false,
-    // Unexpected errors are masked; GraphQLErrors we raise on purpose (codes from the one mapping
-    // table in upstream/errors.ts) pass through.
+    batching: false,
+    // Unexpected errors are masked; GraphQLErrors we raise on purpose (the gateway's codes and the
+    // one upstream mapping table in upstream/errors.ts) pass through.
     maskedErrors: true,
     graphiql: { title: 'Animal store', defaultQuery: EXAMPLE_QUERY, headers: JSON.stringify(headers) },
-    context: ({ request }) => createContext(request, options.upstream),
+    context: ({ request }) => createContext(request, { upstream: options.upstream, maxCost: limits.maxCost }),
   });
 }

@@ -1,14 +1,10 @@
-import { GraphQLError } from 'graphql';
+import { badUserInput } from '../errors.ts';
 import { canonicalInt64 } from '../upstream/contract.ts';
 
 /** The contract's page-size bounds for `GET /pets`. */
 export const LIMIT_MIN = 1;
 export const LIMIT_MAX = 100;
 export const LIMIT_DEFAULT = 20;
-
-function badUserInput(message: string, argument: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', argument } });
-}
 
 /** An `ID` argument that must be a decimal int64; returns its canonical form. */
 export function int64Argument(value: string, argument: string): string {

@@ -64,6 +64,12 @@ builder.queryType({
           description: `Maximum number of animals returned, from ${LIMIT_MIN} to ${LIMIT_MAX}.`,
         }),
       },
+      // Priced by the page size asked for, clamped to the contract's bounds (out-of-range values
+      // are refused by the resolver anyway).
+      complexity: (args) => ({
+        field: 1,
+        multiplier: Math.min(Math.max(args.limit ?? LIMIT_DEFAULT, LIMIT_MIN), LIMIT_MAX),
+      }),
       resolve: (_root, args, ctx) =>
         ctx.loaders.petList.load({
           limit: limitArgument(args.limit),

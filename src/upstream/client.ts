@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, Pool } from 'undici';
+import { type BreakerOptions, CircuitBreaker } from './breaker.ts';
 import {
   type ListPetsQuery,
   type NewPetDto,
@@ -23,6 +25,12 @@ export interface UpstreamClientOptions {
   timeoutMs: number;
   /** Keep-alive connections kept to the upstream origin. */
   connections: number;
+  /** Retries of an idempotent GET after a connection error, 502/503/504 or a short 429. @default 2 */
+  maxRetries?: number;
+  /** Backoff before retry n is a random delay up to `retryBaseMs * 2^n` (full jitter). @default 50 */
+  retryBaseMs?: number;
+  /** @default { failureThreshold: 5, openMs: 5000 } */
+  breaker?: Omit<BreakerOptions, 'now'>;
 }
 
 /** The caller's `Authorization` header, forwarded verbatim; undefined when the caller sent none. */
@@ -31,11 +39,15 @@ export type Authorization = string | undefined;
 /** One typed method per REST operation. Every failure is an `UpstreamError`. */
 export interface UpstreamClient {
   /** `GET /pets` (listPets). */
-  listPets(auth: Authorization, query: ListPetsQuery): Promise<PetDto[]>;
+  listPets(auth: Authorization, query: ListPetsQuery, deadline?: AbortSignal): Promise<PetDto[]>;
   /** `GET /pets/{petId}` (getPet, deprecated upstream). */
-  getPet(auth: Authorization, id: string): Promise<PetDto>;
+  getPet(auth: Authorization, id: string, deadline?: AbortSignal): Promise<PetDto>;
   /** `POST /pets` (createPet). Never retried: a repeated POST could create the pet twice. */
-  createPet(auth: Authorization, pet: NewPetDto): Promise<PetDto>;
+  createPet(auth: Authorization, pet: NewPetDto, deadline?: AbortSignal): Promise<PetDto>;
+  /** A fresh whole-operation deadline (`timeoutMs` from now) to share between calls. */
+  deadline(): AbortSignal;
+  /** The origin's circuit breaker state. */
+  readonly breakerState: CircuitBreaker['state'];
   /** Closes the pool once in-flight calls have finished. */
   close(): Promise<void>;
 }
@@ -68,24 +80,83 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     maxResponseSize: MAX_RESPONSE_BYTES,
   });
 
-  async function call(
+  const maxRetries = options.maxRetries ?? 2;
+  const retryBaseMs = options.retryBaseMs ?? 50;
+  const breaker = new CircuitBreaker(options.breaker ?? { failureThreshold: 5, openMs: 5000 });
+  const deadline = () => {
+    const signal = AbortSignal.timeout(timeoutMs);
+    deadlines.set(signal, Date.now() + timeoutMs);
+    return signal;
+  };
+  /** Full-jitter exponential backoff; the deadline cuts it short (as a timeout). */
+  const backoff = (attempt: number, signal: AbortSignal) =>
+    pause(Math.random() * retryBaseMs * 2 ** attempt, signal);
+
+  async function once(
     method: 'GET' | 'POST',
     path: string,
     auth: Authorization,
-    body?: string,
+    body: string | undefined,
+    signal: AbortSignal,
   ): Promise<RawResponse> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (auth !== undefined) headers.authorization = auth;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    // One signal bounds the whole call: a slow-drip body cannot stretch it, unlike undici's
-    // idle-only bodyTimeout.
-    const signal = AbortSignal.timeout(timeoutMs);
     try {
       const response = await pool.request({ method, path: basePath + path, headers, body, signal });
       const text = await response.body.text();
       return { status: response.statusCode, headers: response.headers, text };
     } catch (error) {
       throw classify(error, signal);
+    }
+  }
+
+  /**
+   * One REST call under the breaker. GETs are retried (connection errors, 502/503/504, and 429
+   * when its Retry-After ends before the deadline); POSTs go out exactly once, whatever happens.
+   * The signal bounds every attempt and every backoff: a slow-drip body cannot stretch it, unlike
+   * undici's idle-only bodyTimeout.
+   */
+  async function call(
+    method: 'GET' | 'POST',
+    path: string,
+    auth: Authorization,
+    body: string | undefined,
+    signal: AbortSignal,
+  ): Promise<RawResponse> {
+    for (let attempt = 0; ; attempt++) {
+      if (signal.aborted) throw new UpstreamTimeoutError('deadline passed');
+      if (!breaker.tryAcquire()) throw new UpstreamUnavailableError('circuit open');
+      let response: RawResponse;
+      try {
+        response = await once(method, path, auth, body, signal);
+      } catch (error) {
+        const failure = error as UpstreamError;
+        if (failure instanceof UpstreamUnavailableError || failure instanceof UpstreamTimeoutError)
+          breaker.onFailure();
+        else breaker.onSuccess();
+        if (method !== 'GET' || attempt >= maxRetries || !(failure instanceof UpstreamUnavailableError))
+          throw failure;
+        await backoff(attempt, signal);
+        continue;
+      }
+      const overloaded = response.status === 502 || response.status === 503 || response.status === 504;
+      if (overloaded) breaker.onFailure();
+      else breaker.onSuccess();
+      if (method === 'GET' && attempt < maxRetries) {
+        if (overloaded) {
+          await backoff(attempt, signal);
+          continue;
+        }
+        if (response.status === 429) {
+          const wait = parseRetryAfter(response.headers['retry-after']);
+          if (wait !== undefined && fitsBeforeDeadline(wait * 1000, signal)) {
+            await pause(wait * 1000, signal);
+            continue;
+          }
+        }
+      }
+      return response;
     }
   }
 
@@ -102,25 +173,44 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   }
 
   return {
-    async listPets(auth, query) {
-      const search = new URLSearchParams({ limit: String(query.limit) });
-      if (query.status !== undefined) search.set('status', query.status);
-      const response = await call('GET', `/pets?${search}`, auth);
+    async listPets(auth, query, signal = deadline()) {
+      const status = query.status === undefined ? '' : `&status=${query.status}`;
+      const response = await call('GET', `/pets?limit=${query.limit}${status}`, auth, undefined, signal);
       if (response.status !== 200) fail(response);
       return parsePets(response.text);
     },
-    async getPet(auth, id) {
-      const response = await call('GET', `/pets/${encodeURIComponent(id)}`, auth);
+    async getPet(auth, id, signal = deadline()) {
+      const response = await call('GET', `/pets/${encodeURIComponent(id)}`, auth, undefined, signal);
       if (response.status !== 200) fail(response);
       return parsePet(response.text);
     },
-    async createPet(auth, pet) {
-      const response = await call('POST', '/pets', auth, serializeNewPet(pet));
+    async createPet(auth, pet, signal = deadline()) {
+      const response = await call('POST', '/pets', auth, serializeNewPet(pet), signal);
       if (response.status !== 201 && response.status !== 200) fail(response);
       return parsePet(response.text);
     },
+    deadline,
+    get breakerState() {
+      return breaker.state;
+    },
     close: () => pool.close(),
   };
+}
+
+async function pause(ms: number, signal: AbortSignal): Promise<void> {
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch {
+    throw new UpstreamTimeoutError('deadline passed during backoff');
+  }
+}
+
+/** AbortSignal.timeout does not expose when it fires, so each deadline's end is kept beside it. */
+const deadlines = new WeakMap<AbortSignal, number>();
+
+function fitsBeforeDeadline(ms: number, signal: AbortSignal): boolean {
+  const end = deadlines.get(signal);
+  return end !== undefined && Date.now() + ms < end;
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);

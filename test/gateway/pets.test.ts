@@ -230,13 +230,32 @@ describe('authorization', () => {
     expect(upstream.requests[0]?.authorization).toBe(AUTH);
   });
 
-  it('lets the upstream decide when there is no token: its 401 code passes through', async () => {
-    const result = await execute(gateway.url, ListPets, {});
-    expect(upstream.requests[0]?.authorization).toBeUndefined();
+  it('passes the upstream’s 401 code through for a well-formed key it refuses', async () => {
+    const result = await execute(gateway.url, ListPets, {}, 'Bearer unknown-key');
+    expect(upstream.requests[0]?.authorization).toBe('Bearer unknown-key');
     expect(result.errors?.[0]).toMatchObject({
       message: 'Missing or invalid API key.',
       extensions: { code: 'UNAUTHENTICATED', status: 401 },
     });
+    expect(result.text).not.toContain('unknown-key');
+  });
+
+  it.each([
+    ['no header', undefined],
+    ['an empty header', ''],
+    ['Bearer with no key', 'Bearer '],
+    ['another scheme', 'Basic YWxpY2U6cHc='],
+    ['a lower-case scheme and a space in the key', 'bearer a b'],
+    ['an 8 KB key', `Bearer ${'k'.repeat(8192)}`],
+  ])('refuses %s with UNAUTHENTICATED and no upstream call', async (_name, authorization) => {
+    const result = await execute(gateway.url, ListPets, {}, authorization);
+    expect(result.errors?.[0]?.extensions).toEqual({ code: 'UNAUTHENTICATED', status: 401 });
+    expect(upstream.requests).toEqual([]);
+  });
+
+  it('still answers introspection without a key', async () => {
+    const result = await postJson(gateway.url, { query: '{ __typename __type(name: "Pet") { name } }' });
+    expect(result.data).toEqual({ __typename: 'Query', __type: { name: 'Pet' } });
   });
 
   it('keeps 40 concurrent callers with different tokens apart', async () => {

@@ -17,7 +17,12 @@ let gateway: RunningGateway;
 beforeAll(async () => {
   upstream = await startFakeUpstream();
   upstream.tokens.add(SECRET);
-  gateway = await startGateway({ upstreamUrl: upstream.url, timeoutMs: TIMEOUT_MS });
+  // The breaker is tested on its own (resilience.test.ts): here every fault must reach the mapping.
+  gateway = await startGateway({
+    upstreamUrl: upstream.url,
+    timeoutMs: TIMEOUT_MS,
+    client: { breaker: { failureThreshold: 1_000_000, openMs: 1 } },
+  });
 });
 
 afterAll(async () => {

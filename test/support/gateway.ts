@@ -1,8 +1,9 @@
 import { once } from 'node:events';
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Limits } from '../../src/config.ts';
+import { createHttpServer } from '../../src/http-server.ts';
 import { createGateway } from '../../src/server.ts';
-import { createUpstreamClient } from '../../src/upstream/client.ts';
+import { createUpstreamClient, type UpstreamClientOptions } from '../../src/upstream/client.ts';
 
 export interface RunningGateway {
   /** The GraphQL endpoint, e.g. http://127.0.0.1:1234/graphql */
@@ -11,17 +12,26 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-/** Starts the real gateway on a free loopback port, talking to `upstreamUrl`, as `main.ts` wires it. */
-export async function startGateway(options: {
+export interface GatewayTestOptions {
   upstreamUrl: string;
+  /** @default 2000 */
   timeoutMs?: number;
-}): Promise<RunningGateway> {
+  limits?: Limits;
+  /** Overrides of the upstream client's retry and breaker settings. */
+  client?: Partial<UpstreamClientOptions>;
+}
+
+/** Starts the real gateway on a free loopback port, talking to `upstreamUrl`, as `main.ts` wires it. */
+export async function startGateway(options: GatewayTestOptions): Promise<RunningGateway> {
   const upstream = createUpstreamClient({
     baseUrl: new URL(options.upstreamUrl),
     timeoutMs: options.timeoutMs ?? 2000,
     connections: 16,
+    ...options.client,
   });
-  const server = createServer(createGateway({ upstream }));
+  const server = createHttpServer(
+    createGateway({ upstream, ...(options.limits ? { limits: options.limits } : {}) }),
+  );
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,0 +1,77 @@
+import type { GraphQLParams, Plugin } from 'graphql-yoga';
+import { badRequest } from './errors.ts';
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Replaces Yoga's POST parser with one that enforces the body cap while reading (a lying or absent
+ * Content-Length cannot get past it), accepts only JSON, refuses batches, and never echoes request
+ * bytes in its errors (Yoga's own parser passes JSON.parse's message, which quotes the body).
+ * GET requests keep Yoga's parser; Yoga itself refuses mutations over GET.
+ */
+export function useRequestBody(maxBytes: number): Plugin {
+  return {
+    onRequestParse({ request, setRequestParser }) {
+      if (request.method !== 'POST') return;
+      setRequestParser(() => parse(request, maxBytes));
+    },
+  };
+}
+
+async function parse(request: Request, maxBytes: number): Promise<GraphQLParams> {
+  const mediaType = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+  if (mediaType !== 'application/json' && mediaType !== 'application/graphql+json') {
+    throw badRequest(415, 'UNSUPPORTED_MEDIA_TYPE', 'POST bodies must be application/json.');
+  }
+  const declared = Number(request.headers.get('content-length') ?? '0');
+  if (declared > maxBytes) throw tooLarge(maxBytes);
+  const text = decode(await readCapped(request, maxBytes));
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw badRequest(400, 'BAD_REQUEST', 'The request body is not valid JSON.');
+  }
+  if (Array.isArray(body)) {
+    throw badRequest(
+      400,
+      'BAD_REQUEST',
+      'Batched operations are not supported: send one operation per request.',
+    );
+  }
+  if (typeof body !== 'object' || body === null) {
+    throw badRequest(400, 'BAD_REQUEST', 'The request body must be a JSON object.');
+  }
+  return body as GraphQLParams;
+}
+
+function tooLarge(maxBytes: number) {
+  return badRequest(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes.`);
+}
+
+async function readCapped(request: Request, maxBytes: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
+}
+
+function decode(bytes: Uint8Array): string {
+  try {
+    // The decoder drops a leading BOM, which some clients send.
+    return decoder.decode(bytes);
+  } catch {
+    throw badRequest(400, 'BAD_REQUEST', 'The request body is not valid UTF-8.');
+  }
+}

@@ -1,0 +1,59 @@
+/** @default failureThreshold 5, openMs 5000 */
+export interface BreakerOptions {
+  /** Consecutive failed calls that open the circuit. */
+  failureThreshold: number;
+  /** How long an open circuit fails fast before letting one probe through. */
+  openMs: number;
+  now?: () => number;
+}
+
+export type BreakerState = 'closed' | 'open' | 'half-open';
+
+/**
+ * A circuit breaker for one upstream origin. Closed: calls flow, consecutive failures are counted.
+ * Open: calls fail at once (no socket, no timer) until `openMs` has passed. Half-open: exactly one
+ * probe is let through; its success closes the circuit, its failure opens it again.
+ */
+export class CircuitBreaker {
+  #state: BreakerState = 'closed';
+  #failures = 0;
+  #openedAt = 0;
+  #probing = false;
+  readonly #options: Required<BreakerOptions>;
+
+  constructor(options: BreakerOptions) {
+    this.#options = { now: Date.now, ...options };
+  }
+
+  get state(): BreakerState {
+    return this.#state;
+  }
+
+  /** Whether a call may go out now; in half-open, true for the single probe only. */
+  tryAcquire(): boolean {
+    if (this.#state === 'closed') return true;
+    if (this.#state === 'open') {
+      if (this.#options.now() - this.#openedAt < this.#options.openMs) return false;
+      this.#state = 'half-open';
+      this.#probing = false;
+    }
+    if (this.#probing) return false;
+    this.#probing = true;
+    return true;
+  }
+
+  onSuccess(): void {
+    this.#failures = 0;
+    this.#probing = false;
+    this.#state = 'closed';
+  }
+
+  onFailure(): void {
+    this.#probing = false;
+    this.#failures += 1;
+    if (this.#state === 'half-open' || this.#failures >= this.#options.failureThreshold) {
+      this.#state = 'open';
+      this.#openedAt = this.#options.now();
+    }
+  }
+}
