@@ -1,0 +1,70 @@
+/**
+ * The child side of the bench's process protocol. Every target runs in its own process so its CPU
+ * and memory are its own; it reports its URL once, then answers `stats` requests over IPC.
+ */
+
+/** What a target reports between runs. `peakRss` is the highest RSS sampled since the previous report. */
+export interface ChildStats {
+  rss: number;
+  peakRss: number;
+  /** User + system CPU time of the whole process so far, in microseconds. */
+  cpuMicros: number;
+  /** Requests served so far, for targets that count them (the static upstream). */
+  calls?: number;
+}
+
+export type ParentMessage = { type: 'stats' } | { type: 'stop' };
+export type ChildMessage = { type: 'ready'; url: string } | ({ type: 'stats' } & ChildStats);
+
+/** RSS is sampled this often; a run lasts seconds, so a short spike is still seen. */
+const RSS_SAMPLE_MS = 50;
+
+/**
+ * Announces `url` to the parent and serves `stats` until told to stop or the parent goes away (then
+ * the process exits, so no target outlives the bench). Without IPC (started by hand, e.g. under
+ * `--cpu-prof`) it prints the URL and exits on SIGINT/SIGTERM, which lets a CPU profile be written.
+ */
+export function announce(url: string, counters: { calls?: () => number } = {}): void {
+  let peakRss = process.memoryUsage.rss();
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
+  }, RSS_SAMPLE_MS);
+  sampler.unref();
+  // process.exit (not the default signal death) so --cpu-prof and --heap-prof files are written.
+  process.on('SIGTERM', () => process.exit(0));
+  process.on('SIGINT', () => process.exit(0));
+
+  const send = process.send?.bind(process);
+  if (send === undefined) {
+    console.log(url);
+    return;
+  }
+  process.on('disconnect', () => process.exit(0));
+  process.on('message', (message: ParentMessage) => {
+    if (message.type === 'stop') process.exit(0);
+    if (message.type === 'stats') {
+      const rss = process.memoryUsage.rss();
+      const cpu = process.cpuUsage();
+      const stats: ChildMessage = {
+        type: 'stats',
+        rss,
+        peakRss: Math.max(peakRss, rss),
+        cpuMicros: cpu.user + cpu.system,
+        ...(counters.calls ? { calls: counters.calls() } : {}),
+      };
+      peakRss = rss;
+      send(stats);
+    }
+  });
+  send({ type: 'ready', url } satisfies ChildMessage);
+}
+
+/** The environment variable a target reads, or a clear failure naming it. */
+export function requireEnv(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') {
+    console.error(`bench: ${name} is required`);
+    process.exit(2);
+  }
+  return value;
+}

@@ -1,0 +1,111 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildMessage, ChildStats } from './child.ts';
+
+/** A target running in its own process, driven over IPC (see child.ts). */
+export interface TargetProcess {
+  name: string;
+  /** What the child announced: its base URL. */
+  url: string;
+  pid: number;
+  stats(): Promise<ChildStats>;
+  stop(): Promise<void>;
+}
+
+const READY_TIMEOUT_MS = 15_000;
+const STATS_TIMEOUT_MS = 5_000;
+const STOP_TIMEOUT_MS = 3_000;
+/** Kept to explain a child that fails to start or dies. */
+const OUTPUT_LIMIT = 16_384;
+
+const running = new Set<ChildProcess>();
+
+/** Kills every child still running. Synchronous, so it can run in an `exit` handler. */
+export function killAll(): void {
+  for (const child of running) child.kill('SIGKILL');
+  running.clear();
+}
+
+/**
+ * Spawns `node <file>` (the same Node binary as the bench), waits for its `ready` message and
+ * returns a handle. The child's output is kept and shown if it dies early.
+ */
+export async function startTarget(
+  name: string,
+  file: string,
+  env: Record<string, string>,
+  execArgv: string[] = [],
+): Promise<TargetProcess> {
+  const child = spawn(process.execPath, [...execArgv, file], {
+    cwd: new URL('..', import.meta.url),
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  running.add(child);
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-OUTPUT_LIMIT);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  let exited = false;
+  const waiters: Array<{ resolve: (stats: ChildStats) => void; reject: (error: Error) => void }> = [];
+  const exitedPromise = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exited = true;
+      running.delete(child);
+      for (const waiter of waiters.splice(0)) {
+        waiter.reject(new Error(`${name} exited (${signal ?? code}) while asked for stats:\n${output}`));
+      }
+      resolve();
+    });
+  });
+
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${name} did not start in time:\n${output}`)),
+      READY_TIMEOUT_MS,
+    );
+    child.on('message', (message: ChildMessage) => {
+      if (message.type === 'ready') {
+        clearTimeout(timer);
+        resolve(message.url);
+      } else if (message.type === 'stats') {
+        const { type: _, ...stats } = message;
+        waiters.shift()?.resolve(stats);
+      }
+    });
+    void exitedPromise.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited before it was ready:\n${output}`));
+    });
+  });
+
+  return {
+    name,
+    url,
+    pid: child.pid ?? 0,
+    stats: () =>
+      new Promise<ChildStats>((resolve, reject) => {
+        if (exited) return reject(new Error(`${name} is not running:\n${output}`));
+        const timer = setTimeout(() => reject(new Error(`${name} did not report stats`)), STATS_TIMEOUT_MS);
+        waiters.push({
+          resolve: (stats) => {
+            clearTimeout(timer);
+            resolve(stats);
+          },
+          reject: (error) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        });
+        child.send({ type: 'stats' });
+      }),
+    async stop() {
+      if (exited) return;
+      child.send({ type: 'stop' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      await exitedPromise;
+      clearTimeout(timer);
+    },
+  };
+}
