@@ -33,8 +33,8 @@ export interface FakeUpstream {
   tokens: Set<string>;
   /** Adds a pet verbatim (raw int64 strings) to a token's store. */
   seed(token: string, pet: StoredPet): void;
-  /** Replaces the contract behaviour for requests whose path matches, until cleared. */
-  fault(match: RegExp, fault: Fault): void;
+  /** Replaces the contract behaviour for requests whose path matches: `times` times, or until cleared. */
+  fault(match: RegExp, fault: Fault, times?: number): void;
   clearFaults(): void;
   close(): Promise<void>;
 }
@@ -56,7 +56,7 @@ function petJson(pet: StoredPet): string {
 
 export async function startFakeUpstream(): Promise<FakeUpstream> {
   const stores = new Map<string, StoredPet[]>();
-  const faults: Array<[RegExp, Fault]> = [];
+  const faults: Array<{ match: RegExp; fault: Fault; remaining: number }> = [];
   const requests: LoggedRequest[] = [];
   const tokens = new Set<string>();
   const sockets = new Set<Socket>();
@@ -76,8 +76,13 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       authorization: req.headers.authorization,
       body,
     });
-    const fault = faults.find(([match]) => match.test(url.pathname + url.search));
-    if (fault) return fault[1](req, res, body);
+    const fault = faults.find(
+      ({ match, remaining }) => remaining > 0 && match.test(url.pathname + url.search),
+    );
+    if (fault) {
+      fault.remaining -= 1;
+      return fault.fault(req, res, body);
+    }
 
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (token === undefined || !tokens.has(token))
@@ -137,7 +142,9 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     requests,
     tokens,
     seed: (token, pet) => storeOf(token).push(pet),
-    fault: (match, fault) => faults.push([match, fault]),
+    fault: (match, fault, times = Number.POSITIVE_INFINITY) => {
+      faults.push({ match, fault, remaining: times });
+    },
     clearFaults: () => {
       faults.length = 0;
     },
