@@ -8,7 +8,8 @@ const config: CodegenConfig = {
   generates: {
     'test/generated/': {
       preset: 'client',
-      presetConfig: { fragmentMasking: false },
+      // persisted-documents.json: the manifest a gateway in PERSISTED_OPERATIONS=allow|require mode loads.
+      presetConfig: { fragmentMasking: false, persistedDocuments: { hashAlgorithm: 'sha256' } },
       config: { useTypeImports: true, enumsAsTypes: true, scalars: { ID: 'string' } },
     },
   },

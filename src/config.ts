@@ -10,6 +10,14 @@ export interface Config {
   readonly upstreamTimeoutMs: number;
   /** Keep-alive connections to the upstream origin. @default 64 */
   readonly upstreamConnections: number;
+  /** Serve GraphiQL to browsers at /graphql. @default true */
+  readonly graphiql: boolean;
+  /** Answer introspection. @default true */
+  readonly introspection: boolean;
+  /** Trusted documents: off, allow (ids or text), require (ids only). @default 'off' */
+  readonly persistedOperations: 'off' | 'allow' | 'require';
+  /** The manifest (codegen's persisted-documents.json); required unless persistedOperations is off. */
+  readonly persistedOperationsFile: string | undefined;
   /** Limits on what a client may send; see README "Limits and failure behaviour". */
   readonly limits: Limits;
   /** Embedded reference service only. @default 'data/petstore.db' */
@@ -55,6 +63,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     upstreamUrl: upstreamUrl(env),
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 5000, 1, 120_000),
     upstreamConnections: integer(env, 'UPSTREAM_CONNECTIONS', 64, 1, 1024),
+    graphiql: boolean(env, 'GRAPHIQL', true),
+    introspection: boolean(env, 'INTROSPECTION', true),
+    ...persisted(env),
     limits: Object.freeze({
       maxDepth: integer(env, 'MAX_DEPTH', DEFAULT_LIMITS.maxDepth, 1, 100),
       maxAliases: integer(env, 'MAX_ALIASES', DEFAULT_LIMITS.maxAliases, 0, 1000),
@@ -71,6 +82,28 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 function nonEmpty(env: Record<string, string | undefined>, name: string): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === '' ? undefined : value;
+}
+
+function boolean(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
+  const raw = nonEmpty(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['1', 'true', 'on', 'yes'].includes(raw)) return true;
+  if (['0', 'false', 'off', 'no'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be on or off, got "${raw}"`);
+}
+
+function persisted(env: Record<string, string | undefined>) {
+  const mode = nonEmpty(env, 'PERSISTED_OPERATIONS')?.toLowerCase() ?? 'off';
+  if (mode !== 'off' && mode !== 'allow' && mode !== 'require') {
+    throw new ConfigError(`PERSISTED_OPERATIONS must be off, allow or require, got "${mode}"`);
+  }
+  const file = nonEmpty(env, 'PERSISTED_OPERATIONS_FILE');
+  if (mode !== 'off' && file === undefined) {
+    throw new ConfigError(
+      `PERSISTED_OPERATIONS=${mode} needs PERSISTED_OPERATIONS_FILE (a persisted-documents.json)`,
+    );
+  }
+  return { persistedOperations: mode as Config['persistedOperations'], persistedOperationsFile: file };
 }
 
 function integer(

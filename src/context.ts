@@ -1,3 +1,4 @@
+import { DeprecationNotices } from './deprecation.ts';
 import { unauthenticated } from './errors.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 import { createLoaders, type Loaders } from './upstream/loaders.ts';
@@ -7,11 +8,16 @@ export interface Context {
   loaders: Loaders;
   /** The cost limit the complexity plugin enforces for this request. */
   maxCost: number;
+  /** Deprecated fields this operation touched, reported in the response. */
+  deprecations: DeprecationNotices;
+  /** The clock (injectable so the sunset can be tested). */
+  now: () => Date;
 }
 
 export interface ContextDeps {
   upstream: UpstreamClient;
   maxCost: number;
+  now: () => Date;
 }
 
 /** Keys are opaque to the contract; anything longer than this is abuse, not a key. */
@@ -26,9 +32,16 @@ const BEARER = /^Bearer [A-Za-z0-9\-._~+/]+=*$/;
  */
 export function createContext(request: Request, deps: ContextDeps): Context {
   const authorization = request.headers.get('authorization') ?? undefined;
+  const authError = checkAuthorization(authorization);
+  const deprecations = new DeprecationNotices();
   return {
-    loaders: createLoaders(deps.upstream, authorization, checkAuthorization(authorization)),
+    loaders: createLoaders(deps.upstream, authorization, {
+      ...(authError ? { authError } : {}),
+      onDeprecation: (headers) => deprecations.upstreamPet(headers),
+    }),
     maxCost: deps.maxCost,
+    deprecations,
+    now: deps.now,
   };
 }
 

@@ -14,6 +14,11 @@ export function unauthenticated(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: 'UNAUTHENTICATED', status: 401 } });
 }
 
+/** A field whose upstream route has passed its sunset date: refused without calling it. */
+export function sunset(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'SUNSET', status: 410 } });
+}
+
 /** The request itself is unusable (body, encoding, media type): answered before GraphQL runs. */
 export function badRequest(status: 400 | 413 | 415, code: string, message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code, http: { status } } });

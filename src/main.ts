@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { ConfigError, loadConfig } from './config.ts';
 import { createHttpServer } from './http-server.ts';
+import { loadPersistedDocuments } from './persisted-operations.ts';
 import { createGateway } from './server.ts';
 import { createUpstreamClient } from './upstream/client.ts';
 
@@ -19,6 +20,19 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     throw error;
+  }
+
+  let persistedOperations: Parameters<typeof createGateway>[0]['persistedOperations'];
+  if (config.persistedOperations !== 'off' && config.persistedOperationsFile) {
+    try {
+      persistedOperations = {
+        mode: config.persistedOperations,
+        documents: loadPersistedDocuments(config.persistedOperationsFile),
+      };
+    } catch (error) {
+      console.error(`pet-gateway: PERSISTED_OPERATIONS_FILE: ${(error as Error).message}`);
+      process.exit(1);
+    }
   }
 
   let upstreamUrl = config.upstreamUrl;
@@ -43,6 +57,9 @@ async function main(): Promise<void> {
   const gateway = createGateway({
     upstream,
     limits: config.limits,
+    graphiql: config.graphiql,
+    introspection: config.introspection,
+    ...(persistedOperations ? { persistedOperations } : {}),
     ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
   });
   const server = createHttpServer(gateway);

@@ -3,10 +3,14 @@ import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { GraphQLError } from 'graphql';
+import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { DEFAULT_LIMITS, type Limits } from './config.ts';
 import { type Context, createContext } from './context.ts';
+import { useDeprecationNotices } from './deprecation.ts';
+import { type PersistedDocuments, usePersistedDocuments } from './persisted-operations.ts';
 import { useRequestBody } from './request-body.ts';
 import { schema } from './schema/index.ts';
 import type { UpstreamClient } from './upstream/client.ts';
@@ -18,6 +22,16 @@ export interface GatewayOptions {
   limits?: Limits;
   /** Prefilled in GraphiQL's header editor, e.g. the embedded service's development key. */
   graphiqlAuthorization?: string;
+  /** Serve GraphiQL at `/graphql` to browsers. @default true */
+  graphiql?: boolean;
+  /** Answer introspection queries. @default true */
+  introspection?: boolean;
+  /** Trusted documents; undefined = off. */
+  persistedOperations?: { mode: 'allow' | 'require'; documents: PersistedDocuments };
+  /** The clock, injectable for the sunset. @default () => new Date() */
+  now?: () => Date;
+  /** Structured events (deprecated-field use). @default one JSON line on stdout */
+  log?: (event: Record<string, unknown>) => void;
 }
 
 export type Gateway = YogaServerInstance<Record<string, never>, Context>;
@@ -61,6 +75,9 @@ function armorOptions(code: string) {
  */
 export function createGateway(options: GatewayOptions): Gateway {
   const limits = options.limits ?? DEFAULT_LIMITS;
+  const now = options.now ?? (() => new Date());
+  const log =
+    options.log ?? ((event) => console.log(JSON.stringify({ time: new Date().toISOString(), ...event })));
   const headers = { Authorization: options.graphiqlAuthorization ?? 'Bearer <your API key>' };
   const plugins: Plugin[] = [
     useRequestBody(limits.maxBodyBytes),
@@ -80,7 +97,20 @@ export function createGateway(options: GatewayOptions): Gateway {
     maxAliasesPlugin({ n: limits.maxAliases, ...armorOptions('ALIAS_LIMIT_EXCEEDED') }),
     maxDirectivesPlugin({ n: limits.maxDirectives, ...armorOptions('DIRECTIVE_LIMIT_EXCEEDED') }),
     blockFieldSuggestionsPlugin(),
+    useDeprecationNotices({
+      onUse: (use) => log({ level: 'info', msg: 'deprecated field used', ...use }),
+    }),
   ];
+  if (options.introspection === false) {
+    plugins.push({
+      onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule),
+    });
+  }
+  if (options.persistedOperations) {
+    plugins.push(
+      usePersistedDocuments(options.persistedOperations.mode, options.persistedOperations.documents),
+    );
+  }
   return createYoga<Record<string, never>, Context>({
     schema,
     plugins,
@@ -91,7 +121,15 @@ export function createGateway(options: GatewayOptions): Gateway {
     // Unexpected errors are masked; GraphQLErrors we raise on purpose (the gateway's codes and the
     // one upstream mapping table in upstream/errors.ts) pass through.
     maskedErrors: true,
-    graphiql: { title: 'Animal store', defaultQuery: EXAMPLE_QUERY, headers: JSON.stringify(headers) },
-    context: ({ request }) => createContext(request, { upstream: options.upstream, maxCost: limits.maxCost }),
+    // `documentId` is the GraphQL-over-HTTP name for a persisted document's id.
+    extraParamNames: ['documentId'],
+    // GraphiQL's assets are served by the gateway itself: no CDN, so it works offline.
+    renderGraphiQL,
+    graphiql:
+      options.graphiql === false
+        ? false
+        : { title: 'Animal store', defaultQuery: EXAMPLE_QUERY, headers: JSON.stringify(headers) },
+    context: ({ request }) =>
+      createContext(request, { upstream: options.upstream, maxCost: limits.maxCost, now }),
   });
 }

@@ -1,10 +1,8 @@
+import { PET_DEPRECATION_REASON, PET_SUNSET } from '../deprecation.ts';
+import { sunset } from '../errors.ts';
 import type { PetStatusDto } from '../upstream/contract.ts';
 import { builder } from './builder.ts';
 import { int64Argument, LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, limitArgument } from './inputs.ts';
-
-/** The sunset of `GET /pets/{petId}`, from the contract's Versioning section. */
-export const PET_SUNSET_DATE = '2030-12-05';
-export const PET_DEPRECATION_REASON = `Use \`pets(status:, limit:)\` instead: the upstream GET /pets/{petId} is deprecated and is removed on ${PET_SUNSET_DATE}.`;
 
 export const PetStatus = builder.enumType('PetStatus', {
   description: 'Availability of an animal in the store.',
@@ -88,7 +86,15 @@ builder.queryType({
           description: 'Identifier of the animal (a 64-bit integer, as a decimal string).',
         }),
       },
-      resolve: (_root, args, ctx) => ctx.loaders.petById.load(int64Argument(args.id, 'id')),
+      resolve: (_root, args, ctx) => {
+        if (ctx.now() >= PET_SUNSET) {
+          throw sunset(
+            'pet(id) was removed on 2030-12-05 with the upstream GET /pets/{petId}; use pets(status:, limit:).',
+          );
+        }
+        ctx.deprecations.usePet();
+        return ctx.loaders.petById.load(int64Argument(args.id, 'id'));
+      },
     }),
   }),
 });

@@ -33,6 +33,12 @@ export interface UpstreamClientOptions {
   breaker?: Omit<BreakerOptions, 'now'>;
 }
 
+/** What the upstream announced about a deprecated route (RFC 9745 / RFC 8594 header values). */
+export interface UpstreamDeprecation {
+  deprecation?: string;
+  sunset?: string;
+}
+
 /** The caller's `Authorization` header, forwarded verbatim; undefined when the caller sent none. */
 export type Authorization = string | undefined;
 
@@ -40,8 +46,16 @@ export type Authorization = string | undefined;
 export interface UpstreamClient {
   /** `GET /pets` (listPets). */
   listPets(auth: Authorization, query: ListPetsQuery, deadline?: AbortSignal): Promise<PetDto[]>;
-  /** `GET /pets/{petId}` (getPet, deprecated upstream). */
-  getPet(auth: Authorization, id: string, deadline?: AbortSignal): Promise<PetDto>;
+  /**
+   * `GET /pets/{petId}` (getPet, deprecated upstream). `onDeprecation` receives the upstream's
+   * `Deprecation` / `Sunset` headers when it sends them.
+   */
+  getPet(
+    auth: Authorization,
+    id: string,
+    deadline?: AbortSignal,
+    onDeprecation?: (headers: UpstreamDeprecation) => void,
+  ): Promise<PetDto>;
   /** `POST /pets` (createPet). Never retried: a repeated POST could create the pet twice. */
   createPet(auth: Authorization, pet: NewPetDto, deadline?: AbortSignal): Promise<PetDto>;
   /** A fresh whole-operation deadline (`timeoutMs` from now) to share between calls. */
@@ -179,8 +193,15 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       if (response.status !== 200) fail(response);
       return parsePets(response.text);
     },
-    async getPet(auth, id, signal = deadline()) {
+    async getPet(auth, id, signal = deadline(), onDeprecation) {
       const response = await call('GET', `/pets/${encodeURIComponent(id)}`, auth, undefined, signal);
+      const { deprecation, sunset } = response.headers;
+      if (onDeprecation && (typeof deprecation === 'string' || typeof sunset === 'string')) {
+        onDeprecation({
+          ...(typeof deprecation === 'string' ? { deprecation: deprecation.slice(0, 100) } : {}),
+          ...(typeof sunset === 'string' ? { sunset: sunset.slice(0, 100) } : {}),
+        });
+      }
       if (response.status !== 200) fail(response);
       return parsePet(response.text);
     },

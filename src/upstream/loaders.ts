@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { GraphQLError } from 'graphql';
-import type { Authorization, UpstreamClient } from './client.ts';
+import type { Authorization, UpstreamClient, UpstreamDeprecation } from './client.ts';
 import type { ListPetsQuery, NewPetDto, PetDto } from './contract.ts';
 import { toGraphQLError } from './errors.ts';
 
@@ -22,8 +22,9 @@ export interface Loaders {
 export function createLoaders(
   client: UpstreamClient,
   auth: Authorization,
-  authError?: GraphQLError,
+  options: { authError?: GraphQLError; onDeprecation?: (headers: UpstreamDeprecation) => void } = {},
 ): Loaders {
+  const { authError, onDeprecation } = options;
   // One deadline for all of this request's upstream calls, retries included; started on first use
   // so requests that never reach the upstream (introspection, refused input) arm no timer.
   let deadline: AbortSignal | undefined;
@@ -37,7 +38,7 @@ export function createLoaders(
   const petById = new DataLoader<string, PetDto>((ids) =>
     authError
       ? Promise.resolve(ids.map(() => authError))
-      : Promise.all(ids.map((id) => client.getPet(auth, id, signal()).catch(toGraphQLError))),
+      : Promise.all(ids.map((id) => client.getPet(auth, id, signal(), onDeprecation).catch(toGraphQLError))),
   );
   const primeAll = (pets: PetDto[]) => {
     for (const pet of pets) petById.prime(pet.id, pet);

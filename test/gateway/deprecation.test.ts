@@ -1,0 +1,129 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PET_SUNSET } from '../../src/deprecation.ts';
+import { createHttpServer } from '../../src/http-server.ts';
+import { createGateway } from '../../src/server.ts';
+import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.ts';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import { execute } from '../support/graphql.ts';
+import { GetPet, ListPets } from './operations.ts';
+
+const AUTH = 'Bearer deprecation-token';
+
+let upstream: FakeUpstream;
+let client: UpstreamClient;
+let url: string;
+let clock = new Date('2026-11-22T12:00:00Z');
+const events: Array<Record<string, unknown>> = [];
+let close: () => Promise<void>;
+
+beforeAll(async () => {
+  upstream = await startFakeUpstream();
+  upstream.tokens.add('deprecation-token');
+  upstream.seed('deprecation-token', { id: '1', name: 'Rex', categoryId: '2', status: 'sold' });
+  client = createUpstreamClient({ baseUrl: new URL(upstream.url), timeoutMs: 2000, connections: 4 });
+  const server = createHttpServer(
+    createGateway({ upstream: client, now: () => clock, log: (event) => events.push(event) }),
+  );
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+  close = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await client.close();
+    await upstream.close();
+  };
+});
+
+afterAll(() => close());
+
+afterEach(() => {
+  upstream.clearFaults();
+  upstream.requests.length = 0;
+  events.length = 0;
+  clock = new Date('2026-11-22T12:00:00Z');
+});
+
+async function getPetRaw(headers: Record<string, string> = {}) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: AUTH, ...headers },
+    body: JSON.stringify({ query: 'query One { pet(id: "1") { id name } }' }),
+  });
+  return { response, body: await response.json() };
+}
+
+describe('the sunset of pet(id), made visible', () => {
+  it('adds extensions.deprecations and Deprecation/Sunset headers when pet(id) runs', async () => {
+    const { response, body } = await getPetRaw();
+    expect(body.data).toEqual({ pet: { id: '1', name: 'Rex' } });
+    expect(body.extensions.deprecations).toEqual([
+      {
+        field: 'Query.pet',
+        reason: expect.stringContaining('2030-12-05'),
+        replacement: 'Query.pets',
+        sunset: '2030-12-05',
+      },
+    ]);
+    expect(response.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
+    expect(response.headers.get('deprecation')).toMatch(/^@\d+$/);
+  });
+
+  it('says nothing when the operation does not touch pet(id)', async () => {
+    const result = await execute(url, ListPets, {}, AUTH);
+    expect(result.errors).toBeUndefined();
+    expect(result.text).not.toContain('deprecations');
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: AUTH },
+      body: JSON.stringify({ query: '{ pets { id } }' }),
+    });
+    expect(response.headers.get('sunset')).toBeNull();
+    expect(response.headers.get('deprecation')).toBeNull();
+  });
+
+  it('carries the upstream’s own Deprecation and Sunset headers into the extension and the response', async () => {
+    upstream.fault(/^\/v1\/pets\/1$/, (_req, res) => {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        deprecation: '@1764892800',
+        sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
+      });
+      res.end('{"id":1,"name":"Rex","categoryId":2}');
+    });
+    const { response, body } = await getPetRaw();
+    expect(body.extensions.deprecations[0].upstream).toEqual({
+      deprecation: '@1764892800',
+      sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
+    });
+    expect(response.headers.get('deprecation')).toBe('@1764892800');
+  });
+
+  it('records which client used the deprecated field, from graphql-client-name/-version', async () => {
+    await getPetRaw({ 'graphql-client-name': 'ios-app', 'graphql-client-version': '3.1.4' });
+    expect(events).toEqual([
+      expect.objectContaining({
+        msg: 'deprecated field used',
+        fields: ['Query.pet'],
+        clientName: 'ios-app',
+        clientVersion: '3.1.4',
+      }),
+    ]);
+    await getPetRaw({ 'graphql-client-name': `evil"}{"level":"x<script>${'z'.repeat(100)}` });
+    expect(events[1]?.clientName).toBe(`evillevelxscript${'z'.repeat(48)}`);
+  });
+
+  it('answers SUNSET without calling the upstream once 2030-12-05 has come', async () => {
+    clock = new Date(PET_SUNSET.getTime());
+    const result = await execute(url, GetPet, { id: '1' }, AUTH);
+    expect(result.data).toEqual({ pet: null });
+    expect(result.errors?.[0]?.extensions).toEqual({ code: 'SUNSET', status: 410 });
+    expect(result.errors?.[0]?.message).toContain('pets(status:, limit:)');
+    expect(upstream.requests).toEqual([]);
+    clock = new Date(PET_SUNSET.getTime() - 1);
+    const dayBefore = await execute(url, GetPet, { id: '1' }, AUTH);
+    expect(dayBefore.data?.pet?.name).toBe('Rex');
+  });
+});
