@@ -24,24 +24,43 @@ export function summariseProfiles(dir: string): string {
   return files.map((file) => summariseProfile(join(dir, file))).join('\n\n');
 }
 
+/** Where a frame's code lives: a package name, a file of ours, or a Node/V8 bucket. */
+function owner(url: string): string {
+  const inPackage = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (inPackage) return inPackage[1] as string;
+  if (url.startsWith('node:')) return 'node (built-ins)';
+  const ours = /\/(src|bench)\/(.+)$/.exec(url);
+  if (ours) return `${ours[1]}/${ours[2]}`;
+  return url === '' ? 'native / V8' : url;
+}
+
 function summariseProfile(path: string): string {
   const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
   const frames = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
-  const selfMicros = new Map<string, number>();
-  let total = 0;
+  const byFunction = new Map<string, number>();
+  const byOwner = new Map<string, number>();
+  let busy = 0;
   profile.samples.forEach((id, i) => {
     const delta = profile.timeDeltas[i] ?? 0;
     const frame = frames.get(id);
-    const where = frame?.url
-      ? `${frame.url.replace(/^.*\/node_modules\//, '').replace(/^file:\/\/.*\/main\//, '')}:${frame.lineNumber + 1}`
-      : '';
-    const key = `${frame?.functionName || '(anonymous)'} ${where}`.trim();
-    selfMicros.set(key, (selfMicros.get(key) ?? 0) + delta);
-    total += delta;
+    // Idle time is the bench running other targets; shares are of the time the gateway was busy.
+    if (frame === undefined || frame.functionName === '(idle)') return;
+    const where = owner(frame.url);
+    const file = frame.url.startsWith('node:') ? frame.url : where;
+    const key =
+      `${frame.functionName || '(anonymous)'}  ${frame.url ? `${file}:${frame.lineNumber + 1}` : ''}`.trim();
+    byFunction.set(key, (byFunction.get(key) ?? 0) + delta);
+    byOwner.set(where, (byOwner.get(where) ?? 0) + delta);
+    busy += delta;
   });
-  const top = [...selfMicros.entries()].sort((a, b) => b[1] - a[1]).slice(0, TOP);
+  const share = (micros: number) => `${((100 * micros) / busy).toFixed(1).padStart(5)}%`;
+  const top = (map: Map<string, number>, n: number) =>
+    [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, n);
   return [
-    `CPU profile ${path} (${(total / 1e6).toFixed(1)} s sampled), top ${TOP} by self time:`,
-    ...top.map(([name, micros]) => `  ${((100 * micros) / total).toFixed(1).padStart(5)}%  ${name}`),
+    `CPU profile ${path}: ${(busy / 1e6).toFixed(1)} s busy (idle excluded).`,
+    'Self time by package or file:',
+    ...top(byOwner, 12).map(([name, micros]) => `  ${share(micros)}  ${name}`),
+    `Top ${TOP} functions by self time:`,
+    ...top(byFunction, TOP).map(([name, micros]) => `  ${share(micros)}  ${name}`),
   ].join('\n');
 }

@@ -5,7 +5,7 @@
  * `npm run bench -- --help` lists the options.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon, { type AutocannonOptions } from 'autocannon';
@@ -279,6 +279,12 @@ async function main(): Promise<void> {
   console.log(
     `settings: ${settings.rounds} round(s) × ${settings.duration} s per target, ${settings.warmup} s warm-up, ` +
       `${settings.connections} connections; autocannon in this process, every target in its own process`,
+  );
+  // Other work on the machine skews every figure; the load average at start says whether there was any.
+  console.log(
+    `load average at start: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} (1, 5, 15 min)`,
   );
   console.log('');
   console.log('workloads:');

@@ -2,7 +2,7 @@
 import { createServer } from 'node:http';
 import { createBareProxy } from './bare-proxy.ts';
 import { announce, requireEnv } from './child.ts';
-import { listenLoopback } from './listen.ts';
+import { keepAlive, listenLoopback } from './listen.ts';
 
 const proxy = createBareProxy(new URL(requireEnv('UPSTREAM_URL')));
-announce(await listenLoopback(createServer(proxy.handler)));
+announce(await listenLoopback(keepAlive(createServer(proxy.handler))));
