@@ -28,6 +28,13 @@ export function createHttpServer(handler: RequestListener): Server {
     if (countHeader(req.rawHeaders, 'authorization') > 1) {
       return refuse(res, 400, 'BAD_REQUEST', 'Send exactly one Authorization header.');
     }
+    // Node frames any Transfer-Encoding ending in `chunked` but decodes no other coding, so
+    // `gzip, chunked` would be read as if it were plain: refuse codings we do not implement.
+    const transferEncoding = req.headers['transfer-encoding'];
+    if (transferEncoding !== undefined && transferEncoding.trim().toLowerCase() !== 'chunked') {
+      res.shouldKeepAlive = false;
+      return refuse(res, 400, 'BAD_REQUEST', 'Only the chunked transfer coding is supported.');
+    }
     handler(req, res);
   });
   // Behind a load balancer: keep idle connections longer than typical LB idle timeouts (60 s),
@@ -36,7 +43,10 @@ export function createHttpServer(handler: RequestListener): Server {
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (!socket.writable) return socket.destroy();
+    // A pipelined request's answer may already be on the wire: a status line written now would
+    // land inside it. Node's own handler makes the same check.
+    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+    if (!socket.writable || error.code === 'ECONNRESET' || inFlight?.headersSent) return socket.destroy();
     const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
     const body = tooLarge
       ? errorBody('HEADERS_TOO_LARGE', 'The request headers are too large.')
