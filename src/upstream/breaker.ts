@@ -5,6 +5,8 @@ export interface BreakerOptions {
   /** How long an open circuit fails fast before letting one probe through. */
   openMs: number;
   now?: () => number;
+  /** Told of every state change (metrics, logs). */
+  onStateChange?: (state: BreakerState) => void;
 }
 
 export type BreakerState = 'closed' | 'open' | 'half-open';
@@ -22,7 +24,13 @@ export class CircuitBreaker {
   readonly #options: Required<BreakerOptions>;
 
   constructor(options: BreakerOptions) {
-    this.#options = { now: Date.now, ...options };
+    this.#options = { now: Date.now, onStateChange: () => {}, ...options };
+  }
+
+  #set(state: BreakerState): void {
+    if (this.#state === state) return;
+    this.#state = state;
+    this.#options.onStateChange(state);
   }
 
   get state(): BreakerState {
@@ -34,7 +42,7 @@ export class CircuitBreaker {
     if (this.#state === 'closed') return true;
     if (this.#state === 'open') {
       if (this.#options.now() - this.#openedAt < this.#options.openMs) return false;
-      this.#state = 'half-open';
+      this.#set('half-open');
       this.#probing = false;
     }
     if (this.#probing) return false;
@@ -45,15 +53,15 @@ export class CircuitBreaker {
   onSuccess(): void {
     this.#failures = 0;
     this.#probing = false;
-    this.#state = 'closed';
+    this.#set('closed');
   }
 
   onFailure(): void {
     this.#probing = false;
     this.#failures += 1;
     if (this.#state === 'half-open' || this.#failures >= this.#options.failureThreshold) {
-      this.#state = 'open';
       this.#openedAt = this.#options.now();
+      this.#set('open');
     }
   }
 }

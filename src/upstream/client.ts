@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, Pool } from 'undici';
-import { type BreakerOptions, CircuitBreaker } from './breaker.ts';
+import { type BreakerOptions, type BreakerState, CircuitBreaker } from './breaker.ts';
 import {
   type ListPetsQuery,
   type NewPetDto,
@@ -30,7 +30,34 @@ export interface UpstreamClientOptions {
   /** Backoff before retry n is a random delay up to `retryBaseMs * 2^n` (full jitter). @default 50 */
   retryBaseMs?: number;
   /** @default { failureThreshold: 5, openMs: 5000 } */
-  breaker?: Omit<BreakerOptions, 'now'>;
+  breaker?: Omit<BreakerOptions, 'now' | 'onStateChange'>;
+  /** Metrics, traces and logs watch the upstream through these; none by default. */
+  observers?: UpstreamObserver[];
+}
+
+/** Route templates: what observers see instead of paths, so ids never reach a label or span name. */
+export type UpstreamRoute = 'GET /pets' | 'GET /pets/{petId}' | 'POST /pets';
+
+export type AttemptOutcome = 'ok' | 'http_error' | 'timeout' | 'unavailable' | 'bad_response';
+
+/** How one attempt (one HTTP exchange) ended. */
+export interface AttemptEnd {
+  outcome: AttemptOutcome;
+  /** The HTTP status, when one arrived. */
+  status?: number;
+  durationMs: number;
+}
+
+/** Watches upstream traffic. Every hook is optional and must not throw. */
+export interface UpstreamObserver {
+  /** Before each attempt; may add request headers (e.g. `traceparent`); returns its end callback. */
+  attempt?(route: UpstreamRoute, headers: Record<string, string>): ((end: AttemptEnd) => void) | undefined;
+  /** A GET is about to be retried. */
+  retry?(route: UpstreamRoute, reason: 'unavailable' | 'overloaded' | 'rate_limited'): void;
+  /** A call was refused by the open circuit, without touching the network. */
+  shortCircuit?(route: UpstreamRoute): void;
+  /** The origin's breaker changed state. */
+  breaker?(state: BreakerState): void;
 }
 
 /** What the upstream announced about a deprecated route (RFC 9745 / RFC 8594 header values). */
@@ -96,7 +123,13 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 
   const maxRetries = options.maxRetries ?? 2;
   const retryBaseMs = options.retryBaseMs ?? 50;
-  const breaker = new CircuitBreaker(options.breaker ?? { failureThreshold: 5, openMs: 5000 });
+  const observers = options.observers ?? [];
+  const breaker = new CircuitBreaker({
+    ...(options.breaker ?? { failureThreshold: 5, openMs: 5000 }),
+    onStateChange: (state) => {
+      for (const observer of observers) observer.breaker?.(state);
+    },
+  });
   const deadline = () => {
     const signal = AbortSignal.timeout(timeoutMs);
     deadlines.set(signal, Date.now() + timeoutMs);
@@ -107,22 +140,48 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     pause(Math.random() * retryBaseMs * 2 ** attempt, signal);
 
   async function once(
-    method: 'GET' | 'POST',
+    route: UpstreamRoute,
     path: string,
     auth: Authorization,
     body: string | undefined,
     signal: AbortSignal,
   ): Promise<RawResponse> {
+    const method = route === 'POST /pets' ? 'POST' : 'GET';
     const headers: Record<string, string> = { accept: 'application/json' };
     if (auth !== undefined) headers.authorization = auth;
     if (body !== undefined) headers['content-type'] = 'application/json';
+    const ends = observers.length === 0 ? undefined : startAttempt(route, headers);
+    const started = ends ? performance.now() : 0;
     try {
       const response = await pool.request({ method, path: basePath + path, headers, body, signal });
       const text = await response.body.text();
+      if (ends) {
+        const outcome = response.statusCode < 300 ? 'ok' : 'http_error';
+        for (const end of ends)
+          end({ outcome, status: response.statusCode, durationMs: performance.now() - started });
+      }
       return { status: response.statusCode, headers: response.headers, text };
     } catch (error) {
-      throw classify(error, signal);
+      const failure = classify(error, signal);
+      if (ends) {
+        const outcome = outcomeOf(failure);
+        for (const end of ends) end({ outcome, durationMs: performance.now() - started });
+      }
+      throw failure;
     }
+  }
+
+  function startAttempt(route: UpstreamRoute, headers: Record<string, string>) {
+    const ends: Array<(end: AttemptEnd) => void> = [];
+    for (const observer of observers) {
+      const end = observer.attempt?.(route, headers);
+      if (end) ends.push(end);
+    }
+    return ends;
+  }
+
+  function notifyRetry(route: UpstreamRoute, reason: 'unavailable' | 'overloaded' | 'rate_limited') {
+    for (const observer of observers) observer.retry?.(route, reason);
   }
 
   /**
@@ -132,18 +191,22 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
    * undici's idle-only bodyTimeout.
    */
   async function call(
-    method: 'GET' | 'POST',
+    route: UpstreamRoute,
     path: string,
     auth: Authorization,
     body: string | undefined,
     signal: AbortSignal,
   ): Promise<RawResponse> {
+    const method = route === 'POST /pets' ? 'POST' : 'GET';
     for (let attempt = 0; ; attempt++) {
       if (signal.aborted) throw new UpstreamTimeoutError('deadline passed');
-      if (!breaker.tryAcquire()) throw new UpstreamUnavailableError('circuit open');
+      if (!breaker.tryAcquire()) {
+        for (const observer of observers) observer.shortCircuit?.(route);
+        throw new UpstreamUnavailableError('circuit open');
+      }
       let response: RawResponse;
       try {
-        response = await once(method, path, auth, body, signal);
+        response = await once(route, path, auth, body, signal);
       } catch (error) {
         const failure = error as UpstreamError;
         if (failure instanceof UpstreamUnavailableError || failure instanceof UpstreamTimeoutError)
@@ -151,6 +214,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         else breaker.onSuccess();
         if (method !== 'GET' || attempt >= maxRetries || !(failure instanceof UpstreamUnavailableError))
           throw failure;
+        notifyRetry(route, 'unavailable');
         await backoff(attempt, signal);
         continue;
       }
@@ -159,12 +223,14 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       else breaker.onSuccess();
       if (method === 'GET' && attempt < maxRetries) {
         if (overloaded) {
+          notifyRetry(route, 'overloaded');
           await backoff(attempt, signal);
           continue;
         }
         if (response.status === 429) {
           const wait = parseRetryAfter(response.headers['retry-after']);
           if (wait !== undefined && fitsBeforeDeadline(wait * 1000, signal)) {
+            notifyRetry(route, 'rate_limited');
             await pause(wait * 1000, signal);
             continue;
           }
@@ -189,12 +255,24 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   return {
     async listPets(auth, query, signal = deadline()) {
       const status = query.status === undefined ? '' : `&status=${query.status}`;
-      const response = await call('GET', `/pets?limit=${query.limit}${status}`, auth, undefined, signal);
+      const response = await call(
+        'GET /pets',
+        `/pets?limit=${query.limit}${status}`,
+        auth,
+        undefined,
+        signal,
+      );
       if (response.status !== 200) fail(response);
       return parsePets(response.text);
     },
     async getPet(auth, id, signal = deadline(), onDeprecation) {
-      const response = await call('GET', `/pets/${encodeURIComponent(id)}`, auth, undefined, signal);
+      const response = await call(
+        'GET /pets/{petId}',
+        `/pets/${encodeURIComponent(id)}`,
+        auth,
+        undefined,
+        signal,
+      );
       const { deprecation, sunset } = response.headers;
       if (onDeprecation && (typeof deprecation === 'string' || typeof sunset === 'string')) {
         onDeprecation({
@@ -206,7 +284,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       return parsePet(response.text);
     },
     async createPet(auth, pet, signal = deadline()) {
-      const response = await call('POST', '/pets', auth, serializeNewPet(pet), signal);
+      const response = await call('POST /pets', '/pets', auth, serializeNewPet(pet), signal);
       if (response.status !== 201 && response.status !== 200) fail(response);
       return parsePet(response.text);
     },
@@ -232,6 +310,12 @@ const deadlines = new WeakMap<AbortSignal, number>();
 function fitsBeforeDeadline(ms: number, signal: AbortSignal): boolean {
   const end = deadlines.get(signal);
   return end !== undefined && Date.now() + ms < end;
+}
+
+function outcomeOf(error: UpstreamError): AttemptOutcome {
+  if (error instanceof UpstreamTimeoutError) return 'timeout';
+  if (error instanceof UpstreamBadResponseError) return 'bad_response';
+  return 'unavailable';
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
