@@ -44,6 +44,12 @@ async function parse(request: Request, maxBytes: number): Promise<GraphQLParams>
   if (typeof body !== 'object' || body === null) {
     throw badRequest(400, 'BAD_REQUEST', 'The request body must be a JSON object.');
   }
+  // Yoga checks the type of query, variables and extensions, but a non-string operationName
+  // reaches operation selection and comes back as an undocumented OPERATION_RESOLUTION_FAILURE.
+  const { operationName } = body as { operationName?: unknown };
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
+    throw badRequest(400, 'BAD_REQUEST', 'operationName must be a string or null.');
+  }
   return body as GraphQLParams;
 }
 
