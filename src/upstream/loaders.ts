@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import DataLoader from 'dataloader';
 import type { GraphQLError } from 'graphql';
+import { cacheKey, callerKey, type ResponseCache } from './cache.ts';
 import type { Authorization, UpstreamClient, UpstreamDeprecation } from './client.ts';
 import type { ListPetsQuery, NewPetDto, PetDto } from './contract.ts';
 import { toGraphQLError } from './errors.ts';
@@ -17,12 +19,17 @@ export interface Loaders {
 /**
  * Creates the loaders for one GraphQL request and one caller's `Authorization`. They are never
  * shared across requests, so one caller's results can never be served to another. When
- * `authError` is set, every load fails with it and nothing is sent upstream.
+ * `authError` is set, every load fails with it and nothing is sent upstream (or to the cache).
+ * With `cache`, `pets` and `pet` answers are reused across this caller's requests for `ttlMs`.
  */
 export function createLoaders(
   client: UpstreamClient,
   auth: Authorization,
-  options: { authError?: GraphQLError; onDeprecation?: (headers: UpstreamDeprecation) => void } = {},
+  options: {
+    authError?: GraphQLError;
+    onDeprecation?: (headers: UpstreamDeprecation) => void;
+    cache?: ResponseCacheOptions;
+  } = {},
 ): Loaders {
   const { authError, onDeprecation } = options;
   // One deadline for all of this request's upstream calls, retries included; started on first use
@@ -35,10 +42,21 @@ export function createLoaders(
 
   // The contract has no batch endpoint: a batch is the set of distinct keys asked for in one tick,
   // fetched in parallel. Errors become GraphQL errors here, per key, so one failure fails one field.
+  // A refused caller never touches the cache; anyone else reads through it when one is configured.
+  const upstream =
+    options.cache && !authError && auth !== undefined
+      ? cachedCalls(client, auth, options.cache, signal)
+      : {
+          listPets: (query: ListPetsQuery) => client.listPets(auth, query, signal()),
+          getPet: (id: string, notify?: (headers: UpstreamDeprecation) => void) =>
+            client.getPet(auth, id, signal(), notify),
+          createdPet: async () => {},
+        };
+
   const petById = new DataLoader<string, PetDto>((ids) =>
     authError
       ? Promise.resolve(ids.map(() => authError))
-      : Promise.all(ids.map((id) => client.getPet(auth, id, signal(), onDeprecation).catch(toGraphQLError))),
+      : Promise.all(ids.map((id) => upstream.getPet(id, onDeprecation).catch(toGraphQLError))),
   );
   const primeAll = (pets: PetDto[]) => {
     for (const pet of pets) petById.prime(pet.id, pet);
@@ -48,9 +66,7 @@ export function createLoaders(
     (queries) =>
       authError
         ? Promise.resolve(queries.map(() => authError))
-        : Promise.all(
-            queries.map((query) => client.listPets(auth, query, signal()).then(primeAll, toGraphQLError)),
-          ),
+        : Promise.all(queries.map((query) => upstream.listPets(query).then(primeAll, toGraphQLError))),
     { cacheKeyFn: (query) => `${query.status ?? ''}|${query.limit}` },
   );
   return {
@@ -58,11 +74,129 @@ export function createLoaders(
     petList,
     async createPet(pet) {
       if (authError) throw authError;
+      let created: PetDto;
       try {
-        return primeAll([await client.createPet(auth, pet, signal())])[0] as PetDto;
+        created = primeAll([await client.createPet(auth, pet, signal())])[0] as PetDto;
       } catch (error) {
         throw toGraphQLError(error);
       }
+      // Before answering, so this caller's next `pets` cannot be served a list without the new pet.
+      await upstream.createdPet();
+      return created;
     },
   };
+}
+
+/** The response cache as the loaders use it: off when absent. */
+export interface ResponseCacheOptions {
+  store: ResponseCache;
+  /** How long a successful `pets` or `pet` answer is reused. */
+  ttlMs: number;
+}
+
+/**
+ * List generations are random and never reused, so a generation that expires or is evicted can only
+ * cause misses, never bring back a list cached before a create. They outlive any list entry by far.
+ */
+const GENERATION_TTL_MS = 60 * 60 * 1000;
+const newGeneration = () => randomBytes(12).toString('base64url');
+
+/**
+ * `GET /pets` and `GET /pets/{petId}` through the cache, for one caller. Keys carry the hash of
+ * the caller's whole Authorization header, so two keys never share an entry; list keys carry the
+ * caller's current list generation, which a successful create replaces (no scans, no deletes: old
+ * lists simply become unreachable and expire). Only successful answers are stored.
+ */
+function cachedCalls(
+  client: UpstreamClient,
+  auth: string,
+  { store, ttlMs }: ResponseCacheOptions,
+  signal: () => AbortSignal,
+) {
+  const caller = callerKey(auth);
+  const generationKey = cacheKey(caller, 'gen');
+  // Stores never reject by contract; this guards a value that does not decode, or a store that does.
+  const attempt = async <T>(run: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await run();
+    } catch {
+      store.stats.errors++;
+      return undefined;
+    }
+  };
+  return {
+    async listPets(query: ListPetsQuery): Promise<PetDto[]> {
+      const generation = await attempt(() =>
+        store.setIfAbsent(generationKey, newGeneration(), GENERATION_TTL_MS),
+      );
+      // Without a known generation, a cached list cannot be told fresh from stale: bypass the cache.
+      if (generation === undefined) return client.listPets(auth, query, signal());
+      const key = cacheKey(caller, 'pets', generation, query.status ?? '-', String(query.limit));
+      const hit = await attempt(async () => {
+        const text = await store.get(key);
+        return text === undefined ? undefined : decodePets(JSON.parse(text));
+      });
+      if (hit) return hit;
+      const pets = await client.listPets(auth, query, signal());
+      await attempt(() => store.set(key, JSON.stringify(pets), ttlMs));
+      return pets;
+    },
+    async getPet(id: string, notify?: (headers: UpstreamDeprecation) => void): Promise<PetDto> {
+      const key = cacheKey(caller, 'pet', id);
+      const hit = await attempt(async () => {
+        const text = await store.get(key);
+        return text === undefined ? undefined : decodePetEntry(JSON.parse(text));
+      });
+      if (hit) {
+        // Replay what the upstream announced, so a cached answer carries the same deprecation notice.
+        if (hit.upstream) notify?.(hit.upstream);
+        return hit.pet;
+      }
+      let upstream: UpstreamDeprecation | undefined;
+      const pet = await client.getPet(auth, id, signal(), (headers) => {
+        upstream = headers;
+        notify?.(headers);
+      });
+      await attempt(() => store.set(key, JSON.stringify(upstream ? { pet, upstream } : { pet }), ttlMs));
+      return pet;
+    },
+    async createdPet(): Promise<void> {
+      await attempt(() => store.set(generationKey, newGeneration(), GENERATION_TTL_MS));
+    },
+  };
+}
+
+/** A cached value is ours, but Redis is shared: anything not shaped like a PetDto is a miss. */
+function decodePets(value: unknown): PetDto[] | undefined {
+  return Array.isArray(value) && value.every(isPetDto) ? value : undefined;
+}
+
+function decodePetEntry(value: unknown): { pet: PetDto; upstream?: UpstreamDeprecation } | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { pet, upstream } = value as { pet?: unknown; upstream?: unknown };
+  if (!isPetDto(pet)) return undefined;
+  if (upstream === undefined) return { pet };
+  if (typeof upstream !== 'object' || upstream === null) return undefined;
+  const { deprecation, sunset } = upstream as Record<string, unknown>;
+  return {
+    pet,
+    upstream: {
+      ...(typeof deprecation === 'string' ? { deprecation } : {}),
+      ...(typeof sunset === 'string' ? { sunset } : {}),
+    },
+  };
+}
+
+function isPetDto(value: unknown): value is PetDto {
+  if (typeof value !== 'object' || value === null) return false;
+  const pet = value as Record<string, unknown>;
+  return (
+    typeof pet.id === 'string' &&
+    typeof pet.name === 'string' &&
+    typeof pet.categoryId === 'string' &&
+    (pet.status === undefined ||
+      pet.status === 'available' ||
+      pet.status === 'pending' ||
+      pet.status === 'sold')
+  );
 }

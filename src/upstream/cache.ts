@@ -1,0 +1,178 @@
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+
+/**
+ * Where cached upstream answers live: this process's memory, or Redis shared by several instances.
+ * A store never rejects: a failed or slow command reads as a miss (or a lost write) and is counted
+ * in `stats.errors`, so the cache can make a request slower or less cached, never fail it.
+ */
+export interface ResponseCache {
+  /** The value, or undefined when absent, expired or unreadable. */
+  get(key: string): Promise<string | undefined>;
+  /** Stores `value` for `ttlMs`; a lost write is only counted. */
+  set(key: string, value: string, ttlMs: number): Promise<void>;
+  /**
+   * The value at `key`, after storing `value` there (for `ttlMs`) if there was none; atomic, so
+   * concurrent callers agree. Undefined when the store could not answer.
+   */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<string | undefined>;
+  readonly stats: CacheStats;
+  close(): Promise<void>;
+}
+
+export interface CacheStats {
+  hits: number;
+  misses: number;
+  /** Commands that failed or timed out; each one fell through to the upstream. */
+  errors: number;
+}
+
+/** The part of every key that names the caller: a hash of the whole `Authorization` header. */
+export function callerKey(authorization: string): string {
+  // The header is a high-entropy API key; its sha256 cannot be turned back into it, and the token
+  // itself never appears in a key or a value.
+  return createHash('sha256').update(authorization).digest('hex');
+}
+
+/** `pg:v1:<caller>:<rest>`: `v1` changes whenever the shape of keys or values does. */
+export function cacheKey(caller: string, ...rest: string[]): string {
+  return ['pg', 'v1', caller, ...rest].join(':');
+}
+
+export interface MemoryCacheOptions {
+  /** Entries kept; the least recently used goes first. @default 10000 */
+  maxEntries?: number;
+  /** Milliseconds clock, injectable for tests. @default Date.now */
+  now?: () => number;
+}
+
+/** A bounded, expiring LRU in this process's memory: right for one gateway instance. */
+export function createMemoryCache(options: MemoryCacheOptions = {}): ResponseCache {
+  const maxEntries = options.maxEntries ?? 10_000;
+  const now = options.now ?? Date.now;
+  // A Map iterates in insertion order: re-inserting on use keeps the least recently used first.
+  const entries = new Map<string, { value: string; expiresAt: number }>();
+  const stats: CacheStats = { hits: 0, misses: 0, errors: 0 };
+
+  const read = (key: string) => {
+    const entry = entries.get(key);
+    if (entry === undefined) return undefined;
+    entries.delete(key);
+    if (entry.expiresAt <= now()) return undefined;
+    entries.set(key, entry);
+    return entry.value;
+  };
+  const write = (key: string, value: string, ttlMs: number) => {
+    entries.delete(key);
+    entries.set(key, { value, expiresAt: now() + ttlMs });
+    while (entries.size > maxEntries) {
+      const oldest = entries.keys().next();
+      if (oldest.done) break;
+      entries.delete(oldest.value);
+    }
+  };
+
+  return {
+    async get(key) {
+      const value = read(key);
+      if (value === undefined) stats.misses++;
+      else stats.hits++;
+      return value;
+    },
+    async set(key, value, ttlMs) {
+      write(key, value, ttlMs);
+    },
+    async setIfAbsent(key, value, ttlMs) {
+      const current = read(key);
+      if (current !== undefined) return current;
+      write(key, value, ttlMs);
+      return value;
+    },
+    stats,
+    async close() {
+      entries.clear();
+    },
+  };
+}
+
+export interface RedisCacheOptions {
+  /** A command without an answer by then counts as an error (a miss). @default 250 */
+  commandTimeoutMs?: number;
+  /** @default 1000 */
+  connectTimeoutMs?: number;
+  /**
+   * Told about cache failures (connection lost, timeouts), at most once per 10 s; the count is in
+   * `stats.errors`. Must not throw.
+   */
+  onError?: (error: Error) => void;
+}
+
+/**
+ * Redis through ioredis, for several gateway instances sharing one cache. Commands are never
+ * queued while disconnected: with Redis down every lookup is an immediate miss, and ioredis keeps
+ * reconnecting in the background.
+ */
+export function createRedisCache(url: URL | string, options: RedisCacheOptions = {}): ResponseCache {
+  const stats: CacheStats = { hits: 0, misses: 0, errors: 0 };
+  let lastReport = Number.NEGATIVE_INFINITY;
+  const failed = (error: unknown) => {
+    stats.errors++;
+    if (options.onError && Date.now() - lastReport >= 10_000) {
+      lastReport = Date.now();
+      options.onError(error instanceof Error ? error : new Error(String(error)));
+    }
+  };
+  const redis = new Redis(String(url), {
+    lazyConnect: true,
+    connectTimeout: options.connectTimeoutMs ?? 1000,
+    commandTimeout: options.commandTimeoutMs ?? 250,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    // Reconnect soon after Redis comes back, without hammering it while it is away.
+    retryStrategy: (times) => Math.min(times * 100, 2000),
+  });
+  // Without a listener ioredis prints every connection error; each one is counted instead.
+  redis.on('error', failed);
+  // Connect now, in the background: requests arriving before Redis answers are plain misses.
+  redis.connect().catch(() => {});
+
+  return {
+    async get(key) {
+      try {
+        const value = await redis.get(key);
+        if (value === null) stats.misses++;
+        else stats.hits++;
+        return value ?? undefined;
+      } catch (error) {
+        failed(error);
+        return undefined;
+      }
+    },
+    async set(key, value, ttlMs) {
+      try {
+        await redis.set(key, value, 'PX', ttlMs);
+      } catch (error) {
+        failed(error);
+      }
+    },
+    async setIfAbsent(key, value, ttlMs) {
+      try {
+        const replies = await redis.multi().set(key, value, 'PX', ttlMs, 'NX').get(key).exec();
+        const got = replies?.[1];
+        if (!got || got[0]) throw got?.[0] ?? new Error('transaction discarded');
+        return typeof got[1] === 'string' ? got[1] : undefined;
+      } catch (error) {
+        failed(error);
+        return undefined;
+      }
+    },
+    stats,
+    async close() {
+      try {
+        await redis.quit();
+      } catch {
+        redis.disconnect();
+      }
+    },
+  };
+}
