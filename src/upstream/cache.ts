@@ -23,7 +23,7 @@ export interface ResponseCache {
 export interface CacheStats {
   hits: number;
   misses: number;
-  /** Commands that failed or timed out; each one fell through to the upstream. */
+  /** Failed or timed-out commands (each one fell through to the upstream) and connection errors. */
   errors: number;
 }
 
