@@ -1,3 +1,4 @@
+import { GraphQLError } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import { badRequest } from './errors.ts';
 
@@ -53,8 +54,14 @@ async function parse(request: Request, maxBytes: number): Promise<GraphQLParams>
   return body as GraphQLParams;
 }
 
+/**
+ * The rest of the body is never read: the connection closes after the answer, or a client could
+ * keep a socket (and Node's discard loop) busy with a body it never finishes.
+ */
 function tooLarge(maxBytes: number) {
-  return badRequest(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes.`);
+  return new GraphQLError(`The request body is larger than ${maxBytes} bytes.`, {
+    extensions: { code: 'PAYLOAD_TOO_LARGE', http: { status: 413, headers: { connection: 'close' } } },
+  });
 }
 
 async function readCapped(request: Request, maxBytes: number): Promise<Uint8Array> {
