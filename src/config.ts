@@ -18,8 +18,20 @@ export interface Config {
   readonly persistedOperations: 'off' | 'allow' | 'require';
   /** The manifest (codegen's persisted-documents.json); required unless persistedOperations is off. */
   readonly persistedOperationsFile: string | undefined;
+  /** pino level: fatal, error, warn, info, debug, trace or silent. @default 'info' */
+  readonly logLevel: string;
+  /** Serve Prometheus metrics at /metrics. @default true */
+  readonly metrics: boolean;
+  /** OTLP/HTTP collector base URL; tracing is off without it. */
+  readonly otlpEndpoint: string | undefined;
   /** Limits on what a client may send; see README "Limits and failure behaviour". */
   readonly limits: Limits;
+  /** Per-caller cache of `pets`/`pet` answers: off, this process's memory, or Redis. @default 'off' */
+  readonly responseCache: 'off' | 'memory' | 'redis';
+  /** How long a cached answer is reused. @default 2000 */
+  readonly responseCacheTtlMs: number;
+  /** Redis for `responseCache: 'redis'` (redis:// or rediss://); ignored otherwise. */
+  readonly redisUrl: URL | undefined;
   /** Embedded reference service only. @default 'data/petstore.db' */
   readonly petstoreDb: string;
   /** Embedded reference service only: a key it always accepts. */
@@ -63,9 +75,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     upstreamUrl: upstreamUrl(env),
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 5000, 1, 120_000),
     upstreamConnections: integer(env, 'UPSTREAM_CONNECTIONS', 64, 1, 1024),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    metrics: boolean(env, 'METRICS', true),
+    otlpEndpoint: httpUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
     graphiql: boolean(env, 'GRAPHIQL', true),
     introspection: boolean(env, 'INTROSPECTION', true),
     ...persisted(env),
+    ...responseCache(env),
     limits: Object.freeze({
       maxDepth: integer(env, 'MAX_DEPTH', DEFAULT_LIMITS.maxDepth, 1, 100),
       maxAliases: integer(env, 'MAX_ALIASES', DEFAULT_LIMITS.maxAliases, 0, 1000),
@@ -82,6 +98,28 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 function nonEmpty(env: Record<string, string | undefined>, name: string): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === '' ? undefined : value;
+}
+
+function oneOf(
+  env: Record<string, string | undefined>,
+  name: string,
+  values: string[],
+  fallback: string,
+): string {
+  const raw = nonEmpty(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (!values.includes(raw))
+    throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw;
+}
+
+function httpUrl(env: Record<string, string | undefined>, name: string): string | undefined {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return undefined;
+  if (!URL.canParse(raw) || !/^https?:$/.test(new URL(raw).protocol)) {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  return raw;
 }
 
 function boolean(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
@@ -104,6 +142,32 @@ function persisted(env: Record<string, string | undefined>) {
     );
   }
   return { persistedOperations: mode as Config['persistedOperations'], persistedOperationsFile: file };
+}
+
+function responseCache(
+  env: Record<string, string | undefined>,
+): Pick<Config, 'responseCache' | 'responseCacheTtlMs' | 'redisUrl'> {
+  const mode = nonEmpty(env, 'RESPONSE_CACHE')?.toLowerCase() ?? 'off';
+  if (mode !== 'off' && mode !== 'memory' && mode !== 'redis') {
+    throw new ConfigError(`RESPONSE_CACHE must be off, memory or redis, got "${mode}"`);
+  }
+  const ttlMs = integer(env, 'RESPONSE_CACHE_TTL_MS', 2000, 1, 60_000);
+  // REDIS_URL alone does not turn the cache on: caching is a choice (answers may be up to a TTL
+  // old), and platforms often inject REDIS_URL for other uses.
+  if (mode !== 'redis') return { responseCache: mode, responseCacheTtlMs: ttlMs, redisUrl: undefined };
+  const raw = nonEmpty(env, 'REDIS_URL');
+  if (raw === undefined) throw new ConfigError('RESPONSE_CACHE=redis needs REDIS_URL (redis://host:6379)');
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    // The value may hold a password: never echo it.
+    throw new ConfigError('REDIS_URL must be an absolute redis:// or rediss:// URL');
+  }
+  if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
+    throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL with a host, got "${url.protocol}"`);
+  }
+  return { responseCache: mode, responseCacheTtlMs: ttlMs, redisUrl: url };
 }
 
 function integer(

@@ -1,7 +1,7 @@
 import { DeprecationNotices } from './deprecation.ts';
 import { unauthenticated } from './errors.ts';
 import type { UpstreamClient } from './upstream/client.ts';
-import { createLoaders, type Loaders } from './upstream/loaders.ts';
+import { createLoaders, type Loaders, type ResponseCacheOptions } from './upstream/loaders.ts';
 
 /** What every resolver receives. */
 export interface Context {
@@ -12,12 +12,16 @@ export interface Context {
   deprecations: DeprecationNotices;
   /** The clock (injectable so the sunset can be tested). */
   now: () => Date;
+  /** Upstream calls this request has made so far (retries not counted twice), for the operation log. */
+  upstreamCalls: () => number;
 }
 
 export interface ContextDeps {
   upstream: UpstreamClient;
   maxCost: number;
   now: () => Date;
+  /** Per-caller response cache for `pets`/`pet`; undefined = off. */
+  cache?: ResponseCacheOptions;
 }
 
 /** Keys are opaque to the contract; anything longer than this is abuse, not a key. */
@@ -34,14 +38,44 @@ export function createContext(request: Request, deps: ContextDeps): Context {
   const authorization = request.headers.get('authorization') ?? undefined;
   const authError = checkAuthorization(authorization);
   const deprecations = new DeprecationNotices();
+  let calls = 0;
   return {
-    loaders: createLoaders(deps.upstream, authorization, {
-      ...(authError ? { authError } : {}),
-      onDeprecation: (headers) => deprecations.upstreamPet(headers),
-    }),
+    loaders: createLoaders(
+      countCalls(deps.upstream, () => calls++),
+      authorization,
+      {
+        ...(authError ? { authError } : { cache: deps.cache }),
+        onDeprecation: (headers) => deprecations.upstreamPet(headers),
+      },
+    ),
     maxCost: deps.maxCost,
     deprecations,
     now: deps.now,
+    upstreamCalls: () => calls,
+  };
+}
+
+/** The same client, counting this request's calls; a cache in the loaders keeps hits out of the count. */
+function countCalls(client: UpstreamClient, onCall: () => void): UpstreamClient {
+  return {
+    listPets: (auth, query, signal) => {
+      onCall();
+      return client.listPets(auth, query, signal);
+    },
+    getPet: (auth, id, signal, onDeprecation) => {
+      onCall();
+      return client.getPet(auth, id, signal, onDeprecation);
+    },
+    createPet: (auth, pet, signal) => {
+      onCall();
+      return client.createPet(auth, pet, signal);
+    },
+    deadline: () => client.deadline(),
+    probe: () => client.probe(),
+    get breakerState() {
+      return client.breakerState;
+    },
+    close: () => client.close(),
   };
 }
 

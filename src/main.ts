@@ -3,8 +3,12 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { ConfigError, loadConfig } from './config.ts';
 import { createHttpServer } from './http-server.ts';
+import { createLogger } from './observability/logging.ts';
+import { createMetrics } from './observability/metrics.ts';
+import { createTracing } from './observability/tracing.ts';
 import { loadPersistedDocuments } from './persisted-operations.ts';
 import { createGateway } from './server.ts';
+import { createMemoryCache, createRedisCache } from './upstream/cache.ts';
 import { createUpstreamClient } from './upstream/client.ts';
 
 /** How long SIGTERM waits for in-flight operations before closing anyway. */
@@ -49,13 +53,30 @@ async function main(): Promise<void> {
     closeEmbedded = () => petstore.close();
   }
 
+  const logger = createLogger(config.logLevel);
+  const metrics = config.metrics ? createMetrics() : undefined;
+  const tracing = config.otlpEndpoint ? createTracing({ exporter: config.otlpEndpoint }) : undefined;
   const upstream = createUpstreamClient({
     baseUrl: upstreamUrl,
     timeoutMs: config.upstreamTimeoutMs,
     connections: config.upstreamConnections,
+    observers: [metrics?.upstream, tracing?.upstream].filter((observer) => observer !== undefined),
   });
+  const cacheStore =
+    config.responseCache === 'redis' && config.redisUrl
+      ? createRedisCache(config.redisUrl, {
+          onError: (error) =>
+            console.error(`pet-gateway: response cache: ${error.message} (serving from upstream)`),
+        })
+      : config.responseCache === 'memory'
+        ? createMemoryCache()
+        : undefined;
   const gateway = createGateway({
     upstream,
+    ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs } } : {}),
+    logger,
+    ...(metrics ? { metrics } : {}),
+    ...(tracing ? { tracing } : {}),
     limits: config.limits,
     graphiql: config.graphiql,
     introspection: config.introspection,
@@ -75,6 +96,12 @@ async function main(): Promise<void> {
   } else {
     console.log(`pet-gateway: upstream ${upstreamUrl.origin}`);
   }
+  if (cacheStore) {
+    const where = config.redisUrl ? ` at ${config.redisUrl.host}` : '';
+    console.log(
+      `pet-gateway: response cache ${config.responseCache}${where}, ${config.responseCacheTtlMs} ms`,
+    );
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -91,7 +118,10 @@ async function main(): Promise<void> {
     server.closeIdleConnections();
     await closed;
     await upstream.close();
+    await cacheStore?.close();
     await closeEmbedded();
+    await tracing?.shutdown();
+    logger.flush();
     clearTimeout(forced);
     process.exit(0);
   };

@@ -37,3 +37,43 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env)).toThrowError(message);
   });
 });
+
+describe('response cache configuration', () => {
+  it('is off by default, and REDIS_URL alone does not turn it on', () => {
+    expect(loadConfig({})).toMatchObject({
+      responseCache: 'off',
+      responseCacheTtlMs: 2000,
+      redisUrl: undefined,
+    });
+    expect(loadConfig({ REDIS_URL: 'redis://cache:6379' })).toMatchObject({ responseCache: 'off' });
+  });
+
+  it('takes memory, or redis with a redis:// or rediss:// REDIS_URL', () => {
+    expect(loadConfig({ RESPONSE_CACHE: 'memory', RESPONSE_CACHE_TTL_MS: '500' })).toMatchObject({
+      responseCache: 'memory',
+      responseCacheTtlMs: 500,
+    });
+    const redis = loadConfig({ RESPONSE_CACHE: 'redis', REDIS_URL: 'rediss://:pw@cache.internal:6380/0' });
+    expect(redis.responseCache).toBe('redis');
+    expect(redis.redisUrl?.host).toBe('cache.internal:6380');
+  });
+
+  it.each([
+    [{ RESPONSE_CACHE: 'disk' }, /^RESPONSE_CACHE must be off, memory or redis/],
+    [{ RESPONSE_CACHE_TTL_MS: '0' }, /^RESPONSE_CACHE_TTL_MS must be an integer from 1 to 60000/],
+    [{ RESPONSE_CACHE_TTL_MS: '60001' }, /^RESPONSE_CACHE_TTL_MS/],
+    [{ RESPONSE_CACHE: 'redis' }, /^RESPONSE_CACHE=redis needs REDIS_URL/],
+    [
+      { RESPONSE_CACHE: 'redis', REDIS_URL: 'http://cache:6379' },
+      /^REDIS_URL must be a redis:\/\/ or rediss:\/\//,
+    ],
+    [{ RESPONSE_CACHE: 'redis', REDIS_URL: 'secret password' }, /^REDIS_URL must be an absolute/],
+  ])('refuses %o with a one-line message naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrowError(ConfigError);
+    expect(() => loadConfig(env)).toThrowError(message);
+  });
+
+  it('never echoes a REDIS_URL, which may hold a password', () => {
+    expect(() => loadConfig({ RESPONSE_CACHE: 'redis', REDIS_URL: 'hunter2' })).not.toThrowError(/hunter2/);
+  });
+});

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeUpstream } from './support/fake-upstream.ts';
 import { postJson } from './support/graphql.ts';
 
 const children: ChildProcess[] = [];
@@ -65,6 +67,55 @@ describe('npm start', () => {
     const [code] = await once(gateway.child, 'exit');
     expect(code).toBe(0);
     expect(gateway.output()).not.toMatch(/Bearer wrong/);
+  });
+
+  it('on SIGTERM finishes in-flight operations, refuses new connections and exits 0', async () => {
+    const upstream = await startFakeUpstream();
+    upstream.tokens.add('t');
+    // Every list call takes 800 ms, so operations are surely in flight when SIGTERM arrives.
+    upstream.fault(/^\/v1\/pets\?/, (_req, res) => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('[{"id":1,"name":"Slow","categoryId":1}]');
+      }, 800);
+    });
+    try {
+      const gateway = start({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        UPSTREAM_URL: upstream.url,
+        LOG_LEVEL: 'silent',
+      });
+      const [, url] = await gateway.waitFor(/GraphiQL at (http:\/\/\S+\/graphql)/);
+      const inFlight = Array.from({ length: 3 }, () =>
+        postJson<{ pets: Array<{ name: string }> }>(
+          url as string,
+          { query: '{ pets { name } }' },
+          'Bearer t',
+        ),
+      );
+      while (upstream.requests.length < 3) await new Promise((resolve) => setTimeout(resolve, 10));
+
+      const exited = once(gateway.child, 'exit');
+      gateway.child.kill('SIGTERM');
+      await gateway.waitFor(/SIGTERM, finishing in-flight requests/);
+      const refused = await new Promise<string>((resolve) => {
+        const probe = request(url as string, { method: 'POST', agent: false }, () => resolve('answered'));
+        probe.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+        probe.end('{}');
+      });
+      expect(refused).toBe('ECONNREFUSED');
+
+      const results = await Promise.all(inFlight);
+      for (const result of results) {
+        expect(result.status).toBe(200);
+        expect(result.data?.pets).toEqual([{ name: 'Slow' }]);
+      }
+      const [code] = await exited;
+      expect(code).toBe(0);
+    } finally {
+      await upstream.close();
+    }
   });
 
   it('stops at once with a one-line message on bad configuration', async () => {

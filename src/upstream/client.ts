@@ -89,6 +89,11 @@ export interface UpstreamClient {
   deadline(): AbortSignal;
   /** The origin's circuit breaker state. */
   readonly breakerState: CircuitBreaker['state'];
+  /**
+   * Whether the upstream answers HTTP at all (readiness): an unauthenticated `GET /pets?limit=1`
+   * with a 1 s timeout; any status below 500 (the contract's 401 included) means up.
+   */
+  probe(): Promise<boolean>;
   /** Closes the pool once in-flight calls have finished. */
   close(): Promise<void>;
 }
@@ -289,6 +294,20 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       return parsePet(response.text);
     },
     deadline,
+    async probe() {
+      try {
+        const response = await pool.request({
+          method: 'GET',
+          path: `${basePath}/pets?limit=1`,
+          headers: { accept: 'application/json' },
+          signal: AbortSignal.timeout(Math.min(timeoutMs, 1000)),
+        });
+        await response.body.dump();
+        return response.statusCode < 500;
+      } catch {
+        return false;
+      }
+    },
     get breakerState() {
       return breaker.state;
     },

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PET_SUNSET } from '../../src/deprecation.ts';
 import { createHttpServer } from '../../src/http-server.ts';
+import { createLogger } from '../../src/observability/logging.ts';
 import { createGateway } from '../../src/server.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
@@ -23,9 +24,14 @@ beforeAll(async () => {
   upstream.tokens.add('deprecation-token');
   upstream.seed('deprecation-token', { id: '1', name: 'Rex', categoryId: '2', status: 'sold' });
   client = createUpstreamClient({ baseUrl: new URL(upstream.url), timeoutMs: 2000, connections: 4 });
-  const server = createHttpServer(
-    createGateway({ upstream: client, now: () => clock, log: (event) => events.push(event) }),
-  );
+  // The real JSON logger, writing into the test instead of stdout.
+  const logger = createLogger('info', {
+    write: (line: string) => {
+      const event = JSON.parse(line);
+      if (event.msg === 'deprecated field used') events.push(event);
+    },
+  });
+  const server = createHttpServer(createGateway({ upstream: client, now: () => clock, logger }));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;

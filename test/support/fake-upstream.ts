@@ -7,6 +7,8 @@ export interface LoggedRequest {
   method: string;
   path: string;
   authorization: string | undefined;
+  /** W3C trace context, when the gateway traces. */
+  traceparent: string | undefined;
   body: string;
 }
 
@@ -74,6 +76,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       method: req.method ?? '',
       path: url.pathname + url.search,
       authorization: req.headers.authorization,
+      traceparent: req.headers.traceparent as string | undefined,
       body,
     });
     const fault = faults.find(

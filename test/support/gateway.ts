@@ -2,8 +2,10 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Limits } from '../../src/config.ts';
 import { createHttpServer } from '../../src/http-server.ts';
+import { createLogger } from '../../src/observability/logging.ts';
 import { createGateway } from '../../src/server.ts';
 import { createUpstreamClient, type UpstreamClientOptions } from '../../src/upstream/client.ts';
+import type { ResponseCacheOptions } from '../../src/upstream/loaders.ts';
 
 export interface RunningGateway {
   /** The GraphQL endpoint, e.g. http://127.0.0.1:1234/graphql */
@@ -19,6 +21,8 @@ export interface GatewayTestOptions {
   limits?: Limits;
   /** Overrides of the upstream client's retry and breaker settings. */
   client?: Partial<UpstreamClientOptions>;
+  /** A response cache; the caller owns the store and closes it. */
+  cache?: ResponseCacheOptions;
 }
 
 /** Starts the real gateway on a free loopback port, talking to `upstreamUrl`, as `main.ts` wires it. */
@@ -30,7 +34,13 @@ export async function startGateway(options: GatewayTestOptions): Promise<Running
     ...options.client,
   });
   const server = createHttpServer(
-    createGateway({ upstream, ...(options.limits ? { limits: options.limits } : {}) }),
+    createGateway({
+      upstream,
+      // Tests read logs where they check them; elsewhere they would only bury the test output.
+      logger: createLogger('silent'),
+      ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.cache ? { cache: options.cache } : {}),
+    }),
   );
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

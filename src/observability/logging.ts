@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import type { DefinitionNode, DocumentNode, GraphQLError } from 'graphql';
+import type { Plugin, YogaLogger } from 'graphql-yoga';
+import { type DestinationStream, type Logger, pino } from 'pino';
+
+/**
+ * The gateway's JSON logger. `authorization` is redacted wherever it appears, as a second line of
+ * defence: no code path logs headers or tokens in the first place.
+ */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'pet-gateway' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: {
+        paths: ['authorization', '*.authorization', 'headers.authorization', '*.headers.authorization'],
+        censor: '[redacted]',
+      },
+    },
+    destination,
+  );
+}
+
+/** Routes Yoga's own messages (masked unexpected errors among them) into the same JSON logs. */
+export function yogaLogger(logger: Logger): YogaLogger {
+  return {
+    debug: (...args: unknown[]) => logger.debug({ args }, 'yoga'),
+    info: (...args: unknown[]) => logger.info({ args }, 'yoga'),
+    warn: (...args: unknown[]) => logger.warn({ args }, 'yoga'),
+    error: (...args: unknown[]) =>
+      logger.error(
+        { err: args.find((arg) => arg instanceof Error) },
+        String(args.find((arg) => typeof arg === 'string') ?? 'yoga error'),
+      ),
+  };
+}
+
+interface OperationRecord {
+  started: number;
+  requestId: string;
+  operationName?: string;
+  operationType?: string;
+  codes?: string[];
+  upstreamCalls?: () => number;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/**
+ * One log line per GraphQL operation: request id (the caller's `x-request-id` when it is sane, else
+ * a new one, echoed in the response), operation name and type, duration, upstream calls made, the
+ * HTTP status, and the error codes if any. Never a header, a variable or a token.
+ */
+export function useOperationLog(logger: Logger): Plugin {
+  const records = new WeakMap<Request, OperationRecord>();
+  return {
+    onParams({ request, params }) {
+      const header = request.headers.get('x-request-id');
+      records.set(request, {
+        started: performance.now(),
+        requestId: header && REQUEST_ID.test(header) ? header : randomUUID(),
+        ...(typeof params.operationName === 'string'
+          ? { operationName: params.operationName.slice(0, 100) }
+          : {}),
+      });
+    },
+    onExecute({ args }) {
+      const context = args.contextValue as { request?: Request; upstreamCalls?: () => number };
+      const record = context.request && records.get(context.request);
+      if (!record) return;
+      const operation = (args.document as DocumentNode).definitions.find(
+        (definition: DefinitionNode) =>
+          definition.kind === 'OperationDefinition' &&
+          (args.operationName == null || definition.name?.value === args.operationName),
+      );
+      if (operation?.kind === 'OperationDefinition') {
+        record.operationType = operation.operation;
+        if (operation.name) record.operationName = operation.name.value;
+      }
+      if (context.upstreamCalls) record.upstreamCalls = context.upstreamCalls;
+    },
+    onResultProcess({ request, result }) {
+      const record = records.get(request);
+      if (!record) return;
+      const results = Array.isArray(result) ? result : [result];
+      const codes = results.flatMap((one) =>
+        'errors' in one && one.errors
+          ? one.errors.map((error: GraphQLError) => String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR'))
+          : [],
+      );
+      if (codes.length > 0) record.codes = [...new Set(codes)].slice(0, 10);
+    },
+    onResponse({ request, response }) {
+      const record = records.get(request);
+      if (!record) return;
+      response.headers.set('x-request-id', record.requestId);
+      logger.info(
+        {
+          requestId: record.requestId,
+          operationName: record.operationName ?? null,
+          operationType: record.operationType ?? null,
+          durationMs: Math.round((performance.now() - record.started) * 100) / 100,
+          upstreamCalls: record.upstreamCalls?.() ?? 0,
+          status: response.status,
+          outcome: record.codes ? 'error' : 'ok',
+          ...(record.codes ? { codes: record.codes } : {}),
+        },
+        'operation',
+      );
+    },
+  };
+}

@@ -1,0 +1,162 @@
+import {
+  createCounter,
+  createHistogram,
+  type FillLabelsFnParams,
+  usePrometheus,
+} from '@graphql-yoga/plugin-prometheus';
+import type { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { UpstreamObserver } from '../upstream/client.ts';
+import { createLabelBudget } from './labels.ts';
+
+export interface Metrics {
+  registry: Registry;
+  /** Serves `/metrics` and records operations, their durations and errors by code. */
+  plugin: Plugin;
+  /** Records upstream calls, retries, short circuits and breaker state. */
+  upstream: UpstreamObserver;
+  /** Records a deprecated field's use by the client's self-declared name. */
+  deprecatedUse(fields: string[], clientName: string | undefined): void;
+}
+
+const BREAKER_STATE = { closed: 0, 'half-open': 1, open: 2 } as const;
+
+/**
+ * All of the gateway's Prometheus metrics, in one registry of their own. No label carries a token,
+ * an id or free text: routes are templates, names are bounded (see labels.ts), codes come from
+ * the documented table.
+ */
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'pet_gateway_' });
+  const operationName = createLabelBudget(200);
+  const clientName = createLabelBudget(100);
+  const errorCode = createLabelBudget(100);
+  const operationLabels = (params: FillLabelsFnParams) => ({
+    operationName: operationName(params.operationName, 'anonymous'),
+    operationType: params.operationType ?? 'unknown',
+  });
+
+  const plugin = usePrometheus({
+    registry,
+    endpoint: '/metrics',
+    metrics: {
+      graphql_envelop_request: createCounter({
+        registry,
+        counter: {
+          name: 'pet_gateway_operations_total',
+          help: 'GraphQL operations executed, by operation name and type.',
+          labelNames: ['operationName', 'operationType'],
+        },
+        fillLabelsFn: operationLabels,
+      }),
+      graphql_envelop_request_duration: createHistogram({
+        registry,
+        histogram: {
+          name: 'pet_gateway_operation_duration_seconds',
+          help: 'Time to execute a GraphQL operation (upstream calls included), by operation name.',
+          labelNames: ['operationName', 'operationType'],
+          buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+        },
+        fillLabelsFn: operationLabels,
+      }),
+      graphql_envelop_error_result: createCounter({
+        registry,
+        counter: {
+          name: 'pet_gateway_errors_total',
+          help: 'GraphQL errors in responses, by extensions.code and the phase that raised them.',
+          labelNames: ['operationName', 'code', 'phase'],
+        },
+        fillLabelsFn: (params) => ({
+          operationName: operationName(params.operationName, 'anonymous'),
+          code: errorCode(
+            ((params.error as GraphQLError | undefined)?.extensions?.code as string | undefined) ??
+              'INTERNAL_SERVER_ERROR',
+          ),
+          phase: params.errorPhase ?? 'unknown',
+        }),
+      }),
+      graphql_envelop_phase_parse: false,
+      graphql_envelop_phase_validate: false,
+      graphql_envelop_phase_context: false,
+      graphql_envelop_phase_execute: false,
+      graphql_envelop_request_time_summary: false,
+      graphql_envelop_deprecated_field: false,
+      graphql_envelop_schema_change: false,
+      graphql_yoga_http_duration: createHistogram({
+        registry,
+        histogram: {
+          name: 'pet_gateway_http_request_duration_seconds',
+          help: 'Time to answer an HTTP request to /graphql, by method and status.',
+          labelNames: ['method', 'statusCode'],
+          buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+        },
+        fillLabelsFn: (params) => {
+          const { request, response } = params as unknown as { request: Request; response: Response };
+          return { method: request.method, statusCode: response.status };
+        },
+      }),
+    },
+  });
+
+  const upstreamDuration = new Histogram({
+    name: 'pet_gateway_upstream_request_duration_seconds',
+    help: 'One HTTP exchange with the REST upstream, by route template, status and outcome.',
+    labelNames: ['route', 'status', 'outcome'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const retries = new Counter({
+    name: 'pet_gateway_upstream_retries_total',
+    help: 'GET retries, by route template and reason.',
+    labelNames: ['route', 'reason'],
+    registers: [registry],
+  });
+  const shortCircuits = new Counter({
+    name: 'pet_gateway_upstream_short_circuits_total',
+    help: 'Calls refused by the open circuit breaker without touching the network.',
+    labelNames: ['route'],
+    registers: [registry],
+  });
+  const breakerState = new Gauge({
+    name: 'pet_gateway_upstream_breaker_state',
+    help: 'The upstream circuit breaker: 0 closed, 1 half-open, 2 open.',
+    registers: [registry],
+  });
+  const breakerTransitions = new Counter({
+    name: 'pet_gateway_upstream_breaker_transitions_total',
+    help: 'Circuit breaker state changes, by the state entered.',
+    labelNames: ['state'],
+    registers: [registry],
+  });
+  const deprecated = new Counter({
+    name: 'pet_gateway_deprecated_field_use_total',
+    help: 'Operations that used a deprecated field, by field and graphql-client-name.',
+    labelNames: ['field', 'client'],
+    registers: [registry],
+  });
+  breakerState.set(0);
+
+  return {
+    registry,
+    plugin,
+    upstream: {
+      attempt: (route) => (end) => {
+        upstreamDuration.observe(
+          { route, status: end.status === undefined ? 'none' : String(end.status), outcome: end.outcome },
+          end.durationMs / 1000,
+        );
+      },
+      retry: (route, reason) => retries.inc({ route, reason }),
+      shortCircuit: (route) => shortCircuits.inc({ route }),
+      breaker: (state) => {
+        breakerState.set(BREAKER_STATE[state]);
+        breakerTransitions.inc({ state });
+      },
+    },
+    deprecatedUse(fields, name) {
+      for (const field of fields) deprecated.inc({ field, client: clientName(name, 'unknown') });
+    },
+  };
+}

@@ -1,0 +1,234 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createHttpServer } from '../../src/http-server.ts';
+import { createLogger } from '../../src/observability/logging.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
+import { createTracing } from '../../src/observability/tracing.ts';
+import { createGateway } from '../../src/server.ts';
+import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.ts';
+import { ListPets, RepeatedPet } from '../gateway/operations.ts';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import { execute, postJson } from '../support/graphql.ts';
+
+const TOKEN = 'observed-secret-token';
+const AUTH = `Bearer ${TOKEN}`;
+const BIG_ID = '9007199254740993';
+
+let upstream: FakeUpstream;
+let client: UpstreamClient;
+let url: string;
+let origin: string;
+const lines: string[] = [];
+const exporter = new InMemorySpanExporter();
+let closeServer: () => Promise<void>;
+
+beforeAll(async () => {
+  upstream = await startFakeUpstream();
+  upstream.tokens.add(TOKEN);
+  upstream.seed(TOKEN, { id: BIG_ID, name: 'Rex', categoryId: '1', status: 'available' });
+  const metrics = createMetrics();
+  const tracing = createTracing({ exporter });
+  client = createUpstreamClient({
+    baseUrl: new URL(upstream.url),
+    timeoutMs: 2000,
+    connections: 4,
+    retryBaseMs: 1,
+    observers: [metrics.upstream, tracing.upstream],
+  });
+  const logger = createLogger('info', { write: (line: string) => void lines.push(line) });
+  const server = createHttpServer(createGateway({ upstream: client, logger, metrics, tracing }));
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  url = `${origin}/graphql`;
+  closeServer = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await client.close();
+    await tracing.shutdown();
+  };
+});
+
+afterAll(async () => {
+  await closeServer();
+  await upstream.close();
+});
+
+beforeEach(() => {
+  upstream.clearFaults();
+  upstream.requests.length = 0;
+  lines.length = 0;
+  exporter.reset();
+});
+
+describe('/metrics', () => {
+  it('counts operations, errors by code, upstream calls by route template, retries and deprecated use', async () => {
+    await execute(url, ListPets, {}, AUTH);
+    await execute(url, ListPets, { limit: 0 }, AUTH);
+    await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: AUTH, 'graphql-client-name': 'ios-app' },
+      body: JSON.stringify({ query: `query One { pet(id: "${BIG_ID}") { id } }` }),
+    });
+    upstream.fault(
+      /^\/v1\/pets\?/,
+      (_req, res) => {
+        res.writeHead(503);
+        res.end();
+      },
+      1,
+    );
+    await execute(url, ListPets, { limit: 3 }, AUTH);
+
+    const text = await (await fetch(`${origin}/metrics`)).text();
+    expect(text).toMatch(
+      /pet_gateway_operations_total\{operationName="ListPets",operationType="query"\} [1-9]/,
+    );
+    expect(text).toMatch(
+      /pet_gateway_operation_duration_seconds_count\{operationName="ListPets",operationType="query"\} [1-9]/,
+    );
+    expect(text).toMatch(
+      /pet_gateway_errors_total\{operationName="ListPets",code="BAD_USER_INPUT",phase="execute"\} 1/,
+    );
+    expect(text).toMatch(
+      /pet_gateway_upstream_request_duration_seconds_count\{route="GET \/pets",status="200",outcome="ok"\} [1-9]/,
+    );
+    expect(text).toMatch(
+      /pet_gateway_upstream_request_duration_seconds_count\{route="GET \/pets\/\{petId\}",status="200",outcome="ok"\} 1/,
+    );
+    expect(text).toMatch(
+      /pet_gateway_upstream_request_duration_seconds_count\{route="GET \/pets",status="503",outcome="http_error"\} 1/,
+    );
+    expect(text).toMatch(/pet_gateway_upstream_retries_total\{route="GET \/pets",reason="overloaded"\} 1/);
+    expect(text).toMatch(/pet_gateway_upstream_breaker_state 0/);
+    expect(text).toMatch(/pet_gateway_deprecated_field_use_total\{field="Query.pet",client="ios-app"\} 1/);
+    expect(text).toMatch(/pet_gateway_http_request_duration_seconds_count\{method="POST",statusCode="200"\}/);
+    // No token, no id, no path with an id in any label.
+    expect(text).not.toContain(TOKEN);
+    expect(text).not.toContain(BIG_ID);
+  });
+
+  it('bounds caller-chosen names: a flood of operation names ends in "other"', async () => {
+    await Promise.all(
+      Array.from({ length: 210 }, (_, i) => postJson(url, { query: `query Op${i} { __typename }` })),
+    );
+    const text = await (await fetch(`${origin}/metrics`)).text();
+    const names = new Set(
+      [...text.matchAll(/pet_gateway_operations_total\{operationName="([^"]+)"/g)].map((m) => m[1]),
+    );
+    expect(names.size).toBeLessThanOrEqual(201);
+    expect(names.has('other')).toBe(true);
+  });
+});
+
+describe('JSON logs', () => {
+  it('writes one line per operation with request id, name, duration, upstream calls and outcome, and no token', async () => {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: AUTH, 'x-request-id': 'req-42' },
+      body: JSON.stringify({
+        query: `query Twice { a: pet(id: "${BIG_ID}") { id } b: pet(id: "1") { id } }`,
+      }),
+    });
+    expect(response.headers.get('x-request-id')).toBe('req-42');
+    await execute(url, ListPets, { limit: 500 }, AUTH);
+    const operations = lines.map((line) => JSON.parse(line)).filter((line) => line.msg === 'operation');
+    expect(operations).toHaveLength(2);
+    expect(operations[0]).toMatchObject({
+      requestId: 'req-42',
+      operationName: 'Twice',
+      operationType: 'query',
+      upstreamCalls: 2,
+      status: 200,
+      outcome: 'error', // pet "1" does not exist
+      codes: ['PET_NOT_FOUND'],
+    });
+    expect(operations[0].durationMs).toBeTypeOf('number');
+    expect(operations[1]).toMatchObject({
+      operationName: 'ListPets',
+      upstreamCalls: 0,
+      codes: ['BAD_USER_INPUT'],
+    });
+    expect(operations[1].requestId).toMatch(/^[0-9a-f-]{36}$/);
+    const all = lines.join('\n');
+    expect(all).not.toContain(TOKEN);
+    expect(all.toLowerCase()).not.toContain('bearer');
+  });
+
+  it('refuses an unsafe x-request-id and makes its own', async () => {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'a b"c' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('OpenTelemetry', () => {
+  it('makes a span per operation and per upstream call, and propagates traceparent upstream', async () => {
+    await execute(url, RepeatedPet, { one: BIG_ID, two: BIG_ID }, AUTH);
+    const spans = exporter.getFinishedSpans();
+    const operation = spans.find((span) => span.name === 'graphql.query RepeatedPet');
+    const call = spans.find((span) => span.name === 'GET /pets/{petId}');
+    expect(operation).toBeDefined();
+    expect(call).toBeDefined();
+    expect(call?.spanContext().traceId).toBe(operation?.spanContext().traceId);
+    expect(call?.parentSpanContext?.spanId).toBe(operation?.spanContext().spanId);
+    expect(upstream.requests[0]?.traceparent).toBe(
+      `00-${call?.spanContext().traceId}-${call?.spanContext().spanId}-01`,
+    );
+    expect(JSON.stringify(spans.map((span) => span.attributes))).not.toContain(BIG_ID);
+  });
+
+  it('continues the caller’s trace from its traceparent', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: AUTH,
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+      },
+      body: JSON.stringify({ query: 'query L { pets(limit: 1) { id } }' }),
+    });
+    const spans = exporter.getFinishedSpans();
+    expect(spans.map((span) => span.spanContext().traceId)).toEqual([traceId, traceId]);
+  });
+});
+
+describe('/readiness', () => {
+  it('is 200 while the upstream answers, and 503 when it does not', async () => {
+    expect((await fetch(`${origin}/readiness`)).status).toBe(200);
+    expect((await fetch(`${origin}/health`)).status).toBe(200);
+    const dead = createUpstreamClient({
+      baseUrl: new URL('http://127.0.0.1:1/v1'),
+      timeoutMs: 500,
+      connections: 1,
+    });
+    const server = createHttpServer(createGateway({ upstream: dead, logger: createLogger('silent') }));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const deadOrigin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      expect((await fetch(`${deadOrigin}/readiness`)).status).toBe(503);
+      // Liveness stays independent of the upstream.
+      expect((await fetch(`${deadOrigin}/health`)).status).toBe(200);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+      await dead.close();
+    }
+  });
+
+  it('probes the upstream at most once per 1.5 s', async () => {
+    upstream.requests.length = 0;
+    await new Promise((resolve) => setTimeout(resolve, 1600));
+    for (let i = 0; i < 5; i++) await fetch(`${origin}/readiness`);
+    expect(upstream.requests.filter((r) => r.path === '/v1/pets?limit=1' && !r.authorization)).toHaveLength(
+      1,
+    );
+  });
+});
