@@ -16,6 +16,7 @@ import type { Metrics } from './observability/metrics.ts';
 import type { Tracing } from './observability/tracing.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './persisted-operations.ts';
 import { useRequestBody } from './request-body.ts';
+import { useCodedRequestErrors } from './request-errors.ts';
 import { schema } from './schema/index.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 import type { ResponseCacheOptions } from './upstream/loaders.ts';
@@ -122,6 +123,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     maxAliasesPlugin({ n: limits.maxAliases, ...armorOptions('ALIAS_LIMIT_EXCEEDED') }),
     maxDirectivesPlugin({ n: limits.maxDirectives, ...armorOptions('DIRECTIVE_LIMIT_EXCEEDED') }),
     blockFieldSuggestionsPlugin(),
+    useCodedRequestErrors(limits.maxDirectives),
     useDeprecationNotices({
       onUse: (use) => {
         logger.info(use, 'deprecated field used');

@@ -9,7 +9,7 @@ import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.t
 import { mutatedBody, type Operation, operation } from './arbitraries.ts';
 import { documentedCodes, LEAK } from './codes.ts';
 import { quietLogging } from './quiet.ts';
-import { CODELESS_VARIABLE_ERROR, KNOWN_UNDOCUMENTED_CODES, regressions } from './regressions.ts';
+import { regressions } from './regressions.ts';
 
 // Property-based tests with a fixed seed: the same 10,000+ cases every run. A counterexample that
 // fast-check finds is kept in regressions.ts and replayed there as a plain test.
@@ -26,7 +26,7 @@ const UPSTREAM_CODES = [
   'INVALID_BODY',
   'NOT_FOUND',
 ];
-const known = new Set([...documentedCodes(), ...UPSTREAM_CODES, ...KNOWN_UNDOCUMENTED_CODES.keys()]);
+const known = new Set([...documentedCodes(), ...UPSTREAM_CODES]);
 
 let upstream: FakeUpstream;
 let client: UpstreamClient;
@@ -34,8 +34,6 @@ let gateway: Gateway;
 let upstreamHost: string;
 let upstreamCalls = 0;
 let cases = 0;
-/** Answers that hit the known code-less variable error (see regressions.ts). */
-let codeless = 0;
 let quiet: object;
 
 beforeAll(async () => {
@@ -50,9 +48,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  console.log(
-    `property cases run: ${cases} (seed ${SEED}); answers with the known code-less variable error: ${codeless}; upstream calls: ${upstreamCalls}`,
-  );
+  console.log(`property cases run: ${cases} (seed ${SEED}); upstream calls: ${upstreamCalls}`);
   await client?.close();
   await upstream?.close();
 });
@@ -96,10 +92,6 @@ function assertWellFormed(reply: Reply): void {
   expect(typeof body).toBe('object');
   for (const error of body.errors ?? []) {
     const code = error.extensions?.code;
-    if (code === undefined && CODELESS_VARIABLE_ERROR.test(String(error.message))) {
-      codeless++;
-      continue;
-    }
     expect(
       typeof code === 'string' && known.has(code),
       `unknown code ${String(code)} in ${reply.text.slice(0, 300)}`,
@@ -291,10 +283,6 @@ describe('regressions (counterexamples kept from earlier runs)', () => {
       const reply = await inProcess(r.body, r.authorization === null ? undefined : (r.authorization ?? AUTH));
       assertWellFormed(reply);
       if (r.code) expect(reply.text).toContain(`"code":"${r.code}"`);
-      // Codes tolerated above while a bug is open must still be reported as undocumented.
-      for (const [code, bug] of KNOWN_UNDOCUMENTED_CODES) {
-        expect(reply.text.includes(`"code":"${code}"`), `${code}: ${bug}`).toBe(false);
-      }
     });
   }
 });
