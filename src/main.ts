@@ -66,11 +66,12 @@ async function main(): Promise<void> {
     config.responseCache === 'redis' && config.redisUrl
       ? createRedisCache(config.redisUrl, {
           onError: (error) =>
-            console.error(`pet-gateway: response cache: ${error.message} (serving from upstream)`),
+            logger.warn({ error: error.message }, 'response cache unavailable, serving from upstream'),
         })
       : config.responseCache === 'memory'
         ? createMemoryCache()
         : undefined;
+  if (cacheStore && metrics) metrics.watchCache(cacheStore.stats);
   const gateway = createGateway({
     upstream,
     ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs } } : {}),

@@ -7,6 +7,7 @@ import {
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { CacheStats } from '../upstream/cache.ts';
 import type { UpstreamObserver } from '../upstream/client.ts';
 import { createLabelBudget } from './labels.ts';
 
@@ -18,6 +19,8 @@ export interface Metrics {
   upstream: UpstreamObserver;
   /** Records a deprecated field's use by the client's self-declared name. */
   deprecatedUse(fields: string[], clientName: string | undefined): void;
+  /** Exposes the response cache's hit, miss and error counts. */
+  watchCache(stats: CacheStats): void;
 }
 
 const BREAKER_STATE = { closed: 0, 'half-open': 1, open: 2 } as const;
@@ -157,6 +160,21 @@ export function createMetrics(): Metrics {
     },
     deprecatedUse(fields, name) {
       for (const field of fields) deprecated.inc({ field, client: clientName(name, 'unknown') });
+    },
+    watchCache(stats) {
+      new Counter({
+        name: 'pet_gateway_response_cache_lookups_total',
+        help: 'Response cache lookups by result: hit, miss, or error (served from the upstream).',
+        labelNames: ['result'],
+        registers: [registry],
+        // The store counts; this reads its counters at scrape time.
+        collect() {
+          this.reset();
+          this.inc({ result: 'hit' }, stats.hits);
+          this.inc({ result: 'miss' }, stats.misses);
+          this.inc({ result: 'error' }, stats.errors);
+        },
+      });
     },
   };
 }

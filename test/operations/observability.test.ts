@@ -123,6 +123,21 @@ describe('/metrics', () => {
   });
 });
 
+describe('response cache metrics', () => {
+  it('reads the store’s counters at scrape time', async () => {
+    const metrics = createMetrics();
+    const stats = { hits: 0, misses: 0, errors: 0 };
+    metrics.watchCache(stats);
+    stats.hits = 3;
+    stats.misses = 2;
+    stats.errors = 1;
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('pet_gateway_response_cache_lookups_total{result="hit"} 3');
+    expect(text).toContain('pet_gateway_response_cache_lookups_total{result="miss"} 2');
+    expect(text).toContain('pet_gateway_response_cache_lookups_total{result="error"} 1');
+  });
+});
+
 describe('JSON logs', () => {
   it('writes one line per operation with request id, name, duration, upstream calls and outcome, and no token', async () => {
     const response = await fetch(url, {
