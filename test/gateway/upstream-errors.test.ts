@@ -121,6 +121,34 @@ describe('upstream failures map to one documented code each', () => {
       { code: 'UPSTREAM_UNAVAILABLE' },
     ],
     [
+      'reset mid-body',
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('[{"id":1,"name":"a",');
+        setTimeout(() => res.socket?.destroy(), 20);
+      },
+      { code: 'UPSTREAM_UNAVAILABLE' },
+    ],
+    [
+      'truncated body (Content-Length promises more than arrives)',
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+        res.write('[{"id":1,"name":"a","categoryId":1}');
+        setTimeout(() => res.socket?.end(), 20);
+      },
+      { code: 'UPSTREAM_UNAVAILABLE' },
+    ],
+    [
+      '401 with an Error body',
+      reply(401, '{"code":"UNAUTHORIZED","message":"Bad key.","status":401}'),
+      { code: 'UNAUTHORIZED', status: 401 },
+    ],
+    [
+      '404 on the list route (not the contract: an Error body still passes through)',
+      reply(404, '{"code":"NOT_FOUND","message":"No such route.","status":404}'),
+      { code: 'NOT_FOUND', status: 404 },
+    ],
+    [
       'no headers ever',
       () => {
         /* never answers */
