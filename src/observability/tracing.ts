@@ -11,7 +11,7 @@ import {
 } from '@opentelemetry/sdk-trace';
 import type { DocumentNode, ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { UpstreamObserver } from '../upstream/client.ts';
+import { methodOf, type UpstreamObserver } from '../upstream/client.ts';
 
 export interface Tracing {
   /** A span per GraphQL operation, child of the caller's `traceparent` when it sent one. */
@@ -103,8 +103,8 @@ export function createTracing(options: TracingOptions): Tracing {
       const span = tracer.startSpan(route, {
         kind: SpanKind.CLIENT,
         attributes: {
-          'http.request.method': route.split(' ')[0] ?? 'GET',
-          'http.route': route.split(' ')[1] ?? '',
+          'http.request.method': methodOf(route),
+          'http.route': route.slice(route.indexOf(' ') + 1),
         },
       });
       propagator.inject(trace.setSpan(context.active(), span), headers, {

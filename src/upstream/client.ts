@@ -151,7 +151,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     body: string | undefined,
     signal: AbortSignal,
   ): Promise<RawResponse> {
-    const method = route === 'POST /pets' ? 'POST' : 'GET';
+    const method = methodOf(route);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (auth !== undefined) headers.authorization = auth;
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -202,7 +202,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     body: string | undefined,
     signal: AbortSignal,
   ): Promise<RawResponse> {
-    const method = route === 'POST /pets' ? 'POST' : 'GET';
+    const method = methodOf(route);
     for (let attempt = 0; ; attempt++) {
       if (signal.aborted) throw new UpstreamTimeoutError('deadline passed');
       if (!breaker.tryAcquire()) {
@@ -329,6 +329,11 @@ const deadlines = new WeakMap<AbortSignal, number>();
 function fitsBeforeDeadline(ms: number, signal: AbortSignal): boolean {
   const end = deadlines.get(signal);
   return end !== undefined && Date.now() + ms < end;
+}
+
+/** The HTTP method a route template starts with. */
+export function methodOf(route: UpstreamRoute): 'GET' | 'POST' {
+  return route.startsWith('POST ') ? 'POST' : 'GET';
 }
 
 function outcomeOf(error: UpstreamError): AttemptOutcome {
