@@ -9,6 +9,7 @@ import { percentile, send } from './send.ts';
 const corpus = hostileCorpus();
 const codes = documentedCodes();
 const latencies: number[] = [];
+const slowest: Array<{ name: string; ms: number }> = [];
 let upstream: FakeUpstream;
 let gateway: RunningGateway;
 /** Upstream requests made while the corpus ran, over all cases. */
@@ -32,7 +33,12 @@ afterAll(async () => {
   console.log(
     `hostile corpus: ${corpus.length} cases (${[...perClass].map(([k, n]) => `${k} ${n}`).join(', ')}); ` +
       `latency p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, ` +
-      `max ${Math.max(...latencies).toFixed(1)} ms (information only)`,
+      `max ${Math.max(...latencies).toFixed(1)} ms (information only); slowest: ` +
+      slowest
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, 6)
+        .map((c) => `${c.name} ${c.ms.toFixed(0)} ms`)
+        .join('; '),
   );
   await gateway?.close();
   await upstream?.close();
@@ -41,6 +47,7 @@ afterAll(async () => {
 async function check(c: HostileCase): Promise<void> {
   const answer = await send(gateway.url, c.send);
   latencies.push(answer.ms);
+  slowest.push({ name: `${c.class}: ${c.name}`.slice(0, 80), ms: answer.ms });
   expect(answer.status).toBeLessThan(500);
   expect(answer.contentType).toMatch(/^application\/(graphql-response\+)?json\b/);
   const errors = errorsOf(answer.text);
