@@ -158,7 +158,10 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     const ends = observers.length === 0 ? undefined : startAttempt(route, headers);
     const started = ends ? performance.now() : 0;
     try {
-      const response = await pool.request({ method, path: basePath + path, headers, body, signal });
+      const response = await untilAborted(
+        pool.request({ method, path: basePath + path, headers, body, signal }),
+        signal,
+      );
       const text = await response.body.text();
       if (ends) {
         const outcome = response.statusCode < 300 ? 'ok' : 'http_error';
@@ -329,6 +332,36 @@ const deadlines = new WeakMap<AbortSignal, number>();
 function fitsBeforeDeadline(ms: number, signal: AbortSignal): boolean {
   const end = deadlines.get(signal);
   return end !== undefined && Date.now() + ms < end;
+}
+
+/**
+ * Settles with `work`, or rejects as soon as `signal` aborts. undici honours the signal once a
+ * socket is connected, but not while a connect is still pending (its connect timer is coarse), so a
+ * black-holed upstream would otherwise outlive the deadline by up to a second.
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      // undici still settles the request later (aborted or connect timeout): nobody waits for it.
+      work.catch(() => {});
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** The HTTP method a route template starts with. */

@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CircuitBreaker } from '../../src/upstream/breaker.ts';
 import { type FakeUpstream, type Fault, startFakeUpstream } from '../support/fake-upstream.ts';
@@ -147,6 +149,44 @@ describe('the whole-operation deadline', () => {
       expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + 250);
       expect(result.errors?.[0]?.extensions).toEqual({ code: 'UPSTREAM_TIMEOUT' });
     });
+  });
+
+  it('a connect that never completes is UPSTREAM_TIMEOUT by deadline + 250 ms', async () => {
+    // A listener whose process never accepts: once its backlog is full, the kernel drops new SYNs
+    // and a connect hangs, as behind a black-holing firewall, but on loopback.
+    const listener = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const s = require('net').createServer();
+         s.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+           console.log(s.address().port);
+           setTimeout(() => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 30000), 50);
+         });`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const fillers: Socket[] = [];
+    try {
+      const port = await new Promise<number>((resolve) =>
+        listener.stdout?.once('data', (data) => resolve(Number(String(data).trim()))),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      for (let i = 0; i < 4; i++) fillers.push(connect(port, '127.0.0.1').on('error', () => {}));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const gateway = await startGateway({ upstreamUrl: `http://127.0.0.1:${port}/v1`, timeoutMs: TIMEOUT_MS });
+      try {
+        const started = performance.now();
+        const result = await execute(gateway.url, ListPets, {}, AUTH);
+        expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + 250);
+        expect(result.errors?.[0]?.extensions).toEqual({ code: 'UPSTREAM_TIMEOUT' });
+      } finally {
+        await gateway.close();
+      }
+    } finally {
+      for (const socket of fillers) socket.destroy();
+      listener.kill('SIGKILL');
+    }
   });
 
   it('retries and backoffs share the one deadline', async () => {
