@@ -8,6 +8,7 @@
  */
 import { loadConfig } from '../src/config.ts';
 import { createHttpServer } from '../src/http-server.ts';
+import { createLogger } from '../src/observability/logging.ts';
 import { createGateway } from '../src/server.ts';
 import { createUpstreamClient } from '../src/upstream/client.ts';
 import { announce, requireEnv } from './child.ts';
@@ -20,5 +21,5 @@ const upstream = createUpstreamClient({
   timeoutMs: config.upstreamTimeoutMs,
   connections: config.upstreamConnections,
 });
-const gateway = createGateway({ upstream, limits: config.limits });
+const gateway = createGateway({ upstream, limits: config.limits, logger: createLogger(config.logLevel) });
 announce(`${await listenLoopback(createHttpServer(gateway))}/graphql`);
