@@ -174,7 +174,10 @@ describe('the whole-operation deadline', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       for (let i = 0; i < 4; i++) fillers.push(connect(port, '127.0.0.1').on('error', () => {}));
       await new Promise((resolve) => setTimeout(resolve, 200));
-      const gateway = await startGateway({ upstreamUrl: `http://127.0.0.1:${port}/v1`, timeoutMs: TIMEOUT_MS });
+      const gateway = await startGateway({
+        upstreamUrl: `http://127.0.0.1:${port}/v1`,
+        timeoutMs: TIMEOUT_MS,
+      });
       try {
         const started = performance.now();
         const result = await execute(gateway.url, ListPets, {}, AUTH);
