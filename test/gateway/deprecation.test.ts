@@ -1,29 +1,23 @@
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PET_SUNSET } from '../../src/deprecation.ts';
-import { createHttpServer } from '../../src/http-server.ts';
 import { createLogger } from '../../src/observability/logging.ts';
-import { createGateway } from '../../src/server.ts';
-import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { execute } from '../support/graphql.ts';
 import { GetPet, ListPets } from './operations.ts';
 
 const AUTH = 'Bearer deprecation-token';
 
 let upstream: FakeUpstream;
-let client: UpstreamClient;
+let gateway: RunningGateway;
 let url: string;
 let clock = new Date('2026-11-22T12:00:00Z');
 const events: Array<Record<string, unknown>> = [];
-let close: () => Promise<void>;
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
   upstream.tokens.add('deprecation-token');
   upstream.seed('deprecation-token', { id: '1', name: 'Rex', categoryId: '2', status: 'sold' });
-  client = createUpstreamClient({ baseUrl: new URL(upstream.url), timeoutMs: 2000, connections: 4 });
   // The real JSON logger, writing into the test instead of stdout.
   const logger = createLogger('info', {
     write: (line: string) => {
@@ -31,19 +25,14 @@ beforeAll(async () => {
       if (event.msg === 'deprecated field used') events.push(event);
     },
   });
-  const server = createHttpServer(createGateway({ upstream: client, now: () => clock, logger }));
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
-  close = async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await client.close();
-    await upstream.close();
-  };
+  gateway = await startGateway({ upstreamUrl: upstream.url, gateway: { now: () => clock, logger } });
+  url = gateway.url;
 });
 
-afterAll(() => close());
+afterAll(async () => {
+  await gateway.close();
+  await upstream.close();
+});
 
 afterEach(() => {
   upstream.clearFaults();

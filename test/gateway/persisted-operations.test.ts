@@ -1,12 +1,8 @@
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { GraphQLClient } from 'graphql-request';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpServer } from '../../src/http-server.ts';
 import { loadPersistedDocuments } from '../../src/persisted-operations.ts';
-import { createGateway } from '../../src/server.ts';
-import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { postJson } from '../support/graphql.ts';
 import { CreatePet, ListPets } from './operations.ts';
 
@@ -14,26 +10,13 @@ const MANIFEST = new URL('../generated/persisted-documents.json', import.meta.ur
 const AUTH = 'Bearer persisted-token';
 
 let upstream: FakeUpstream;
-const gateways: Record<'allow' | 'require', { url: string; close: () => Promise<void> }> = {} as never;
+const gateways = {} as Record<'allow' | 'require', RunningGateway>;
 
-async function start(mode: 'allow' | 'require') {
-  const client = createUpstreamClient({ baseUrl: new URL(upstream.url), timeoutMs: 2000, connections: 4 });
-  const server = createHttpServer(
-    createGateway({
-      upstream: client,
-      persistedOperations: { mode, documents: loadPersistedDocuments(MANIFEST) },
-    }),
-  );
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await client.close();
-    },
-  };
+function start(mode: 'allow' | 'require') {
+  return startGateway({
+    upstreamUrl: upstream.url,
+    gateway: { persistedOperations: { mode, documents: loadPersistedDocuments(MANIFEST) } },
+  });
 }
 
 /** The id codegen gave a document (client preset, persistedDocuments). */

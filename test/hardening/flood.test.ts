@@ -7,11 +7,11 @@ import { runInNewContext } from 'node:vm';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer } from '../../src/http-server.ts';
+import { createLogger } from '../../src/observability/logging.ts';
 import { createGateway } from '../../src/server.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { CORPUS_AUTH, CORPUS_TOKEN, type FetchSend, hostileCorpus } from './corpus.ts';
-import { quietLogging } from './quiet.ts';
 import { send } from './send.ts';
 
 // A flood of hostile requests over keep-alive connections, then: is the heap back near where it
@@ -44,7 +44,7 @@ beforeAll(async () => {
   upstream = await startFakeUpstream();
   upstream.tokens.add(CORPUS_TOKEN);
   client = createUpstreamClient({ baseUrl: new URL(upstream.url), timeoutMs: 2000, connections: 16 });
-  server = createHttpServer(createGateway({ upstream: client, ...(await quietLogging()) }));
+  server = createHttpServer(createGateway({ upstream: client, logger: createLogger('silent') }));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const address = server.address();

@@ -1,14 +1,12 @@
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpServer } from '../../src/http-server.ts';
+import { createLogger } from '../../src/observability/logging.ts';
 import { createGateway, type Gateway } from '../../src/server.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import { startGateway } from '../support/gateway.ts';
 import { mutatedBody, type Operation, operation } from './arbitraries.ts';
 import { documentedCodes, LEAK } from './codes.ts';
-import { quietLogging } from './quiet.ts';
 import { regressions } from './regressions.ts';
 
 // Property-based tests with a fixed seed: the same 10,000+ cases every run. A counterexample that
@@ -34,7 +32,6 @@ let gateway: Gateway;
 let upstreamHost: string;
 let upstreamCalls = 0;
 let cases = 0;
-let quiet: object;
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
@@ -43,8 +40,7 @@ beforeAll(async () => {
   upstream.seed(TOKEN, { id: '9007199254740993', name: 'Tom', categoryId: '9223372036854775807' });
   upstreamHost = new URL(upstream.url).host;
   client = createUpstreamClient({ baseUrl: new URL(upstream.url), timeoutMs: 2000, connections: 16 });
-  quiet = await quietLogging();
-  gateway = createGateway({ upstream: client, ...quiet });
+  gateway = createGateway({ upstream: client, logger: createLogger('silent') });
 });
 
 afterAll(async () => {
@@ -131,10 +127,8 @@ describe('random operations and bodies', () => {
   });
 
   it('random operations and mutated bodies over real sockets', async () => {
-    const server = createHttpServer(createGateway({ upstream: client, ...quiet }));
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+    const served = await startGateway({ upstreamUrl: upstream.url });
+    const { url } = served;
     try {
       await fc.assert(
         fc.asyncProperty(
@@ -157,8 +151,7 @@ describe('random operations and bodies', () => {
         runs(400),
       );
     } finally {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await served.close();
     }
   });
 });
@@ -248,10 +241,8 @@ describe('callers with distinct tokens', () => {
   });
 
   it('never see each other’s data over real sockets, all at once', async () => {
-    const server = createHttpServer(createGateway({ upstream: client, ...quiet }));
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+    const served = await startGateway({ upstreamUrl: upstream.url });
+    const { url } = served;
     try {
       await fc.assert(
         fc.asyncProperty(fc.array(call, { minLength: 4, maxLength: 16 }), async (calls) => {
@@ -271,8 +262,7 @@ describe('callers with distinct tokens', () => {
         runs(150),
       );
     } finally {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await served.close();
     }
   });
 });

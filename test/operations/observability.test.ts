@@ -1,15 +1,11 @@
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createHttpServer } from '../../src/http-server.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
-import { createTracing } from '../../src/observability/tracing.ts';
-import { createGateway } from '../../src/server.ts';
-import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.ts';
+import { createTracing, type Tracing } from '../../src/observability/tracing.ts';
 import { ListPets, RepeatedPet } from '../gateway/operations.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { execute, postJson } from '../support/graphql.ts';
 
 const TOKEN = 'observed-secret-token';
@@ -17,42 +13,31 @@ const AUTH = `Bearer ${TOKEN}`;
 const BIG_ID = '9007199254740993';
 
 let upstream: FakeUpstream;
-let client: UpstreamClient;
+let gateway: RunningGateway;
+let tracing: Tracing;
 let url: string;
 let origin: string;
 const lines: string[] = [];
 const exporter = new InMemorySpanExporter();
-let closeServer: () => Promise<void>;
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
   upstream.tokens.add(TOKEN);
   upstream.seed(TOKEN, { id: BIG_ID, name: 'Rex', categoryId: '1', status: 'available' });
   const metrics = createMetrics();
-  const tracing = createTracing({ exporter });
-  client = createUpstreamClient({
-    baseUrl: new URL(upstream.url),
-    timeoutMs: 2000,
-    connections: 4,
-    retryBaseMs: 1,
-    observers: [metrics.upstream, tracing.upstream],
-  });
+  tracing = createTracing({ exporter });
   const logger = createLogger('info', { write: (line: string) => void lines.push(line) });
-  const server = createHttpServer(createGateway({ upstream: client, logger, metrics, tracing }));
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  url = `${origin}/graphql`;
-  closeServer = async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await client.close();
-    await tracing.shutdown();
-  };
+  gateway = await startGateway({
+    upstreamUrl: upstream.url,
+    client: { retryBaseMs: 1, observers: [metrics.upstream, tracing.upstream] },
+    gateway: { logger, metrics, tracing },
+  });
+  ({ url, origin } = gateway);
 });
 
 afterAll(async () => {
-  await closeServer();
+  await gateway.close();
+  await tracing.shutdown();
   await upstream.close();
 });
 
@@ -218,22 +203,12 @@ describe('/readiness', () => {
   it('is 200 while the upstream answers, and 503 when it does not', async () => {
     expect((await fetch(`${origin}/readiness`)).status).toBe(200);
     expect((await fetch(`${origin}/health`)).status).toBe(200);
-    const dead = createUpstreamClient({
-      baseUrl: new URL('http://127.0.0.1:1/v1'),
-      timeoutMs: 500,
-      connections: 1,
-    });
-    const server = createHttpServer(createGateway({ upstream: dead, logger: createLogger('silent') }));
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const deadOrigin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const dead = await startGateway({ upstreamUrl: 'http://127.0.0.1:1/v1', timeoutMs: 500 });
     try {
-      expect((await fetch(`${deadOrigin}/readiness`)).status).toBe(503);
+      expect((await fetch(`${dead.origin}/readiness`)).status).toBe(503);
       // Liveness stays independent of the upstream.
-      expect((await fetch(`${deadOrigin}/health`)).status).toBe(200);
+      expect((await fetch(`${dead.origin}/health`)).status).toBe(200);
     } finally {
-      server.closeAllConnections();
-      server.close();
       await dead.close();
     }
   });

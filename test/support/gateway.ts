@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Limits } from '../../src/config.ts';
 import { createHttpServer } from '../../src/http-server.ts';
 import { createLogger } from '../../src/observability/logging.ts';
-import { createGateway } from '../../src/server.ts';
+import { createGateway, type GatewayOptions } from '../../src/server.ts';
 import { createUpstreamClient, type UpstreamClientOptions } from '../../src/upstream/client.ts';
 import type { ResponseCacheOptions } from '../../src/upstream/loaders.ts';
 
@@ -23,6 +23,8 @@ export interface GatewayTestOptions {
   client?: Partial<UpstreamClientOptions>;
   /** A response cache; the caller owns the store and closes it. */
   cache?: ResponseCacheOptions;
+  /** Any other createGateway option (clock, logger, metrics, tracing, persisted documents…). */
+  gateway?: Omit<Partial<GatewayOptions>, 'upstream' | 'limits' | 'cache'>;
 }
 
 /** Starts the real gateway on a free loopback port, talking to `upstreamUrl`, as `main.ts` wires it. */
@@ -40,6 +42,7 @@ export async function startGateway(options: GatewayTestOptions): Promise<Running
       logger: createLogger('silent'),
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.cache ? { cache: options.cache } : {}),
+      ...options.gateway,
     }),
   );
   server.listen(0, '127.0.0.1');
