@@ -15,9 +15,22 @@ describe('schema artefact', () => {
     expect(committed).toBe(`${printSchema(schema)}\n`);
   });
 
-  it('has one graphql instance: Yoga, Pothos and codegen resolve the same file', () => {
+  it('has one graphql instance: Yoga, Pothos, graphql-armor, codegen and every plugin resolve the same file', () => {
     const ours = realpathSync(createRequire(import.meta.url).resolve('graphql'));
-    for (const plugin of ['graphql-yoga', '@pothos/core', '@graphql-codegen/cli']) {
+    for (const plugin of [
+      'graphql-yoga',
+      '@pothos/core',
+      '@pothos/plugin-complexity',
+      '@graphql-codegen/cli',
+      '@escape.tech/graphql-armor-max-depth',
+      '@escape.tech/graphql-armor-max-aliases',
+      '@escape.tech/graphql-armor-max-directives',
+      '@escape.tech/graphql-armor-max-tokens',
+      '@escape.tech/graphql-armor-block-field-suggestions',
+      '@graphql-yoga/plugin-persisted-operations',
+      '@graphql-yoga/plugin-prometheus',
+      'graphql-http',
+    ]) {
       const fromPlugin = createRequire(createRequire(import.meta.url).resolve(plugin)).resolve('graphql');
       expect(realpathSync(fromPlugin)).toBe(ours);
     }
