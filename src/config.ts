@@ -10,6 +10,8 @@ export interface Config {
   readonly upstreamTimeoutMs: number;
   /** Keep-alive connections to the upstream origin. @default 64 */
   readonly upstreamConnections: number;
+  /** Browser origins allowed to call the endpoint (CORS); `['*']` allows any. @default ['*'] */
+  readonly corsOrigins: readonly string[];
   /** Serve GraphiQL to browsers at /graphql. @default true */
   readonly graphiql: boolean;
   /** Answer introspection. @default true */
@@ -78,6 +80,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     metrics: boolean(env, 'METRICS', true),
     otlpEndpoint: httpUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
+    corsOrigins: origins(env, 'CORS_ORIGINS'),
     graphiql: boolean(env, 'GRAPHIQL', true),
     introspection: boolean(env, 'INTROSPECTION', true),
     ...persisted(env),
@@ -98,6 +101,20 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 function nonEmpty(env: Record<string, string | undefined>, name: string): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === '' ? undefined : value;
+}
+
+function origins(env: Record<string, string | undefined>, name: string): readonly string[] {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined || raw === '*') return Object.freeze(['*']);
+  const list = raw.split(',').map((origin) => origin.trim());
+  for (const origin of list) {
+    if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+      throw new ConfigError(
+        `${name} must be * or a comma-separated list of origins like https://app.example.com, got "${origin}"`,
+      );
+    }
+  }
+  return Object.freeze(list);
 }
 
 function oneOf(

@@ -79,6 +79,7 @@ async function main(): Promise<void> {
     ...(metrics ? { metrics } : {}),
     ...(tracing ? { tracing } : {}),
     limits: config.limits,
+    corsOrigins: config.corsOrigins,
     graphiql: config.graphiql,
     introspection: config.introspection,
     ...(persistedOperations ? { persistedOperations } : {}),

@@ -28,6 +28,8 @@ export interface GatewayOptions {
   limits?: Limits;
   /** Prefilled in GraphiQL's header editor, e.g. the embedded service's development key. */
   graphiqlAuthorization?: string;
+  /** Browser origins allowed by CORS; `['*']` for any. @default ['*'] */
+  corsOrigins?: readonly string[];
   /** Serve GraphiQL at `/graphql` to browsers. @default true */
   graphiql?: boolean;
   /** Answer introspection queries. @default true */
@@ -157,6 +159,25 @@ export function createGateway(options: GatewayOptions): Gateway {
     // would pipe every body through a second TransformStream (a pipeline and an AbortController
     // per request, ~3% of CPU in the profile) for nothing.
     maxRequestBodySize: false,
+    // Callers authenticate with a bearer header, never cookies, so CORS never allows credentials
+    // (Yoga's default reflects any origin *with* credentials). Browser clients may read the request
+    // id and the deprecation headers.
+    cors: {
+      origin: [...(options.corsOrigins ?? ['*'])],
+      credentials: false,
+      methods: ['GET', 'POST'],
+      allowedHeaders: [
+        'content-type',
+        'accept',
+        'authorization',
+        'graphql-client-name',
+        'graphql-client-version',
+        'x-request-id',
+        'traceparent',
+      ],
+      exposedHeaders: ['x-request-id', 'deprecation', 'sunset'],
+      maxAge: 600,
+    },
     // Unexpected errors are masked; GraphQLErrors we raise on purpose (the gateway's codes and the
     // one upstream mapping table in upstream/errors.ts) pass through.
     maskedErrors: true,

@@ -22,6 +22,14 @@ describe('loadConfig', () => {
     );
   });
 
+  it('reads CORS_ORIGINS as a list of origins, * by default', () => {
+    expect(loadConfig({}).corsOrigins).toEqual(['*']);
+    expect(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:3000' }).corsOrigins).toEqual([
+      'https://a.example',
+      'http://localhost:3000',
+    ]);
+  });
+
   it.each([
     [{ PORT: 'abc' }, /^PORT must be an integer from 0 to 65535, got "abc"$/],
     [{ PORT: '70000' }, /^PORT/],
@@ -32,6 +40,11 @@ describe('loadConfig', () => {
     [{ UPSTREAM_URL: 'ftp://host/v1' }, /^UPSTREAM_URL must use http or https/],
     [{ UPSTREAM_URL: 'https://host/v2' }, /^UPSTREAM_URL path must end in \/v1/],
     [{ UPSTREAM_URL: 'https://user:pw@host/v1' }, /^UPSTREAM_URL must not carry credentials/],
+    [
+      { CORS_ORIGINS: 'https://a.example/path' },
+      /^CORS_ORIGINS must be \* or a comma-separated list of origins/,
+    ],
+    [{ CORS_ORIGINS: 'a.example' }, /^CORS_ORIGINS/],
   ])('refuses %o with a one-line message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrowError(ConfigError);
     expect(() => loadConfig(env)).toThrowError(message);

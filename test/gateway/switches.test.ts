@@ -5,7 +5,7 @@ import { createGateway } from '../../src/server.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 
-// GRAPHIQL and INTROSPECTION, on by default, each switched off on its own.
+// GRAPHIQL, INTROSPECTION and CORS_ORIGINS: defaults, and each switched on its own.
 let upstream: FakeUpstream;
 let client: UpstreamClient;
 
@@ -67,5 +67,54 @@ describe('GRAPHIQL and INTROSPECTION', () => {
       body: JSON.stringify({ query: '{ pets(limit: 1) { id } }' }),
     });
     expect((await response.json()).data).toEqual({ pets: [] });
+  });
+});
+
+describe('CORS', () => {
+  async function preflight(gateway: ReturnType<typeof createGateway>, origin: string) {
+    const response = await gateway.fetch('http://gateway/graphql', {
+      method: 'OPTIONS',
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,authorization',
+      },
+    });
+    return response.headers;
+  }
+
+  it('by default lets any origin call with a bearer header, never with credentials', async () => {
+    const headers = await preflight(
+      createGateway({ upstream: client, logger: quiet() }),
+      'https://app.example',
+    );
+    expect(headers.get('access-control-allow-origin')).toBe('https://app.example');
+    expect(headers.get('access-control-allow-headers')).toContain('authorization');
+    expect(headers.get('access-control-allow-methods')).toBe('GET, POST');
+    expect(headers.get('access-control-allow-credentials')).toBeNull();
+  });
+
+  it('with CORS_ORIGINS, other origins are not allowed', async () => {
+    const gateway = createGateway({
+      upstream: client,
+      logger: quiet(),
+      corsOrigins: ['https://a.example', 'https://b.example'],
+    });
+    expect((await preflight(gateway, 'https://b.example')).get('access-control-allow-origin')).toBe(
+      'https://b.example',
+    );
+    expect((await preflight(gateway, 'https://evil.example')).get('access-control-allow-origin')).toBe(
+      'null',
+    );
+  });
+
+  it('exposes the request id and the deprecation headers to browser code', async () => {
+    const gateway = createGateway({ upstream: client, logger: quiet() });
+    const response = await gateway.fetch('http://gateway/graphql', {
+      method: 'POST',
+      headers: { origin: 'https://app.example', 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(response.headers.get('access-control-expose-headers')).toBe('x-request-id, deprecation, sunset');
   });
 });
