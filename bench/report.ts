@@ -22,22 +22,11 @@ export interface RunResult {
   peakRssBytes: number;
 }
 
-export interface Summary {
-  workload: string;
-  upstream: UpstreamKind;
-  target: TargetKind;
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  errors: number;
-  non2xx: number;
-  graphqlErrors: number;
-  cpuMicrosPerRequest: number;
-  upstreamCpuMicrosPerRequest: number | undefined;
-  peakRssBytes: number;
+/** The medians of one target's runs of one workload (a run without its round and request count). */
+export type Summary = Omit<RunResult, 'round' | 'requests'> & {
   /** Upstream requests per operation, counted on the static upstream with nothing else running. */
   upstreamCallsPerOp: number | undefined;
-}
+};
 
 export interface Ratio {
   workload: string;
