@@ -9,6 +9,7 @@ import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { DEFAULT_LIMITS, type Limits } from './config.ts';
+import { useCompiledExecution } from './compiled-execution.ts';
 import { type Context, createContext } from './context.ts';
 import { useDeprecationNotices } from './deprecation.ts';
 import { createLogger, useOperationLog, yogaLogger } from './observability/logging.ts';
@@ -137,6 +138,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   ];
   // Tracing first, so its span wraps the whole execution; metrics serve /metrics.
   if (tracing) plugins.unshift(tracing.plugin);
+  // Before tracing: it wraps whatever execute function is set when its own hook runs.
+  plugins.unshift(useCompiledExecution());
   if (metrics) plugins.push(metrics.plugin);
   if (options.introspection === false) {
     plugins.push({

@@ -30,6 +30,7 @@ describe('schema artefact', () => {
       '@graphql-yoga/plugin-persisted-operations',
       '@graphql-yoga/plugin-prometheus',
       'graphql-http',
+      'graphql-jit',
     ]) {
       const fromPlugin = createRequire(createRequire(import.meta.url).resolve(plugin)).resolve('graphql');
       expect(realpathSync(fromPlugin)).toBe(ours);

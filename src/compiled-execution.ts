@@ -1,0 +1,190 @@
+import {
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  GraphQLError,
+  getOperationAST,
+  Kind,
+  type SelectionSetNode,
+} from 'graphql';
+import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
+import type { Plugin } from 'graphql-yoga';
+
+type Compiled = CompiledQuery | 'interpret';
+
+/** A document's executions so far (a count) or its compiled form, per operation name. */
+type Entries = Map<string, number | Compiled>;
+
+/**
+ * A document must run this many times before it is compiled. Compiling costs far more than one
+ * interpreted run (~1 ms against ~50 µs here), so documents seen once (the cold workload, a flood
+ * of unique hostile documents) never pay for it; the documents an app sends over and over do.
+ */
+const RUNS_BEFORE_COMPILE = 2;
+
+/**
+ * Documents whose selections, with every fragment spread expanded, hold more fields than this are
+ * never compiled: graphql-jit inlines fragments and generates code per field, and the hostile
+ * flood test (test/hardening/flood.test.ts: 5,000 requests over the corpus) went from ~5 s to over
+ * 70 s when its large documents were compiled. Counting stops at the bound, so the check itself is
+ * cheap. Real operations are far smaller.
+ */
+const MAX_COMPILED_FIELDS = 400;
+
+/**
+ * Executes repeated documents with graphql-jit: the document is compiled once into a function
+ * that calls the resolvers directly, skipping graphql-js's per-field work (a ResolveInfo object
+ * and argument coercion for every field of every list item); about a quarter of the gateway's CPU
+ * per `pets(limit: 20)` request in `npm run bench`. Keyed by the parsed document, which Yoga's
+ * parse cache hands back for the same query text, and by operation name (one document may hold
+ * several operations). Anything graphql-jit cannot compile keeps graphql-js, and so do requests
+ * that fail before any resolver runs (bad variables): graphql-js words those errors, as before.
+ *
+ * Must come before plugins that wrap the execute function (tracing), so they wrap this one.
+ */
+export function useCompiledExecution(): Plugin {
+  const byDocument = new WeakMap<DocumentNode, Entries>();
+  return {
+    onExecute({ args, executeFn, setExecuteFn }) {
+      const compiled = compiledFor(byDocument, args);
+      if (compiled === undefined || compiled === 'interpret') return;
+      setExecuteFn(async (executeArgs: ExecutionArgs) => {
+        const result = (await compiled.query(
+          executeArgs.rootValue,
+          executeArgs.contextValue,
+          executeArgs.variableValues ?? {},
+        )) as ExecutionResult;
+        if (!result.errors?.length) return result;
+        // No data: the variables were refused before execution began, so nothing ran upstream.
+        if (result.data === undefined) return executeFn(executeArgs) as Promise<ExecutionResult>;
+        return { ...result, errors: result.errors.map((error) => located(error, executeArgs)) };
+      });
+    },
+  };
+}
+
+function compiledFor(byDocument: WeakMap<DocumentNode, Entries>, args: ExecutionArgs) {
+  let entries = byDocument.get(args.document);
+  if (!entries) {
+    entries = new Map();
+    byDocument.set(args.document, entries);
+  }
+  const key = args.operationName ?? '';
+  const entry = entries.get(key) ?? 0;
+  if (typeof entry !== 'number') return entry;
+  if (entry + 1 < RUNS_BEFORE_COMPILE) {
+    entries.set(key, entry + 1);
+    return undefined;
+  }
+  const compiled = compile(args);
+  entries.set(key, compiled);
+  return compiled;
+}
+
+/** Whether an operation is small enough to compile (see MAX_COMPILED_FIELDS). */
+export function compilable(document: DocumentNode, operationName?: string | null): boolean {
+  const operation = getOperationAST(document, operationName);
+  return operation != null && withinFieldBound(operation.selectionSet, fragmentsOf(document));
+}
+
+function compile(args: ExecutionArgs): Compiled {
+  if (!compilable(args.document, args.operationName)) return 'interpret';
+  try {
+    const result = compileQuery(args.schema, args.document, args.operationName ?? undefined, {
+      // Results are serialised by Yoga (JSON.stringify keeps JSON.rawJSON int64 values exact).
+      customJSONSerializer: false,
+      // The documented fix for @skip/@include on fragment spreads; the old behaviour is buggy.
+      useExperimentalPathBasedSkipInclude: true,
+    });
+    return isCompiledQuery(result) ? result : 'interpret';
+  } catch {
+    return 'interpret';
+  }
+}
+
+function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  return fragments;
+}
+
+/** Whether the selections, fragments expanded, hold at most MAX_COMPILED_FIELDS fields. */
+function withinFieldBound(
+  selectionSet: SelectionSetNode,
+  fragments: Map<string, FragmentDefinitionNode>,
+): boolean {
+  let fields = 0;
+  const stack: SelectionSetNode[] = [selectionSet];
+  while (stack.length > 0) {
+    for (const selection of (stack.pop() as SelectionSetNode).selections) {
+      if (selection.kind === Kind.FIELD) {
+        if (++fields > MAX_COMPILED_FIELDS) return false;
+        if (selection.selectionSet) stack.push(selection.selectionSet);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        stack.push(selection.selectionSet);
+      } else {
+        const fragment = fragments.get(selection.name.value);
+        // Validation has run, so the fragment exists; each spread counts again, as jit inlines it.
+        if (fragment) stack.push(fragment.selectionSet);
+        if (++fields > MAX_COMPILED_FIELDS) return false;
+      }
+    }
+  }
+  return true;
+}
+
+/**
+ * graphql-jit's errors carry `locations` but not the AST nodes Yoga rebuilds errors from, so they
+ * would reach the client without locations. The field's nodes are found again by the error's
+ * path, as graphql-js would have attached them.
+ */
+function located(error: GraphQLError, args: ExecutionArgs): GraphQLError {
+  if (error.nodes || !error.path) return error;
+  const operation = getOperationAST(args.document, args.operationName);
+  const nodes = operation ? fieldNodesAt(operation.selectionSet, error.path, fragmentsOf(args.document)) : [];
+  return new GraphQLError(error.message, {
+    nodes: nodes.length > 0 ? nodes : null,
+    path: error.path,
+    originalError: error.originalError ?? null,
+    extensions: error.extensions ?? null,
+  });
+}
+
+function fieldNodesAt(
+  root: SelectionSetNode,
+  path: ReadonlyArray<string | number>,
+  fragments: Map<string, FragmentDefinitionNode>,
+): FieldNode[] {
+  let nodes: FieldNode[] = [];
+  let sets = [root];
+  for (const key of path) {
+    if (typeof key === 'number') continue;
+    nodes = [];
+    for (const set of sets) collectFields(set, key, fragments, nodes);
+    sets = nodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : []));
+  }
+  return nodes;
+}
+
+/** The fields answering to `responseKey`, in document order (graphql-js's order of locations). */
+function collectFields(
+  selectionSet: SelectionSetNode,
+  responseKey: string,
+  fragments: Map<string, FragmentDefinitionNode>,
+  into: FieldNode[],
+): void {
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) {
+      if ((selection.alias ?? selection.name).value === responseKey) into.push(selection);
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      collectFields(selection.selectionSet, responseKey, fragments, into);
+    } else {
+      const fragment = fragments.get(selection.name.value);
+      if (fragment) collectFields(fragment.selectionSet, responseKey, fragments, into);
+    }
+  }
+}
