@@ -27,7 +27,7 @@ export function killAll(): void {
 
 /**
  * Spawns `node <file>` (the same Node binary as the bench), waits for its `ready` message and
- * returns a handle. The child's output is kept and shown if it dies early.
+ * returns a handle. The child's stderr is kept and shown if it dies early.
  */
 export async function startTarget(
   name: string,
@@ -35,18 +35,21 @@ export async function startTarget(
   env: Record<string, string>,
   execArgv: string[] = [],
 ): Promise<TargetProcess> {
+  // stdout (the gateway's log line per operation) goes to /dev/null, not a pipe: reading thousands
+  // of lines a second in this process would take CPU from the load generator beside it, and a file
+  // would grow by ~1 MB/s. The gateway still formats and writes every line, as in production.
+  // stderr (crashes, Node's warnings) is kept to explain a child that dies.
   const child = spawn(process.execPath, [...execArgv, file], {
     cwd: new URL('..', import.meta.url),
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   running.add(child);
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-OUTPUT_LIMIT);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
+  let errors = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    errors = (errors + chunk.toString()).slice(-OUTPUT_LIMIT);
+  });
+  const output = () => errors;
   let exited = false;
   const waiters: Array<{ resolve: (stats: ChildStats) => void; reject: (error: Error) => void }> = [];
   const exitedPromise = new Promise<void>((resolve) => {
@@ -54,7 +57,7 @@ export async function startTarget(
       exited = true;
       running.delete(child);
       for (const waiter of waiters.splice(0)) {
-        waiter.reject(new Error(`${name} exited (${signal ?? code}) while asked for stats:\n${output}`));
+        waiter.reject(new Error(`${name} exited (${signal ?? code}) while asked for stats:\n${output()}`));
       }
       resolve();
     });
@@ -62,7 +65,7 @@ export async function startTarget(
 
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
-      () => reject(new Error(`${name} did not start in time:\n${output}`)),
+      () => reject(new Error(`${name} did not start in time:\n${output()}`)),
       READY_TIMEOUT_MS,
     );
     child.on('message', (message: ChildMessage) => {
@@ -76,7 +79,7 @@ export async function startTarget(
     });
     void exitedPromise.then(() => {
       clearTimeout(timer);
-      reject(new Error(`${name} exited before it was ready:\n${output}`));
+      reject(new Error(`${name} exited before it was ready:\n${output()}`));
     });
   });
 
@@ -86,7 +89,7 @@ export async function startTarget(
     pid: child.pid ?? 0,
     stats: () =>
       new Promise<ChildStats>((resolve, reject) => {
-        if (exited) return reject(new Error(`${name} is not running:\n${output}`));
+        if (exited) return reject(new Error(`${name} is not running:\n${output()}`));
         const timer = setTimeout(() => reject(new Error(`${name} did not report stats`)), STATS_TIMEOUT_MS);
         waiters.push({
           resolve: (stats) => {
