@@ -12,6 +12,8 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
+    /** Requests per second over all connections; unset = as fast as the target answers. */
+    overallRate?: number;
     pipelining?: number;
     timeout?: number;
     method?: string;

@@ -70,25 +70,28 @@ export function summarise(runs: readonly RunResult[], callsPerOp: number | undef
   };
 }
 
-/** `numerator`'s req/s over `denominator`'s, round by round, and their median. */
+/** `numerator`'s req/s (or p99 latency) over `denominator`'s, round by round, and their median. */
 export function ratio(
   runs: readonly RunResult[],
   workload: string,
   numerator: TargetKind,
   denominator: TargetKind,
   note?: string,
+  metric: 'rps' | 'p99' = 'rps',
 ): Ratio | undefined {
   const rounds: number[] = [];
   for (const top of runs.filter((r) => r.workload === workload && r.target === numerator)) {
     const bottom = runs.find(
       (r) => r.workload === workload && r.target === denominator && r.round === top.round,
     );
-    if (bottom !== undefined && bottom.rps > 0) rounds.push(top.rps / bottom.rps);
+    if (bottom === undefined) continue;
+    if (metric === 'rps' && bottom.rps > 0) rounds.push(top.rps / bottom.rps);
+    if (metric === 'p99' && bottom.p99Ms > 0) rounds.push(top.p99Ms / bottom.p99Ms);
   }
   if (rounds.length === 0) return undefined;
   return {
     workload,
-    name: `${numerator}/${denominator}`,
+    name: `${numerator}/${denominator}${metric === 'p99' ? ' p99 latency' : ''}`,
     median: median(rounds),
     rounds,
     ...(note === undefined ? {} : { note }),

@@ -187,12 +187,14 @@ function loadOptions(
   spec: RequestSpec,
   duration: number,
   connections: number,
+  rate: number | undefined,
 ): AutocannonOptions {
   const body = spec.body;
   return {
     url,
     connections,
     duration,
+    ...(rate === undefined ? {} : { overallRate: rate }),
     method: spec.method,
     headers: headersOf(spec),
     ...(typeof body === 'string' ? { body } : {}),
@@ -217,7 +219,13 @@ async function measure(
   const before = await proc.stats();
   const upstreamBefore = isDirect ? undefined : await stack.upstream.stats();
   const result = await autocannon(
-    loadOptions(proc.url + spec.path, spec, settings.duration, settings.connections),
+    loadOptions(
+      proc.url + spec.path,
+      spec,
+      settings.duration,
+      workload.connections ?? settings.connections,
+      workload.rate,
+    ),
   );
   const after = await proc.stats();
   const upstreamAfter = isDirect ? undefined : await stack.upstream.stats();
@@ -313,7 +321,15 @@ async function main(): Promise<void> {
         if (workload.upstream === 'static')
           callsPerOp.set(target, await upstreamCallsPerOp(stack, url, spec));
         if (settings.warmup > 0) {
-          await autocannon(loadOptions(url, spec, settings.warmup, settings.connections));
+          await autocannon(
+            loadOptions(
+              url,
+              spec,
+              settings.warmup,
+              workload.connections ?? settings.connections,
+              workload.rate,
+            ),
+          );
           await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
         }
       }
@@ -345,6 +361,11 @@ async function main(): Promise<void> {
           baseline === 'bare-proxy' ? workload.baselineNote : undefined,
         );
         if (r !== undefined) ratios.push(r);
+        const latency =
+          workload.rate === undefined
+            ? undefined
+            : ratio(runs, workload.name, 'gateway', baseline, undefined, 'p99');
+        if (latency !== undefined) ratios.push(latency);
       }
     }
   } finally {
@@ -382,7 +403,7 @@ async function main(): Promise<void> {
   );
   console.log(`on the static upstream over ${CALLS_CHECK_OPS} sequential operations.`);
   console.log('');
-  console.log('ratios of req/s (median of per-round ratios):');
+  console.log('ratios of req/s, and of p99 latency at a steady rate (median of per-round ratios):');
   for (const r of ratios) console.log(formatRatio(r));
 
   if (settings.profile) {

@@ -21,6 +21,14 @@ export interface Workload {
   targets: Partial<Record<TargetKind, RequestSpec>>;
   /** Which baseline each ratio compares against, when it is not one REST call. */
   baselineNote?: string;
+  /**
+   * A fixed offered load (requests/s over all connections) instead of as fast as the target
+   * answers. At saturation every target's latency is connections ÷ throughput (Little's law), so
+   * only a fixed rate shows what the hop itself adds to a request.
+   */
+  rate?: number;
+  /** Connections for this workload instead of --connections (a steady rate wants few). */
+  connections?: number;
 }
 
 const FIELDS = 'id name categoryId status';
@@ -80,10 +88,23 @@ const petList = (count: number) => (value: unknown) =>
 const dataField = (field: string, check: (value: unknown) => string | undefined) => (data: unknown) =>
   check((data as Record<string, unknown> | null)?.[field]);
 
-function listWorkload(name: string, limit: number, upstream: UpstreamKind): Workload {
+/**
+ * Well below every target's capacity on the 2-core machine the figures come from (the gateway's is
+ * ~3k req/s), over few connections: autocannon paces each connection on its own timer, and 50
+ * connections would arrive as bursts of 50 that queue behind each other.
+ */
+const STEADY = { rate: 1000, connections: 4 };
+
+function listWorkload(
+  name: string,
+  limit: number,
+  upstream: UpstreamKind,
+  steady?: { rate: number; connections: number },
+): Workload {
   return {
     name,
-    title: `{ pets(limit: ${limit}) { ${FIELDS} } }  ≙  GET /v1/pets?limit=${limit}`,
+    ...steady,
+    title: `{ pets(limit: ${limit}) { ${FIELDS} } }  ≙  GET /v1/pets?limit=${limit}${steady ? `, a steady ${steady.rate} req/s over ${steady.connections} connections` : ''}`,
     upstream,
     targets: {
       gateway: graphql(`{ pets(limit: ${limit}) { ${FIELDS} } }`, dataField('pets', petList(limit))),
@@ -109,6 +130,7 @@ const RUN_TAG = Date.now().toString(36);
 /** Every workload, in the order they run. */
 export const WORKLOADS: readonly Workload[] = [
   listWorkload('list20', 20, 'static'),
+  listWorkload('list20-steady', 20, 'static', STEADY),
   listWorkload('list100', 100, 'static'),
   {
     name: 'dedup',

@@ -62,6 +62,16 @@ describe('npm run bench -- --smoke', () => {
           new RegExp(`^ratio ${workload.name}: gateway/direct \\d+\\.\\d\\d \\[rounds: `, 'm'),
         );
       }
+      // A steady-rate workload also compares p99 latency, unless the baseline's p99 rounded to
+      // 0 ms (autocannon's resolution), where no ratio exists.
+      if (workload.rate !== undefined && Number(row(stdout, workload.name, 'bare-proxy')?.[5]) > 0) {
+        expect(stdout).toMatch(
+          new RegExp(
+            `^ratio ${workload.name}: gateway/bare-proxy p99 latency \\d+\\.\\d\\d \\[rounds: `,
+            'm',
+          ),
+        );
+      }
     }
     expect(stdout).toMatch(/^ratio cold: gateway-cold\/gateway-warm \d+\.\d\d/m);
 
