@@ -44,7 +44,9 @@ const USAGE = `Usage: npm run bench -- [options]
   --connections <n>    autocannon connections (default 50)
   --workload <name>    run only this workload; repeatable (${WORKLOADS.map((w) => w.name).join(', ')})
   --json <file>        also write the settings, every run and the summary as JSON
-  --profile            run the gateways under --cpu-prof and print their top self-time functions`;
+  --profile            run the gateways under --cpu-prof and print their top self-time functions
+  --gateway-node-args=<flags>  Node flags for the gateway process only, e.g. --gateway-node-args="--max-old-space-size=128"
+                       (to measure a heap cap's effect on RSS and CPU; the bare proxy keeps defaults)`;
 
 interface Settings {
   smoke: boolean;
@@ -55,6 +57,7 @@ interface Settings {
   workloads: Workload[];
   json: string | undefined;
   profile: boolean;
+  gatewayNodeArgs: string[];
 }
 
 function parseSettings(argv: string[]): Settings {
@@ -69,6 +72,7 @@ function parseSettings(argv: string[]): Settings {
       workload: { type: 'string', multiple: true },
       json: { type: 'string' },
       profile: { type: 'boolean', default: false },
+      'gateway-node-args': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -101,7 +105,21 @@ function parseSettings(argv: string[]): Settings {
     workloads: WORKLOADS.filter((w) => names.length === 0 || names.includes(w.name)),
     json: values.json,
     profile: values.profile,
+    gatewayNodeArgs: nodeArgs(values['gateway-node-args']),
   };
+}
+
+/** Only `--flag` or `--flag=value` words: this reaches a command line, so nothing else passes. */
+function nodeArgs(raw: string | undefined): string[] {
+  const words = (raw ?? '').split(/\s+/).filter(Boolean);
+  for (const word of words) {
+    if (!/^--[a-z][a-z0-9-]*(=[\w.,-]+)?$/.test(word)) {
+      throw new UsageError(
+        `--gateway-node-args takes Node flags like --max-old-space-size=128, got "${word}"`,
+      );
+    }
+  }
+  return words;
 }
 
 class UsageError extends Error {
@@ -123,13 +141,16 @@ async function startStack(kind: UpstreamKind, workloads: Workload[], settings: S
       : await startTarget('reference service', 'bench/target-petstore.ts', env);
   const mine = workloads.filter((w) => w.upstream === kind);
   const upstreamEnv = { UPSTREAM_URL: upstream.url };
-  const profileArgs = settings.profile
-    ? [
-        '--cpu-prof',
-        `--cpu-prof-dir=${profileDir}`,
-        `--cpu-prof-name=gateway-${kind}-${process.pid}.cpuprofile`,
-      ]
-    : [];
+  const profileArgs = [
+    ...settings.gatewayNodeArgs,
+    ...(settings.profile
+      ? [
+          '--cpu-prof',
+          `--cpu-prof-dir=${profileDir}`,
+          `--cpu-prof-name=gateway-${kind}-${process.pid}.cpuprofile`,
+        ]
+      : []),
+  ];
   const [gateway, bareProxy] = await Promise.all([
     mine.some((w) => w.targets.gateway)
       ? startTarget(`gateway (${kind})`, 'bench/target-gateway.ts', upstreamEnv, profileArgs)
@@ -286,7 +307,10 @@ async function main(): Promise<void> {
   console.log(`date: ${meta.date}  node: ${meta.node}  cpu: ${meta.cpu} × ${meta.cores}`);
   console.log(
     `settings: ${settings.rounds} round(s) × ${settings.duration} s per target, ${settings.warmup} s warm-up, ` +
-      `${settings.connections} connections; autocannon in this process, every target in its own process`,
+      `${settings.connections} connections; autocannon in this process, every target in its own process` +
+      (settings.gatewayNodeArgs.length > 0
+        ? `; gateway node flags: ${settings.gatewayNodeArgs.join(' ')}`
+        : ''),
   );
   // Other work on the machine skews every figure; the load average at start says whether there was any.
   console.log(

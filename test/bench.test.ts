@@ -86,4 +86,10 @@ describe('npm run bench -- --smoke', () => {
     expect(stderr).toMatch(/--rounds must be a positive integer/);
     expect(stderr).toMatch(/Usage: npm run bench/);
   });
+
+  it('passes only Node flags to the gateway process', async () => {
+    const { code, stderr } = await runBench(['--gateway-node-args=--max-old-space-size=128; rm -rf /']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--gateway-node-args takes Node flags/);
+  });
 });
