@@ -1,6 +1,6 @@
 /**
  * Child process: the gateway, wired as `src/main.ts` wires it (its config defaults for the upstream
- * pool, deadline and limits, and its HTTP server), on a free loopback port. Env: UPSTREAM_URL
+ * pool, deadline, limits, CORS and metrics, and its HTTP server), on a free loopback port. Env: UPSTREAM_URL
  * (ending in /v1). Announces `<origin>/graphql`.
  *
  * For a CPU profile: `npm run bench -- --profile`, or start this file by hand under `--cpu-prof`
@@ -9,6 +9,7 @@
 import { loadConfig } from '../src/config.ts';
 import { createHttpServer } from '../src/http-server.ts';
 import { createLogger } from '../src/observability/logging.ts';
+import { createMetrics } from '../src/observability/metrics.ts';
 import { createGateway } from '../src/server.ts';
 import { createUpstreamClient } from '../src/upstream/client.ts';
 import { announce, requireEnv } from './child.ts';
@@ -16,10 +17,19 @@ import { listenLoopback } from './listen.ts';
 
 requireEnv('UPSTREAM_URL');
 const config = loadConfig(process.env);
+// Metrics are on by default in main.ts (METRICS=true), and they cost per request: measured with them.
+const metrics = config.metrics ? createMetrics() : undefined;
 const upstream = createUpstreamClient({
   baseUrl: config.upstreamUrl as URL,
   timeoutMs: config.upstreamTimeoutMs,
   connections: config.upstreamConnections,
+  observers: metrics ? [metrics.upstream] : [],
 });
-const gateway = createGateway({ upstream, limits: config.limits, logger: createLogger(config.logLevel) });
+const gateway = createGateway({
+  upstream,
+  limits: config.limits,
+  logger: createLogger(config.logLevel),
+  corsOrigins: config.corsOrigins,
+  ...(metrics ? { metrics } : {}),
+});
 announce(`${await listenLoopback(createHttpServer(gateway))}/graphql`);
