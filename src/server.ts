@@ -6,12 +6,13 @@ import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { GraphQLError } from 'graphql';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
-import { createYoga, type Plugin, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { useCompiledExecution } from './compiled-execution.ts';
 import { DEFAULT_LIMITS, type Limits } from './config.ts';
 import { type Context, createContext } from './context.ts';
 import { useDeprecationNotices } from './deprecation.ts';
+import { useEndpoint } from './endpoints.ts';
 import { createLogger, useOperationLog, yogaLogger } from './observability/logging.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Tracing } from './observability/tracing.ts';
@@ -108,6 +109,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const logger = options.logger ?? createLogger('info');
   const { metrics, tracing } = options;
   const headers = { Authorization: options.graphiqlAuthorization ?? 'Bearer <your API key>' };
+  const readiness = cachedProbe(options.upstream);
   const plugins: Plugin[] = [
     useRequestBody(limits.maxBodyBytes),
     maxTokensPlugin({ n: limits.maxTokens, ...armorOptions('TOKEN_LIMIT_EXCEEDED') }),
@@ -133,7 +135,10 @@ export function createGateway(options: GatewayOptions): Gateway {
         metrics?.deprecatedUse(use.fields, use.clientName);
       },
     }),
-    useReadinessCheck({ endpoint: '/readiness', check: cachedProbe(options.upstream) }),
+    useEndpoint('/readiness', async (fetchAPI) => {
+      const ready = await readiness();
+      return new fetchAPI.Response(null, { status: ready ? 200 : 503 });
+    }),
     useOperationLog(logger),
   ];
   // Tracing first, so its span wraps the whole execution; metrics serve /metrics.

@@ -7,6 +7,7 @@ import {
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { useEndpoint } from '../endpoints.ts';
 import type { CacheStats } from '../upstream/cache.ts';
 import type { UpstreamObserver } from '../upstream/client.ts';
 import { createLabelBudget } from './labels.ts';
@@ -41,9 +42,10 @@ export function createMetrics(): Metrics {
     operationType: params.operationType ?? 'unknown',
   });
 
-  const plugin = usePrometheus({
+  const prometheus = usePrometheus({
     registry,
-    endpoint: '/metrics',
+    // Served by useEndpoint below: the plugin's own endpoint check parses every request's URL.
+    endpoint: false,
     metrics: {
       graphql_envelop_request: createCounter({
         registry,
@@ -102,6 +104,21 @@ export function createMetrics(): Metrics {
       }),
     },
   });
+
+  const plugin: Plugin = {
+    onPluginInit({ addPlugin }) {
+      addPlugin(prometheus);
+      addPlugin(
+        useEndpoint(
+          '/metrics',
+          async (fetchAPI) =>
+            new fetchAPI.Response(await registry.metrics(), {
+              headers: { 'Content-Type': registry.contentType },
+            }),
+        ),
+      );
+    },
+  };
 
   const upstreamDuration = new Histogram({
     name: 'pet_gateway_upstream_request_duration_seconds',
