@@ -25,6 +25,13 @@ type Entries = Map<string, number | Compiled>;
 const RUNS_BEFORE_COMPILE = 2;
 
 /**
+ * Operation names remembered per document. The name comes from the request, so without a bound
+ * one cached document sent with endless made-up operation names would grow its entry forever;
+ * names beyond this are interpreted and not remembered.
+ */
+const MAX_NAMES_PER_DOCUMENT = 16;
+
+/**
  * Documents whose selections, with every fragment spread expanded, hold more fields than this are
  * never compiled: graphql-jit inlines fragments and generates code per field, and the hostile
  * flood test (test/hardening/flood.test.ts: 5,000 requests over the corpus) went from ~5 s to over
@@ -72,6 +79,7 @@ function compiledFor(byDocument: WeakMap<DocumentNode, Entries>, args: Execution
     byDocument.set(args.document, entries);
   }
   const key = args.operationName ?? '';
+  if (!entries.has(key) && entries.size >= MAX_NAMES_PER_DOCUMENT) return undefined;
   const entry = entries.get(key) ?? 0;
   if (typeof entry !== 'number') return entry;
   if (entry + 1 < RUNS_BEFORE_COMPILE) {

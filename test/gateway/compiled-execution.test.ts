@@ -111,6 +111,10 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'an operation name the document does not hold',
+    body: { query: 'query One { pets(limit: 1) { id } }', operationName: 'Two' },
+  },
+  {
     name: 'a createPet refused by the upstream',
     body: { query: 'mutation { createPet(input: { name: "Rex", categoryId: "1" }) { id } }' },
     setup: () =>
