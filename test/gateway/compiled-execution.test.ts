@@ -38,6 +38,8 @@ beforeEach(() => {
 
 interface Case {
   name: string;
+  /** The first error's code; undefined when the operation succeeds. */
+  code?: string;
   body: { query: string; variables?: Record<string, unknown>; operationName?: string };
   authorization?: string;
   setup?: () => void;
@@ -71,14 +73,17 @@ const cases: Case[] = [
   },
   {
     name: 'an upstream 404 on one of several aliased fields',
+    code: 'PET_NOT_FOUND',
     body: { query: '{ a: pet(id: "2") { name } b: pet(id: "404") { name } c: pet(id: "2") { id } }' },
   },
   {
     name: 'an upstream 404 inside a fragment',
+    code: 'PET_NOT_FOUND',
     body: { query: '{ ...F } fragment F on Query { missing: pet(id: "77") { id name } }' },
   },
   {
     name: 'an upstream 500 on a list',
+    code: 'BOOM',
     body: { query: '{ pets(limit: 2) { id } }' },
     setup: () =>
       upstream.fault(/^\/v1\/pets/, (_req, res) => {
@@ -88,21 +93,30 @@ const cases: Case[] = [
   },
   {
     name: 'a limit outside 1..100',
+    code: 'BAD_USER_INPUT',
     body: { query: 'query($l: Int) { pets(limit: $l) { id } }', variables: { l: 101 } },
   },
   {
     name: 'a variable of the wrong type (refused before execution)',
+    code: 'BAD_USER_INPUT',
     body: { query: 'query($id: ID!) { pet(id: $id) { id } }', variables: { id: { nested: true } } },
   },
   {
     name: 'a missing required variable',
+    code: 'BAD_USER_INPUT',
     body: { query: 'query($id: ID!) { pet(id: $id) { id } }', variables: {} },
   },
   {
     name: 'an id out of int64 range',
+    code: 'BAD_USER_INPUT',
     body: { query: '{ pet(id: "9223372036854775808") { id } }' },
   },
-  { name: 'no Authorization header', body: { query: '{ pets { id } }' }, authorization: '' },
+  {
+    name: 'no Authorization header',
+    code: 'UNAUTHENTICATED',
+    body: { query: '{ pets { id } }' },
+    authorization: '',
+  },
   {
     name: 'one of two operations, chosen by name',
     body: {
@@ -111,11 +125,20 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'an operation over the cost limit (checked in the root resolvers)',
+    code: 'COST_LIMIT_EXCEEDED',
+    body: {
+      query: `{ ${Array.from({ length: 8 }, (_, i) => `a${i}: pets(limit: 100) { id name categoryId }`).join(' ')} }`,
+    },
+  },
+  {
     name: 'an operation name the document does not hold',
+    code: 'OPERATION_RESOLUTION_FAILURE',
     body: { query: 'query One { pets(limit: 1) { id } }', operationName: 'Two' },
   },
   {
     name: 'a createPet refused by the upstream',
+    code: 'PET_EXISTS',
     body: { query: 'mutation { createPet(input: { name: "Rex", categoryId: "1" }) { id } }' },
     setup: () =>
       upstream.fault(/^\/v1\/pets/, (_req, res) => {
@@ -126,7 +149,7 @@ const cases: Case[] = [
 ];
 
 describe('compiled execution answers exactly as graphql-js does', () => {
-  it.each(cases)('$name', async ({ body, authorization, setup }) => {
+  it.each(cases)('$name', async ({ body, authorization, setup, code }) => {
     const answers = [];
     for (let run = 0; run < 3; run++) {
       upstream.requests.length = 0;
@@ -138,6 +161,8 @@ describe('compiled execution answers exactly as graphql-js does', () => {
         upstream: upstream.requests.map((r) => `${r.method} ${r.path}`).sort(),
       });
     }
+    // Each case exercises what its name says: the code of its first error (none for successes).
+    expect(answers[0]?.body.errors?.[0]?.extensions?.code).toBe(code);
     // Run 1 is interpreted, runs 2 and 3 compiled.
     expect(answers[1]).toEqual(answers[0]);
     expect(answers[2]).toEqual(answers[0]);
