@@ -49,7 +49,6 @@ export async function startTarget(
   child.stderr?.on('data', (chunk: Buffer) => {
     errors = (errors + chunk.toString()).slice(-OUTPUT_LIMIT);
   });
-  const output = () => errors;
   let exited = false;
   const waiters: Array<{ resolve: (stats: ChildStats) => void; reject: (error: Error) => void }> = [];
   const exitedPromise = new Promise<void>((resolve) => {
@@ -57,7 +56,7 @@ export async function startTarget(
       exited = true;
       running.delete(child);
       for (const waiter of waiters.splice(0)) {
-        waiter.reject(new Error(`${name} exited (${signal ?? code}) while asked for stats:\n${output()}`));
+        waiter.reject(new Error(`${name} exited (${signal ?? code}) while asked for stats:\n${errors}`));
       }
       resolve();
     });
@@ -65,7 +64,7 @@ export async function startTarget(
 
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
-      () => reject(new Error(`${name} did not start in time:\n${output()}`)),
+      () => reject(new Error(`${name} did not start in time:\n${errors}`)),
       READY_TIMEOUT_MS,
     );
     child.on('message', (message: ChildMessage) => {
@@ -79,7 +78,7 @@ export async function startTarget(
     });
     void exitedPromise.then(() => {
       clearTimeout(timer);
-      reject(new Error(`${name} exited before it was ready:\n${output()}`));
+      reject(new Error(`${name} exited before it was ready:\n${errors}`));
     });
   });
 
@@ -89,7 +88,7 @@ export async function startTarget(
     pid: child.pid ?? 0,
     stats: () =>
       new Promise<ChildStats>((resolve, reject) => {
-        if (exited) return reject(new Error(`${name} is not running:\n${output()}`));
+        if (exited) return reject(new Error(`${name} is not running:\n${errors}`));
         const timer = setTimeout(() => reject(new Error(`${name} did not report stats`)), STATS_TIMEOUT_MS);
         waiters.push({
           resolve: (stats) => {

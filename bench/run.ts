@@ -141,7 +141,7 @@ async function startStack(kind: UpstreamKind, workloads: Workload[], settings: S
       : await startTarget('reference service', 'bench/target-petstore.ts', env);
   const mine = workloads.filter((w) => w.upstream === kind);
   const upstreamEnv = { UPSTREAM_URL: upstream.url };
-  const profileArgs = [
+  const gatewayArgs = [
     ...settings.gatewayNodeArgs,
     ...(settings.profile
       ? [
@@ -153,7 +153,7 @@ async function startStack(kind: UpstreamKind, workloads: Workload[], settings: S
   ];
   const [gateway, bareProxy] = await Promise.all([
     mine.some((w) => w.targets.gateway)
-      ? startTarget(`gateway (${kind})`, 'bench/target-gateway.ts', upstreamEnv, profileArgs)
+      ? startTarget(`gateway (${kind})`, 'bench/target-gateway.ts', upstreamEnv, gatewayArgs)
       : undefined,
     mine.some((w) => w.targets['bare-proxy'])
       ? startTarget(`bare proxy (${kind})`, 'bench/target-bare-proxy.ts', upstreamEnv)
