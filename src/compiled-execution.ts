@@ -67,7 +67,9 @@ export function useCompiledExecution(): Plugin {
         if (!result.errors?.length) return result;
         // No data: the variables were refused before execution began, so nothing ran upstream.
         if (result.data === undefined) return executeFn(executeArgs) as Promise<ExecutionResult>;
-        return { ...result, errors: located(result.errors, executeArgs) };
+        // Errors first, as graphql-js orders them (and the spec recommends), so the bytes match too.
+        const { errors, data, ...rest } = result;
+        return { errors: located(errors, executeArgs), data, ...rest };
       });
     },
   };

@@ -157,6 +157,8 @@ describe('compiled execution answers exactly as graphql-js does', () => {
       const response = await postJson(gateway.url, body, authorization === '' ? undefined : AUTH);
       answers.push({
         status: response.status,
+        // The bytes, not the parsed JSON: key order is part of what clients see (errors first).
+        text: response.text,
         body: JSON.parse(response.text),
         upstream: upstream.requests.map((r) => `${r.method} ${r.path}`).sort(),
       });
