@@ -1,4 +1,5 @@
 import {
+  type DirectiveNode,
   type DocumentNode,
   type ExecutionArgs,
   type ExecutionResult,
@@ -94,10 +95,16 @@ function compiledFor(byDocument: WeakMap<DocumentNode, Entries>, args: Execution
   return compiled;
 }
 
-/** Whether an operation is small enough to compile (see MAX_COMPILED_FIELDS). */
+/**
+ * Whether an operation may be compiled: small enough (see MAX_COMPILED_FIELDS) and free of
+ * `@skip`/`@include`. graphql-jit decides those at run time over the fields of every branch, so a
+ * skipped fragment still sets the order of the keys in the answer (`{ ...F @skip(if: true) name id }`
+ * with `F { id name }` came back as `id, name`); graphql-js orders by the included selections, as
+ * the spec's CollectFields does. Operations with conditions stay interpreted.
+ */
 export function compilable(document: DocumentNode, operationName?: string | null): boolean {
   const operation = getOperationAST(document, operationName);
-  return operation != null && withinFieldBound(operation.selectionSet, fragmentsOf(document));
+  return operation != null && simpleAndSmall(operation.selectionSet, fragmentsOf(document));
 }
 
 function compile(args: ExecutionArgs): Compiled {
@@ -106,8 +113,6 @@ function compile(args: ExecutionArgs): Compiled {
     const result = compileQuery(args.schema, args.document, args.operationName ?? undefined, {
       // Results are serialised by Yoga (JSON.stringify keeps JSON.rawJSON int64 values exact).
       customJSONSerializer: false,
-      // The documented fix for @skip/@include on fragment spreads; the old behaviour is buggy.
-      useExperimentalPathBasedSkipInclude: true,
     });
     return isCompiledQuery(result) ? result : 'interpret';
   } catch {
@@ -123,8 +128,8 @@ function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode
   return fragments;
 }
 
-/** Whether the selections, fragments expanded, hold at most MAX_COMPILED_FIELDS fields. */
-function withinFieldBound(
+/** Whether the selections, fragments expanded, hold no condition and at most MAX_COMPILED_FIELDS fields. */
+function simpleAndSmall(
   selectionSet: SelectionSetNode,
   fragments: Map<string, FragmentDefinitionNode>,
 ): boolean {
@@ -132,6 +137,7 @@ function withinFieldBound(
   const stack: SelectionSetNode[] = [selectionSet];
   while (stack.length > 0) {
     for (const selection of (stack.pop() as SelectionSetNode).selections) {
+      if (selection.directives?.some(isCondition)) return false;
       if (selection.kind === Kind.FIELD) {
         if (++fields > MAX_COMPILED_FIELDS) return false;
         if (selection.selectionSet) stack.push(selection.selectionSet);
@@ -146,6 +152,10 @@ function withinFieldBound(
     }
   }
   return true;
+}
+
+function isCondition(directive: DirectiveNode): boolean {
+  return directive.name.value === 'skip' || directive.name.value === 'include';
 }
 
 /**

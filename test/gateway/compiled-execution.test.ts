@@ -61,7 +61,7 @@ const cases: Case[] = [
     },
   },
   {
-    name: 'fragments with @skip and @include on spreads',
+    name: 'fragments with @skip and @include on spreads (never compiled: stays interpreted)',
     body: {
       query: `query($yes: Boolean!, $no: Boolean!) {
         pets(limit: 3) { ...A @include(if: $yes) ...B @skip(if: $yes) ... on Pet @include(if: $no) { status } }
@@ -202,6 +202,18 @@ describe('which documents are compiled', () => {
     expect(compilable(parse(fields(401)))).toBe(false);
     expect(compilable(parse(fanOut(8)))).toBe(true); // 2^8 = 256 spreads + fields
     expect(compilable(parse(fanOut(9)))).toBe(false);
+  });
+
+  it('leaves operations with @skip or @include to graphql-js, wherever the condition sits', () => {
+    expect(compilable(parse('{ pets { id name @include(if: true) } }'))).toBe(false);
+    expect(compilable(parse('{ pets { ... on Pet @skip(if: false) { id } } }'))).toBe(false);
+    expect(compilable(parse('{ pets { ...F } } fragment F on Pet { id @skip(if: true) name }'))).toBe(false);
+    expect(
+      compilable(
+        parse('query($s: Boolean!) { pets { ...F @include(if: $s) id } } fragment F on Pet { name }'),
+      ),
+    ).toBe(false);
+    expect(compilable(parse('{ pets { ...F id } } fragment F on Pet { name }'))).toBe(true);
   });
 
   it('looks only at the operation chosen by name', () => {
