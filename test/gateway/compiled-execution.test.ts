@@ -1,7 +1,13 @@
 import { parse } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { compilable } from '../../src/compiled-execution.ts';
-import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import {
+  BIG_ID,
+  type FakeUpstream,
+  MAX_INT64,
+  seedPets,
+  startFakeUpstream,
+} from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { postJson } from '../support/graphql.ts';
 
@@ -11,8 +17,6 @@ import { postJson } from '../support/graphql.ts';
 
 const TOKEN = 'jit-token';
 const AUTH = `Bearer ${TOKEN}`;
-const BIG_ID = '9007199254740993';
-const MAX_INT64 = '9223372036854775807';
 
 let upstream: FakeUpstream;
 let gateway: RunningGateway;
@@ -20,9 +24,7 @@ let gateway: RunningGateway;
 beforeAll(async () => {
   upstream = await startFakeUpstream();
   upstream.tokens.add(TOKEN);
-  upstream.seed(TOKEN, { id: BIG_ID, name: 'Rex', categoryId: MAX_INT64, status: 'available' });
-  upstream.seed(TOKEN, { id: '2', name: 'Tom', categoryId: '1', status: 'sold' });
-  upstream.seed(TOKEN, { id: '3', name: 'Nemo', categoryId: '1' });
+  seedPets(upstream, TOKEN);
   gateway = await startGateway({ upstreamUrl: upstream.url });
 });
 

@@ -1,15 +1,19 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { createLoaders } from '../../src/upstream/loaders.ts';
-import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import {
+  BIG_ID,
+  type FakeUpstream,
+  MAX_INT64,
+  seedPets,
+  startFakeUpstream,
+} from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { execute, postJson } from '../support/graphql.ts';
 import { CreatePet, GetPet, ListPets, ListPetsDefault, RepeatedPet, RepeatedPets } from './operations.ts';
 
 const TOKEN = 'alice-token';
 const AUTH = `Bearer ${TOKEN}`;
-const BIG_ID = '9007199254740993'; // 2^53 + 1: a double would turn it into ...992
-const MAX_INT64 = '9223372036854775807';
 
 let upstream: FakeUpstream;
 let gateway: RunningGateway;
@@ -17,9 +21,7 @@ let gateway: RunningGateway;
 beforeAll(async () => {
   upstream = await startFakeUpstream();
   upstream.tokens.add(TOKEN);
-  upstream.seed(TOKEN, { id: BIG_ID, name: 'Rex', categoryId: MAX_INT64, status: 'available' });
-  upstream.seed(TOKEN, { id: '2', name: 'Tom', categoryId: '1', status: 'sold' });
-  upstream.seed(TOKEN, { id: '3', name: 'Nemo', categoryId: '1' });
+  seedPets(upstream, TOKEN);
   gateway = await startGateway({ upstreamUrl: upstream.url });
 });
 

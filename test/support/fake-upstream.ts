@@ -56,6 +56,20 @@ function petJson(pet: StoredPet): string {
   return `{"id":${pet.id},"name":${JSON.stringify(pet.name)},"categoryId":${pet.categoryId}${status}}`;
 }
 
+/** 2^53 + 1: a double would turn it into ...992. */
+export const BIG_ID = '9007199254740993';
+export const MAX_INT64 = '9223372036854775807';
+
+/**
+ * The pets most gateway tests list: an int64 id beyond 2^53 with the largest categoryId, a sold
+ * pet, and one with no status.
+ */
+export function seedPets(upstream: FakeUpstream, token: string): void {
+  upstream.seed(token, { id: BIG_ID, name: 'Rex', categoryId: MAX_INT64, status: 'available' });
+  upstream.seed(token, { id: '2', name: 'Tom', categoryId: '1', status: 'sold' });
+  upstream.seed(token, { id: '3', name: 'Nemo', categoryId: '1' });
+}
+
 export async function startFakeUpstream(): Promise<FakeUpstream> {
   const stores = new Map<string, StoredPet[]>();
   const faults: Array<{ match: RegExp; fault: Fault; remaining: number }> = [];
