@@ -1,13 +1,7 @@
 import { parse } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { compilable } from '../../src/compiled-execution.ts';
-import {
-  BIG_ID,
-  type FakeUpstream,
-  MAX_INT64,
-  seedPets,
-  startFakeUpstream,
-} from '../support/fake-upstream.ts';
+import { BIG_ID, type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { postJson } from '../support/graphql.ts';
 
