@@ -7,7 +7,7 @@
  * with UPSTREAM_URL set, load it, then Ctrl-C.
  */
 import { loadConfig } from '../src/config.ts';
-import { createHttpServer } from '../src/http-server.ts';
+import { createHttpServer } from '../src/http/listener.ts';
 import { createLogger } from '../src/observability/logging.ts';
 import { createMetrics } from '../src/observability/metrics.ts';
 import { createGateway } from '../src/server.ts';

@@ -1,5 +1,5 @@
-import { DeprecationNotices } from './deprecation.ts';
-import { unauthenticated } from './errors.ts';
+import { DeprecationNotices } from './schema/deprecation.ts';
+import { unauthenticated } from './schema/errors.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 import { createLoaders, type Loaders, type ResponseCacheOptions } from './upstream/loaders.ts';
 

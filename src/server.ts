@@ -8,17 +8,17 @@ import type { GraphQLError } from 'graphql';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { useCompiledExecution } from './compiled-execution.ts';
 import { DEFAULT_LIMITS, type Limits } from './config.ts';
 import { type Context, createContext } from './context.ts';
-import { useDeprecationNotices } from './deprecation.ts';
-import { useEndpoint } from './endpoints.ts';
+import { useCompiledExecution } from './execution/compiled.ts';
+import { useDeprecationNotices } from './http/deprecation-headers.ts';
+import { useEndpoint } from './http/endpoints.ts';
+import { type PersistedDocuments, usePersistedDocuments } from './http/persisted-documents.ts';
+import { useRequestBody } from './http/request-body.ts';
+import { useCodedRequestErrors } from './http/request-errors.ts';
 import { createLogger, useOperationLog, yogaLogger } from './observability/logging.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Tracing } from './observability/tracing.ts';
-import { type PersistedDocuments, usePersistedDocuments } from './persisted-operations.ts';
-import { useRequestBody } from './request-body.ts';
-import { useCodedRequestErrors } from './request-errors.ts';
 import { schema } from './schema/index.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 import type { ResponseCacheOptions } from './upstream/loaders.ts';
@@ -163,7 +163,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     healthCheckEndpoint: '/health',
     landingPage: false,
     batching: false,
-    // Our POST parser (request-body.ts) already caps the body while reading it; Yoga's own cap
+    // Our POST parser (http/request-body.ts) already caps the body while reading it; Yoga's own cap
     // would pipe every body through a second TransformStream (a pipeline and an AbortController
     // per request, ~3% of CPU in the profile) for nothing.
     maxRequestBodySize: false,
@@ -187,7 +187,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       maxAge: 600,
     },
     // Unexpected errors are masked; GraphQLErrors we raise on purpose (the gateway's codes and the
-    // one upstream mapping table in upstream/errors.ts) pass through.
+    // one upstream mapping table in schema/errors.ts) pass through.
     maskedErrors: true,
     logging: yogaLogger(logger),
     // `documentId` is the GraphQL-over-HTTP name for a persisted document's id.

@@ -1,5 +1,5 @@
-import { badUserInput } from '../errors.ts';
 import { canonicalInt64 } from '../upstream/contract.ts';
+import { badUserInput } from './errors.ts';
 
 /** The contract's page-size bounds for `GET /pets`. */
 export const LIMIT_MIN = 1;

@@ -1,7 +1,8 @@
-import { PET_DEPRECATION_REASON, PET_SUNSET } from '../deprecation.ts';
-import { sunset } from '../errors.ts';
 import type { PetStatusDto } from '../upstream/contract.ts';
+import { PET_SUNSET } from '../upstream/contract.ts';
 import { builder } from './builder.ts';
+import { PET_DEPRECATION_REASON } from './deprecation.ts';
+import { rethrowForClient, sunset } from './errors.ts';
 import { int64Argument, LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, limitArgument } from './inputs.ts';
 
 export const PetStatus = builder.enumType('PetStatus', {
@@ -70,10 +71,12 @@ builder.queryType({
         multiplier: Math.min(Math.max(args.limit ?? LIMIT_DEFAULT, LIMIT_MIN), LIMIT_MAX),
       }),
       resolve: (_root, args, ctx) =>
-        ctx.loaders.petList.load({
-          limit: limitArgument(args.limit),
-          ...(args.status ? { status: args.status as PetStatusDto } : {}),
-        }),
+        ctx.loaders.petList
+          .load({
+            limit: limitArgument(args.limit),
+            ...(args.status ? { status: args.status as PetStatusDto } : {}),
+          })
+          .catch(rethrowForClient),
     }),
     pet: t.field({
       type: Pet,
@@ -94,7 +97,7 @@ builder.queryType({
           );
         }
         ctx.deprecations.usePet();
-        return ctx.loaders.petById.load(int64Argument(args.id, 'id'));
+        return ctx.loaders.petById.load(int64Argument(args.id, 'id')).catch(rethrowForClient);
       },
     }),
   }),
@@ -108,11 +111,13 @@ builder.mutationType({
       description: 'Adds an animal (REST `POST /pets`). Sent exactly once: never retried.',
       args: { input: t.arg({ type: NewPetInput, required: true, description: 'The animal to add.' }) },
       resolve: (_root, { input }, ctx) =>
-        ctx.loaders.createPet({
-          name: input.name,
-          categoryId: int64Argument(input.categoryId, 'input.categoryId'),
-          ...(input.status ? { status: input.status as PetStatusDto } : {}),
-        }),
+        ctx.loaders
+          .createPet({
+            name: input.name,
+            categoryId: int64Argument(input.categoryId, 'input.categoryId'),
+            ...(input.status ? { status: input.status as PetStatusDto } : {}),
+          })
+          .catch(rethrowForClient),
     }),
   }),
 });

@@ -1,5 +1,8 @@
 import { UpstreamBadResponseError, UpstreamResponseError } from './errors.ts';
 
+/** `GET /pets/{petId}` is removed on this day (the contract's Versioning section). */
+export const PET_SUNSET = new Date('2030-12-05T00:00:00Z');
+
 /** REST `PetStatus`. */
 export type PetStatusDto = 'available' | 'pending' | 'sold';
 

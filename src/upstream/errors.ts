@@ -1,8 +1,7 @@
-import { GraphQLError } from 'graphql';
-
 /**
- * Every way a call to the REST upstream can fail, typed once. Resolvers never see these:
- * the loaders turn them into GraphQL errors through `toGraphQLError`, the one mapping table.
+ * Every way a call to the REST upstream can fail, typed once. Data access knows nothing of
+ * GraphQL: the loaders reject with these, and the schema maps them to what a client sees through
+ * `toGraphQLError` (src/schema/errors.ts), the one mapping table.
  */
 export abstract class UpstreamError extends Error {}
 
@@ -44,50 +43,4 @@ export class UpstreamRateLimitedError extends UpstreamError {
 /** An answer outside the contract: not JSON, wrong shape, unexpected status, redirect, too large. */
 export class UpstreamBadResponseError extends UpstreamError {
   override name = 'UpstreamBadResponseError';
-}
-
-/** Upstream messages are passed on, but bounded: they are someone else's text. */
-const MAX_MESSAGE_LENGTH = 500;
-
-/**
- * The one table from upstream failures to what a GraphQL client sees. Only codes, statuses and the
- * upstream's own Error message cross over: never its URL, headers, body or the caller's token.
- */
-export function toGraphQLError(error: unknown): Error {
-  if (error instanceof GraphQLError) return error;
-  if (error instanceof UpstreamResponseError) {
-    return new GraphQLError(error.message.slice(0, MAX_MESSAGE_LENGTH), {
-      extensions: {
-        code: error.code,
-        status: error.status,
-        ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }),
-      },
-    });
-  }
-  if (error instanceof UpstreamTimeoutError) {
-    return new GraphQLError('The animal store did not answer in time.', {
-      extensions: { code: 'UPSTREAM_TIMEOUT' },
-    });
-  }
-  if (error instanceof UpstreamUnavailableError) {
-    return new GraphQLError('The animal store is unavailable.', {
-      extensions: { code: 'UPSTREAM_UNAVAILABLE' },
-    });
-  }
-  if (error instanceof UpstreamRateLimitedError) {
-    return new GraphQLError('The animal store is rate limiting requests; retry later.', {
-      extensions: {
-        code: 'UPSTREAM_RATE_LIMITED',
-        status: 429,
-        ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }),
-      },
-    });
-  }
-  if (error instanceof UpstreamBadResponseError) {
-    return new GraphQLError('The animal store sent an answer outside its contract.', {
-      extensions: { code: 'UPSTREAM_BAD_RESPONSE' },
-    });
-  }
-  // Anything else is a bug of ours: it stays a plain Error, which Yoga masks as an unexpected error.
-  return error instanceof Error ? error : new Error(String(error));
 }

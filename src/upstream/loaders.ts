@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import DataLoader from 'dataloader';
-import type { GraphQLError } from 'graphql';
 import { cacheKey, callerKey, type ResponseCache } from './cache.ts';
 import type { Authorization, UpstreamClient, UpstreamDeprecation } from './client.ts';
 import type { ListPetsQuery, NewPetDto, PetDto } from './contract.ts';
-import { toGraphQLError } from './errors.ts';
 
 /** Per-request data access. Resolvers reach the upstream only through these. */
 export interface Loaders {
@@ -26,7 +24,7 @@ export function createLoaders(
   client: UpstreamClient,
   auth: Authorization,
   options: {
-    authError?: GraphQLError;
+    authError?: Error;
     onDeprecation?: (headers: UpstreamDeprecation) => void;
     cache?: ResponseCacheOptions;
   } = {},
@@ -41,7 +39,8 @@ export function createLoaders(
   };
 
   // The contract has no batch endpoint: a batch is the set of distinct keys asked for in one tick,
-  // fetched in parallel. Errors become GraphQL errors here, per key, so one failure fails one field.
+  // fetched in parallel. A failure rejects its own key only (typed: see errors.ts), so one failure
+  // fails one field.
   // A refused caller never touches the cache; anyone else reads through it when one is configured.
   const upstream =
     options.cache && !authError && auth !== undefined
@@ -56,7 +55,7 @@ export function createLoaders(
   const petById = new DataLoader<string, PetDto>((ids) =>
     authError
       ? Promise.resolve(ids.map(() => authError))
-      : Promise.all(ids.map((id) => upstream.getPet(id, onDeprecation).catch(toGraphQLError))),
+      : Promise.all(ids.map((id) => upstream.getPet(id, onDeprecation).catch(asError))),
   );
   const primeAll = (pets: PetDto[]) => {
     for (const pet of pets) petById.prime(pet.id, pet);
@@ -66,7 +65,7 @@ export function createLoaders(
     (queries) =>
       authError
         ? Promise.resolve(queries.map(() => authError))
-        : Promise.all(queries.map((query) => upstream.listPets(query).then(primeAll, toGraphQLError))),
+        : Promise.all(queries.map((query) => upstream.listPets(query).then(primeAll, asError))),
     { cacheKeyFn: (query) => `${query.status ?? ''}|${query.limit}` },
   );
   return {
@@ -74,17 +73,17 @@ export function createLoaders(
     petList,
     async createPet(pet) {
       if (authError) throw authError;
-      let created: PetDto;
-      try {
-        created = primeAll([await client.createPet(auth, pet, signal())])[0] as PetDto;
-      } catch (error) {
-        throw toGraphQLError(error);
-      }
+      const created = primeAll([await client.createPet(auth, pet, signal())])[0] as PetDto;
       // Before answering, so this caller's next `pets` cannot be served a list without the new pet.
       await upstream.createdPet();
       return created;
     },
   };
+}
+
+/** DataLoader rejects a key whose batch result is an Error. */
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 /** The response cache as the loaders use it: off when absent. */

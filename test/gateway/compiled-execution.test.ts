@@ -1,12 +1,12 @@
 import { parse } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { compilable } from '../../src/compiled-execution.ts';
+import { compilable } from '../../src/execution/compiled.ts';
 import { BIG_ID, type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { postJson } from '../support/graphql.ts';
 
 // A document's first run is interpreted by graphql-js; from its second run on it is compiled by
-// graphql-jit (src/compiled-execution.ts). Every answer must be the same either way: status,
+// graphql-jit (src/execution/compiled.ts). Every answer must be the same either way: status,
 // data, error messages, codes, paths and locations, and the upstream calls made.
 
 const TOKEN = 'jit-token';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPath } from '../../src/endpoints.ts';
+import { isPath } from '../../src/http/endpoints.ts';
 
 describe('isPath', () => {
   const request = (url: string) => new Request(url);

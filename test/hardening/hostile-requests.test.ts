@@ -90,7 +90,7 @@ describe('hostile requests', () => {
 
   it('answers every keep-alive case the same on its second and third run, when repeated documents run compiled', async () => {
     // Every case above ran once, its document interpreted; from a document's second run on it is
-    // compiled (src/compiled-execution.ts). A hostile document must not get a different answer.
+    // compiled (src/execution/compiled.ts). A hostile document must not get a different answer.
     const cases = corpus.filter(
       (c) => c.send.kind === 'fetch' && !c.knownBug && (c.send.body?.length ?? 0) < 100_000,
     );

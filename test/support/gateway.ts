@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Limits } from '../../src/config.ts';
-import { createHttpServer } from '../../src/http-server.ts';
+import { createHttpServer } from '../../src/http/listener.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createGateway, type GatewayOptions } from '../../src/server.ts';
 import { createUpstreamClient, type UpstreamClientOptions } from '../../src/upstream/client.ts';

@@ -71,3 +71,8 @@ function directivesInDocumentRule(max: number) {
     };
   };
 }
+
+/** The request itself is unusable (body, encoding, media type): answered before GraphQL runs. */
+export function badRequest(status: 400 | 413 | 415, code: string, message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code, http: { status } } });
+}

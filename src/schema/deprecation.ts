@@ -1,0 +1,55 @@
+import { PET_SUNSET } from '../upstream/contract.ts';
+
+/**
+ * When this gateway's schema first marked `pet(id)` deprecated; sent as `Deprecation` (RFC 9745)
+ * unless the upstream sent its own date.
+ */
+export const PET_DEPRECATED_SINCE = new Date('2026-11-22T00:00:00Z');
+export const PET_DEPRECATION_REASON = `Use \`pets(status:, limit:)\` instead: the upstream GET /pets/{petId} is deprecated and is removed on ${isoDay(PET_SUNSET)}.`;
+
+/** One deprecated thing an operation used, as `extensions.deprecations` shows it. */
+export interface DeprecationNotice {
+  field: string;
+  reason: string;
+  replacement: string;
+  /** YYYY-MM-DD */
+  sunset: string;
+  /** What the upstream itself announced on its response, when it did. */
+  upstream?: { deprecation?: string; sunset?: string };
+}
+
+/** Collects, for one request, the deprecated fields it touched and what the upstream said about them. */
+export class DeprecationNotices {
+  readonly #byField = new Map<string, DeprecationNotice>();
+
+  /** Records that `pet(id)` ran in this operation. */
+  usePet(): void {
+    if (this.#byField.has('Query.pet')) return;
+    this.#byField.set('Query.pet', {
+      field: 'Query.pet',
+      reason: PET_DEPRECATION_REASON,
+      replacement: 'Query.pets',
+      sunset: isoDay(PET_SUNSET),
+    });
+  }
+
+  /** Carries the upstream's `Deprecation` / `Sunset` headers into the pet notice. */
+  upstreamPet(headers: { deprecation?: string; sunset?: string }): void {
+    this.usePet();
+    const notice = this.#byField.get('Query.pet');
+    if (notice && !notice.upstream) notice.upstream = headers;
+  }
+
+  get size(): number {
+    return this.#byField.size;
+  }
+
+  list(): DeprecationNotice[] {
+    return [...this.#byField.values()];
+  }
+}
+
+/** YYYY-MM-DD, as the contract writes dates. */
+export function isoDay(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}

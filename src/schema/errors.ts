@@ -1,0 +1,78 @@
+import { GraphQLError } from 'graphql';
+import {
+  UpstreamBadResponseError,
+  UpstreamRateLimitedError,
+  UpstreamResponseError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from '../upstream/errors.ts';
+
+// Every GraphQL error a field can end with: the gateway's own (raised before or instead of any
+// upstream call) and, in `toGraphQLError`, the one table from typed upstream failures
+// (upstream/errors.ts) to codes a client sees.
+
+/** An argument the contract would refuse: no upstream call is made. */
+export function badUserInput(message: string, argument: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', argument } });
+}
+
+/** An `Authorization` header that cannot be a bearer key: refused without calling the upstream. */
+export function unauthenticated(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'UNAUTHENTICATED', status: 401 } });
+}
+
+/** A field whose upstream route has passed its sunset date: refused without calling it. */
+export function sunset(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'SUNSET', status: 410 } });
+}
+
+/** For a resolver's `.catch`: whatever the loaders rejected with, as the client must see it. */
+export function rethrowForClient(error: unknown): never {
+  throw toGraphQLError(error);
+}
+
+/** Upstream messages are passed on, but bounded: they are someone else's text. */
+const MAX_MESSAGE_LENGTH = 500;
+
+/**
+ * The one table from upstream failures to what a GraphQL client sees. Only codes, statuses and the
+ * upstream's own Error message cross over: never its URL, headers, body or the caller's token.
+ */
+export function toGraphQLError(error: unknown): Error {
+  if (error instanceof GraphQLError) return error;
+  if (error instanceof UpstreamResponseError) {
+    return new GraphQLError(error.message.slice(0, MAX_MESSAGE_LENGTH), {
+      extensions: {
+        code: error.code,
+        status: error.status,
+        ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }),
+      },
+    });
+  }
+  if (error instanceof UpstreamTimeoutError) {
+    return new GraphQLError('The animal store did not answer in time.', {
+      extensions: { code: 'UPSTREAM_TIMEOUT' },
+    });
+  }
+  if (error instanceof UpstreamUnavailableError) {
+    return new GraphQLError('The animal store is unavailable.', {
+      extensions: { code: 'UPSTREAM_UNAVAILABLE' },
+    });
+  }
+  if (error instanceof UpstreamRateLimitedError) {
+    return new GraphQLError('The animal store is rate limiting requests; retry later.', {
+      extensions: {
+        code: 'UPSTREAM_RATE_LIMITED',
+        status: 429,
+        ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }),
+      },
+    });
+  }
+  if (error instanceof UpstreamBadResponseError) {
+    return new GraphQLError('The animal store sent an answer outside its contract.', {
+      extensions: { code: 'UPSTREAM_BAD_RESPONSE' },
+    });
+  }
+  // Anything else is a bug of ours: it stays a plain Error, which Yoga masks as an unexpected error.
+  return error instanceof Error ? error : new Error(String(error));
+}
