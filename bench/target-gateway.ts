@@ -7,10 +7,10 @@
  * with UPSTREAM_URL set, load it, then Ctrl-C.
  */
 import { loadConfig } from '../src/config.ts';
+import { createEdge } from '../src/http/edge.ts';
 import { createHttpServer } from '../src/http/listener.ts';
 import { createLogger } from '../src/observability/logging.ts';
 import { createMetrics } from '../src/observability/metrics.ts';
-import { createGateway } from '../src/server.ts';
 import { createUpstreamClient } from '../src/upstream/client.ts';
 import { announce, requireEnv } from './child.ts';
 import { listenLoopback } from './listen.ts';
@@ -25,11 +25,12 @@ const upstream = createUpstreamClient({
   connections: config.upstreamConnections,
   observers: metrics ? [metrics.upstream] : [],
 });
-const gateway = createGateway({
+const edge = createEdge({
+  fastLane: config.fastLane,
   upstream,
   limits: config.limits,
   logger: createLogger(config.logLevel),
   corsOrigins: config.corsOrigins,
   ...(metrics ? { metrics } : {}),
 });
-announce(`${await listenLoopback(createHttpServer(gateway))}/graphql`);
+announce(`${await listenLoopback(createHttpServer(edge.handle))}/graphql`);

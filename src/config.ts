@@ -24,6 +24,8 @@ export interface Config {
   readonly logLevel: string;
   /** Serve Prometheus metrics at /metrics. @default true */
   readonly metrics: boolean;
+  /** Serve prepared operations in the fast lane (off: everything through Yoga). @default true */
+  readonly fastLane: boolean;
   /** OTLP/HTTP collector base URL; tracing is off without it. */
   readonly otlpEndpoint: string | undefined;
   /** Limits on what a client may send; see README "Limits and failure behaviour". */
@@ -79,6 +81,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     upstreamConnections: integer(env, 'UPSTREAM_CONNECTIONS', 64, 1, 1024),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     metrics: boolean(env, 'METRICS', true),
+    fastLane: boolean(env, 'FAST_LANE', true),
     otlpEndpoint: httpUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
     corsOrigins: origins(env, 'CORS_ORIGINS'),
     graphiql: boolean(env, 'GRAPHIQL', true),

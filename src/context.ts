@@ -30,12 +30,12 @@ const MAX_AUTHORIZATION_LENGTH = 4096;
 const BEARER = /^Bearer [A-Za-z0-9\-._~+/]+=*$/;
 
 /**
- * Builds the per-request context: fresh loaders bound to the caller's `Authorization` header. A
+ * Builds the per-request context: fresh loaders bound to the caller's `Authorization` header (the
+ * same for both lanes: Yoga's and the fast lane's). A
  * header that cannot be a bearer key (or none at all: every contract operation requires one) is
  * refused when an upstream call would be made, so introspection still works without a key.
  */
-export function createContext(request: Request, deps: ContextDeps): Context {
-  const authorization = request.headers.get('authorization') ?? undefined;
+export function createContext(authorization: string | undefined, deps: ContextDeps): Context {
   const authError = checkAuthorization(authorization);
   const deprecations = new DeprecationNotices();
   let calls = 0;

@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { ConfigError, loadConfig } from './config.ts';
+import { createEdge } from './http/edge.ts';
 import { createHttpServer } from './http/listener.ts';
 import { loadPersistedDocuments } from './http/persisted-documents.ts';
 import { createLogger } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { createTracing } from './observability/tracing.ts';
-import { createGateway } from './server.ts';
+import type { GatewayOptions } from './server.ts';
 import { createMemoryCache, createRedisCache } from './upstream/cache.ts';
 import { createUpstreamClient } from './upstream/client.ts';
 
@@ -26,7 +27,7 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  let persistedOperations: Parameters<typeof createGateway>[0]['persistedOperations'];
+  let persistedOperations: GatewayOptions['persistedOperations'];
   if (config.persistedOperations !== 'off' && config.persistedOperationsFile) {
     try {
       persistedOperations = {
@@ -72,7 +73,8 @@ async function main(): Promise<void> {
         ? createMemoryCache()
         : undefined;
   if (cacheStore && metrics) metrics.watchCache(cacheStore.stats);
-  const gateway = createGateway({
+  const edge = createEdge({
+    fastLane: config.fastLane,
     upstream,
     ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs } } : {}),
     logger,
@@ -85,7 +87,7 @@ async function main(): Promise<void> {
     ...(persistedOperations ? { persistedOperations } : {}),
     ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
   });
-  const server = createHttpServer(gateway);
+  const server = createHttpServer(edge.handle);
 
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const address = server.address();

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
@@ -5,15 +6,16 @@ import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { GraphQLError } from 'graphql';
-import { NoSchemaIntrospectionCustomRule } from 'graphql';
+import { getOperationAST, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { DEFAULT_LIMITS, type Limits } from './config.ts';
-import { type Context, createContext } from './context.ts';
-import { useCompiledExecution } from './execution/compiled.ts';
-import { useDeprecationNotices } from './http/deprecation-headers.ts';
+import { type Context, type ContextDeps, createContext } from './context.ts';
+import { type CompiledExecution, createCompiledExecution } from './execution/compiled.ts';
+import { type DeprecatedUse, useDeprecationNotices } from './http/deprecation-headers.ts';
 import { useEndpoint } from './http/endpoints.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './http/persisted-documents.ts';
+import type { Lanes } from './http/prepared-operations.ts';
 import { useRequestBody } from './http/request-body.ts';
 import { useCodedRequestErrors } from './http/request-errors.ts';
 import { createLogger, useOperationLog, yogaLogger } from './observability/logging.ts';
@@ -98,14 +100,63 @@ function cachedProbe(upstream: UpstreamClient): () => Promise<boolean> {
   };
 }
 
+/** What a request's context is built from: the same for Yoga's lane and the fast lane. */
+export function contextDeps(options: GatewayOptions): ContextDeps {
+  return {
+    upstream: options.upstream,
+    maxCost: (options.limits ?? DEFAULT_LIMITS).maxCost,
+    now: options.now ?? (() => new Date()),
+    ...(options.cache ? { cache: options.cache } : {}),
+  };
+}
+
+/** Where a use of a deprecated field goes, whichever lane served it: the log and a metric. */
+export function deprecatedUseReporter(logger: Logger, metrics: Metrics | undefined) {
+  return (use: DeprecatedUse): void => {
+    logger.info(use, 'deprecated field used');
+    metrics?.deprecatedUse(use.fields, use.clientName);
+  };
+}
+
+/** Yoga's server context under node:http: the Node request and response. */
+interface ServerContext {
+  req?: IncomingMessage;
+}
+
+/**
+ * Keeps what Yoga learned from a request the edge marked as a fast-lane candidate (see
+ * `Lanes.toPrepare`): once its operation ran without errors and compiled, the fast lane serves it.
+ */
+function usePreparation(lanes: Lanes, compiled: CompiledExecution): Plugin {
+  return {
+    onExecute({ args }) {
+      const req = (args.contextValue as ServerContext).req;
+      const key = req && lanes.toPrepare.get(req);
+      if (key === undefined) return;
+      return {
+        onExecuteDone({ result }) {
+          if (!('data' in result) || result.errors?.length || result.data == null) return;
+          const query = compiled.compiledFor(args.document, args.operationName);
+          const operation = getOperationAST(args.document, args.operationName);
+          if (!query || !operation) return;
+          lanes.prepared.set(key, {
+            compiled: query,
+            operationType: operation.operation,
+            operationName: operation.name?.value,
+          });
+        },
+      };
+    },
+  };
+}
+
 /**
  * Builds the gateway: GraphQL (and GraphiQL) at `/graphql`, liveness at `/health`, readiness at
  * `/readiness`, metrics at `/metrics` when given. Reads no environment and opens no port;
  * `main.ts` does both.
  */
-export function createGateway(options: GatewayOptions): Gateway {
+export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
   const limits = options.limits ?? DEFAULT_LIMITS;
-  const now = options.now ?? (() => new Date());
   const logger = options.logger ?? createLogger('info');
   const { metrics, tracing } = options;
   const headers = { Authorization: options.graphiqlAuthorization ?? 'Bearer <your API key>' };
@@ -130,10 +181,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     blockFieldSuggestionsPlugin(),
     useCodedRequestErrors(limits.maxDirectives),
     useDeprecationNotices({
-      onUse: (use) => {
-        logger.info(use, 'deprecated field used');
-        metrics?.deprecatedUse(use.fields, use.clientName);
-      },
+      onUse: deprecatedUseReporter(logger, metrics),
     }),
     useEndpoint('/readiness', async (fetchAPI) => {
       const ready = await readiness();
@@ -144,7 +192,15 @@ export function createGateway(options: GatewayOptions): Gateway {
   // Tracing first, so its span wraps the whole execution; metrics serve /metrics.
   if (tracing) plugins.unshift(tracing.plugin);
   // Before tracing: it wraps whatever execute function is set when its own hook runs.
-  plugins.unshift(useCompiledExecution());
+  const compiled = createCompiledExecution(
+    lanes &&
+      ((contextValue) => {
+        const req = (contextValue as ServerContext).req;
+        return req && lanes.executed.get(req)?.result;
+      }),
+  );
+  plugins.unshift(compiled.plugin);
+  if (lanes) plugins.push(usePreparation(lanes, compiled));
   if (metrics) plugins.push(metrics.plugin);
   if (options.introspection === false) {
     plugins.push({
@@ -198,12 +254,10 @@ export function createGateway(options: GatewayOptions): Gateway {
       options.graphiql === false
         ? false
         : { title: 'Animal store', defaultQuery: EXAMPLE_QUERY, headers: JSON.stringify(headers) },
-    context: ({ request }) =>
-      createContext(request, {
-        upstream: options.upstream,
-        maxCost: limits.maxCost,
-        now,
-        ...(options.cache ? { cache: options.cache } : {}),
-      }),
+    context: ({ request, req }) =>
+      // A request the fast lane already executed keeps the context it ran with (its loaders, the
+      // upstream calls it counted, the deprecations it saw).
+      (lanes && req && lanes.executed.get(req)?.context) ||
+      createContext(request.headers.get('authorization') ?? undefined, contextDeps(options)),
   });
 }

@@ -53,10 +53,29 @@ const MAX_COMPILED_FIELDS = 400;
  *
  * Must come before plugins that wrap the execute function (tracing), so they wrap this one.
  */
-export function useCompiledExecution(): Plugin {
+export interface CompiledExecution {
+  /** The envelop plugin; must come before plugins that wrap the execute function (tracing). */
+  plugin: Plugin;
+  /** The compiled form of an operation, once it has one. */
+  compiledFor(document: DocumentNode, operationName: string | null | undefined): CompiledQuery | undefined;
+}
+
+/**
+ * `executedElsewhere` returns a result already computed for a request (by the fast lane, which
+ * hands results with errors to Yoga to answer): it is finished exactly as a compiled result here,
+ * and nothing runs twice.
+ */
+export function createCompiledExecution(
+  executedElsewhere?: (contextValue: unknown) => ExecutionResult | undefined,
+): CompiledExecution {
   const byDocument = new WeakMap<DocumentNode, Entries>();
-  return {
+  const plugin: Plugin = {
     onExecute({ args, executeFn, setExecuteFn }) {
+      const precomputed = executedElsewhere?.(args.contextValue);
+      if (precomputed) {
+        setExecuteFn((executeArgs: ExecutionArgs) => finish(precomputed, executeArgs, executeFn));
+        return;
+      }
       const compiled = compiledFor(byDocument, args);
       if (compiled === undefined || compiled === 'interpret') return;
       setExecuteFn(async (executeArgs: ExecutionArgs) => {
@@ -65,15 +84,31 @@ export function useCompiledExecution(): Plugin {
           executeArgs.contextValue,
           executeArgs.variableValues ?? {},
         )) as ExecutionResult;
-        if (!result.errors?.length) return result;
-        // No data: the variables were refused before execution began, so nothing ran upstream.
-        if (result.data === undefined) return executeFn(executeArgs) as Promise<ExecutionResult>;
-        // Errors first, as graphql-js orders them (and the spec recommends), so the bytes match too.
-        const { errors, data, ...rest } = result;
-        return { errors: located(errors, executeArgs), data, ...rest };
+        return finish(result, executeArgs, executeFn);
       });
     },
   };
+  return {
+    plugin,
+    compiledFor(document, operationName) {
+      const entry = byDocument.get(document)?.get(operationName ?? '');
+      return entry === undefined || typeof entry === 'number' || entry === 'interpret' ? undefined : entry;
+    },
+  };
+}
+
+/** A compiled result as graphql-js would have given it. */
+async function finish(
+  result: ExecutionResult,
+  executeArgs: ExecutionArgs,
+  executeFn: (args: ExecutionArgs) => unknown,
+): Promise<ExecutionResult> {
+  if (!result.errors?.length) return result;
+  // No data: the variables were refused before execution began, so nothing ran upstream.
+  if (result.data === undefined) return executeFn(executeArgs) as Promise<ExecutionResult>;
+  // Errors first, as graphql-js orders them (and the spec recommends), so the bytes match too.
+  const { errors, data, ...rest } = result;
+  return { errors: located(errors, executeArgs), data, ...rest };
 }
 
 function compiledFor(byDocument: WeakMap<DocumentNode, Entries>, args: ExecutionArgs) {

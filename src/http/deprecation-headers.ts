@@ -3,9 +3,16 @@ import type { DeprecationNotice, DeprecationNotices } from '../schema/deprecatio
 import { PET_DEPRECATED_SINCE } from '../schema/deprecation.ts';
 import { PET_SUNSET } from '../upstream/contract.ts';
 
+/** A use of deprecated fields by one operation, with the client's self-declared name. */
+export interface DeprecatedUse {
+  fields: string[];
+  clientName?: string;
+  clientVersion?: string;
+}
+
 export interface DeprecationPluginOptions {
-  /** Where a use of a deprecated field is reported (with the client's self-declared name). */
-  onUse?: (event: { fields: string[]; clientName?: string; clientVersion?: string }) => void;
+  /** Where a use of a deprecated field is reported. */
+  onUse?: (use: DeprecatedUse) => void;
 }
 
 /**
@@ -26,7 +33,7 @@ export function useDeprecationNotices(options: DeprecationPluginOptions = {}): P
             headersFor.set(request, list);
             options.onUse?.({
               fields: list.map((notice) => notice.field),
-              ...clientIdentity(request),
+              ...clientIdentity((name) => request.headers.get(name)),
             });
           }
           setResult({ ...result, extensions: { ...result.extensions, deprecations: list } });
@@ -44,10 +51,13 @@ export function useDeprecationNotices(options: DeprecationPluginOptions = {}): P
 }
 
 /** `graphql-client-name` / `-version`, bounded and limited to safe characters (they reach logs). */
-export function clientIdentity(request: Request): { clientName?: string; clientVersion?: string } {
+export function clientIdentity(header: (name: string) => string | null): {
+  clientName?: string;
+  clientVersion?: string;
+} {
   const clean = (value: string | null) => value?.replace(/[^\w.\-@/ ]/g, '').slice(0, 64) || undefined;
-  const clientName = clean(request.headers.get('graphql-client-name'));
-  const clientVersion = clean(request.headers.get('graphql-client-version'));
+  const clientName = clean(header('graphql-client-name'));
+  const clientVersion = clean(header('graphql-client-version'));
   return { ...(clientName ? { clientName } : {}), ...(clientVersion ? { clientVersion } : {}) };
 }
 

@@ -44,7 +44,8 @@ export function yogaLogger(logger: Logger): YogaLogger {
   };
 }
 
-interface OperationRecord {
+/** What the operation log line says about one operation; both lanes fill one. */
+export interface OperationRecord {
   started: number;
   requestId: string;
   operationName?: string;
@@ -55,6 +56,28 @@ interface OperationRecord {
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/** The caller's `x-request-id` when it is sane, else a new one. */
+export function requestIdOf(header: string | null | undefined): string {
+  return header && REQUEST_ID.test(header) ? header : randomUUID();
+}
+
+/** Writes the operation's log line; never a header, a variable or a token. */
+export function logOperation(logger: Logger, record: OperationRecord, status: number): void {
+  logger.info(
+    {
+      requestId: record.requestId,
+      operationName: record.operationName ?? null,
+      operationType: record.operationType ?? null,
+      durationMs: Math.round((performance.now() - record.started) * 100) / 100,
+      upstreamCalls: record.upstreamCalls?.() ?? 0,
+      status,
+      outcome: record.codes ? 'error' : 'ok',
+      ...(record.codes ? { codes: record.codes } : {}),
+    },
+    'operation',
+  );
+}
+
 /**
  * One log line per GraphQL operation: request id (the caller's `x-request-id` when it is sane, else
  * a new one, echoed in the response), operation name and type, duration, upstream calls made, the
@@ -64,10 +87,9 @@ export function useOperationLog(logger: Logger): Plugin {
   const records = new WeakMap<Request, OperationRecord>();
   return {
     onParams({ request, params }) {
-      const header = request.headers.get('x-request-id');
       records.set(request, {
         started: performance.now(),
-        requestId: header && REQUEST_ID.test(header) ? header : randomUUID(),
+        requestId: requestIdOf(request.headers.get('x-request-id')),
         ...(typeof params.operationName === 'string'
           ? { operationName: params.operationName.slice(0, 100) }
           : {}),
@@ -103,19 +125,7 @@ export function useOperationLog(logger: Logger): Plugin {
       const record = records.get(request);
       if (!record) return;
       response.headers.set('x-request-id', record.requestId);
-      logger.info(
-        {
-          requestId: record.requestId,
-          operationName: record.operationName ?? null,
-          operationType: record.operationType ?? null,
-          durationMs: Math.round((performance.now() - record.started) * 100) / 100,
-          upstreamCalls: record.upstreamCalls?.() ?? 0,
-          status: response.status,
-          outcome: record.codes ? 'error' : 'ok',
-          ...(record.codes ? { codes: record.codes } : {}),
-        },
-        'operation',
-      );
+      logOperation(logger, record, response.status);
     },
   };
 }

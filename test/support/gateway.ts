@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Limits } from '../../src/config.ts';
+import { createEdge, type EdgeOptions } from '../../src/http/edge.ts';
 import { createHttpServer } from '../../src/http/listener.ts';
 import { createLogger } from '../../src/observability/logging.ts';
-import { createGateway, type GatewayOptions } from '../../src/server.ts';
 import { createUpstreamClient, type UpstreamClientOptions } from '../../src/upstream/client.ts';
 import type { ResponseCacheOptions } from '../../src/upstream/loaders.ts';
 
@@ -24,7 +24,7 @@ export interface GatewayTestOptions {
   /** A response cache; the caller owns the store and closes it. */
   cache?: ResponseCacheOptions;
   /** Any other createGateway option (clock, logger, metrics, tracing, persisted documents…). */
-  gateway?: Omit<Partial<GatewayOptions>, 'upstream' | 'limits' | 'cache'>;
+  gateway?: Omit<Partial<EdgeOptions>, 'upstream' | 'limits' | 'cache'>;
 }
 
 /** Starts the real gateway on a free loopback port, talking to `upstreamUrl`, as `main.ts` wires it. */
@@ -36,14 +36,14 @@ export async function startGateway(options: GatewayTestOptions): Promise<Running
     ...options.client,
   });
   const server = createHttpServer(
-    createGateway({
+    createEdge({
       upstream,
       // Tests read logs where they check them; elsewhere they would only bury the test output.
       logger: createLogger('silent'),
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.cache ? { cache: options.cache } : {}),
       ...options.gateway,
-    }),
+    }).handle,
   );
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

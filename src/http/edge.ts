@@ -1,0 +1,56 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DEFAULT_LIMITS } from '../config.ts';
+import { createLogger } from '../observability/logging.ts';
+import {
+  contextDeps,
+  createGateway,
+  deprecatedUseReporter,
+  type Gateway,
+  type GatewayOptions,
+} from '../server.ts';
+import { createFastLane } from './fast-lane.ts';
+import { createLanes, type Lanes } from './prepared-operations.ts';
+
+export interface EdgeOptions extends GatewayOptions {
+  /**
+   * Serve operations Yoga has prepared without Yoga (src/http/fast-lane.ts); off, every request
+   * goes through Yoga. @default true
+   */
+  fastLane?: boolean;
+}
+
+export interface Edge {
+  /** Yoga, the server of record. */
+  yoga: Gateway;
+  /** Where every HTTP request enters; decides which lane serves it. */
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** What the edge knows: prepared operations and requests served per lane; undefined when off. */
+  lanes?: Lanes;
+}
+
+/**
+ * The gateway behind node:http: Yoga, and in front of it (unless switched off or while tracing,
+ * whose spans only Yoga's lane opens) the fast lane for prepared operations.
+ */
+export function createEdge(options: EdgeOptions): Edge {
+  const { fastLane = true, ...gatewayOptions } = options;
+  const logger = options.logger ?? createLogger('info');
+  const resolved: GatewayOptions = { ...gatewayOptions, logger };
+  if (!fastLane || options.tracing) {
+    const yoga = createGateway(resolved);
+    return { yoga, handle: (req, res) => void yoga(req, res) };
+  }
+  const lanes = createLanes();
+  const yoga = createGateway(resolved, lanes);
+  const handle = createFastLane({
+    lanes,
+    yoga,
+    context: contextDeps(resolved),
+    maxBodyBytes: (options.limits ?? DEFAULT_LIMITS).maxBodyBytes,
+    logger,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    onDeprecatedUse: deprecatedUseReporter(logger, options.metrics),
+  });
+  options.metrics?.watchLanes(lanes.served);
+  return { yoga, handle, lanes };
+}

@@ -1,0 +1,225 @@
+import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ExecutionResult } from 'graphql';
+import type { Logger } from 'pino';
+import { type Context, type ContextDeps, createContext } from '../context.ts';
+import { logOperation, type OperationRecord, requestIdOf } from '../observability/logging.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { clientIdentity, type DeprecatedUse, deprecationHeaders } from './deprecation-headers.ts';
+import { type Lanes, operationKey, type PreparedOperation } from './prepared-operations.ts';
+
+/** Yoga's node handler: the server of record, for every request the fast lane does not answer. */
+export type YogaHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
+
+export interface FastLaneOptions {
+  lanes: Lanes;
+  yoga: YogaHandler;
+  context: ContextDeps;
+  maxBodyBytes: number;
+  logger: Logger;
+  metrics?: Metrics;
+  onDeprecatedUse: (use: DeprecatedUse) => void;
+}
+
+/**
+ * The response content type Yoga negotiates for each `Accept` value the fast lane takes; any other
+ * value (browsers' lists, multipart, event streams, q-values) goes to Yoga.
+ */
+const CONTENT_TYPES = new Map<string | undefined, string>([
+  [undefined, 'application/json; charset=utf-8'],
+  ['*/*', 'application/json; charset=utf-8'],
+  ['application/json', 'application/json; charset=utf-8'],
+  ['application/graphql-response+json', 'application/graphql-response+json; charset=utf-8'],
+]);
+
+const JSON_MEDIA_TYPES: ReadonlySet<string | undefined> = new Set([
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/json;charset=utf-8',
+]);
+
+/** Body keys the fast lane understands; anything else (extensions, APQ hashes) goes to Yoga. */
+const BODY_KEYS: ReadonlySet<string> = new Set(['query', 'operationName', 'variables', 'documentId']);
+
+/**
+ * The fast lane: serves operations Yoga has already prepared (see prepared-operations.ts) without
+ * Yoga's fetch-API adapter, envelop pipeline or result processing. It does only what is left per
+ * request: read the capped body, find the prepared operation, build the context, execute compiled,
+ * and write what Yoga would have written (same status, body bytes and headers), log the same line
+ * and count the same metrics. Whatever is not the plain case goes to Yoga, with the body it read:
+ * unusual headers, unknown documents (Yoga may prepare them), and any result with errors (Yoga
+ * answers from the result already computed, so no upstream call is made twice).
+ */
+export function createFastLane(
+  options: FastLaneOptions,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const { lanes, yoga } = options;
+  return (req, res) => {
+    const contentType = plainRequest(req, options.maxBodyBytes);
+    if (contentType === undefined) {
+      lanes.served.yoga++;
+      yoga(req, res);
+      return;
+    }
+    const started = performance.now();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('error', () => res.destroy());
+    req.on('end', () => {
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      serve(req, res, body, contentType, started, options).catch(() => {
+        // Only a bug of ours gets here (serve hands every unexpected case to Yoga): Yoga answers
+        // it, which may run the operation again; nothing has been written yet.
+        if (!res.headersSent) handOver(req, res, body, options);
+        else res.destroy();
+      });
+    });
+  };
+}
+
+async function serve(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+  contentType: string,
+  started: number,
+  options: FastLaneOptions,
+): Promise<void> {
+  const { lanes } = options;
+  const params = plainBody(body);
+  if (params === undefined) return handOver(req, res, body, options);
+  const key = operationKey(params.query, params.documentId, params.operationName);
+  if (key === undefined) return handOver(req, res, body, options);
+  const prepared = lanes.prepared.get(key);
+  if (prepared === undefined) {
+    lanes.toPrepare.set(req, key);
+    return handOver(req, res, body, options);
+  }
+
+  const context = createContext(req.headers.authorization, options.context);
+  const executeStarted = performance.now();
+  const result = await prepared.compiled.query(undefined, context, params.variables ?? {});
+  const executeSeconds = (performance.now() - executeStarted) / 1000;
+  if (result.errors?.length || result.data == null) {
+    lanes.executed.set(req, { context, result: result as ExecutionResult });
+    return handOver(req, res, body, options);
+  }
+  write(
+    req,
+    res,
+    prepared,
+    context,
+    result as ExecutionResult,
+    contentType,
+    started,
+    executeSeconds,
+    options,
+  );
+}
+
+function write(
+  req: IncomingMessage,
+  res: ServerResponse,
+  prepared: PreparedOperation,
+  context: Context,
+  result: ExecutionResult,
+  contentType: string,
+  started: number,
+  executeSeconds: number,
+  options: FastLaneOptions,
+): void {
+  let deprecation: { deprecation: string; sunset: string } | undefined;
+  let answer: ExecutionResult = result;
+  if (context.deprecations.size > 0) {
+    const list = context.deprecations.list();
+    options.onDeprecatedUse({
+      fields: list.map((notice) => notice.field),
+      ...clientIdentity((name) => headerValue(req, name)),
+    });
+    answer = { ...result, extensions: { ...result.extensions, deprecations: list } };
+    deprecation = deprecationHeaders(list[0] as (typeof list)[0]);
+  }
+  const text = JSON.stringify(answer);
+  const requestId = requestIdOf(headerValue(req, 'x-request-id'));
+  // Yoga's order, so a byte-for-byte comparison of the whole answer holds.
+  const headers = ['content-type', contentType, 'content-length', String(Buffer.byteLength(text))];
+  if (deprecation) headers.push('deprecation', deprecation.deprecation, 'sunset', deprecation.sunset);
+  headers.push('x-request-id', requestId);
+  res.writeHead(200, headers);
+  res.end(text);
+  options.lanes.served.fast++;
+
+  const record: OperationRecord = {
+    started,
+    requestId,
+    operationType: prepared.operationType,
+    upstreamCalls: context.upstreamCalls,
+    ...(prepared.operationName === undefined ? {} : { operationName: prepared.operationName }),
+  };
+  logOperation(options.logger, record, 200);
+  options.metrics?.servedFast({
+    operationName: prepared.operationName,
+    operationType: prepared.operationType,
+    executeSeconds,
+    httpSeconds: (performance.now() - started) / 1000,
+    status: 200,
+  });
+}
+
+/** Gives the request, whose body the fast lane has read, to Yoga: Node's body stays readable as `req.body`. */
+function handOver(req: IncomingMessage, res: ServerResponse, body: Buffer, options: FastLaneOptions): void {
+  options.lanes.served.yoga++;
+  // @whatwg-node/server builds the fetch Request from `req.body` when a framework has read it.
+  (req as IncomingMessage & { body?: Buffer }).body = body;
+  options.yoga(req, res);
+}
+
+/**
+ * The response content type for a request the fast lane may take, or undefined for Yoga: a JSON
+ * POST to exactly /graphql, with a declared length within the cap, and nothing Yoga would treat
+ * differently (CORS, content negotiation, encodings, cookies-free by design).
+ */
+function plainRequest(req: IncomingMessage, maxBodyBytes: number): string | undefined {
+  if (req.method !== 'POST' || req.url !== '/graphql') return undefined;
+  const headers = req.headers;
+  if (!JSON_MEDIA_TYPES.has(headers['content-type'])) return undefined;
+  const length = headers['content-length'];
+  if (length === undefined || headers['transfer-encoding'] !== undefined) return undefined;
+  const declared = Number(length);
+  if (!(declared > 0 && declared <= maxBodyBytes)) return undefined;
+  if (headers.origin !== undefined || headers['content-encoding'] !== undefined) return undefined;
+  return CONTENT_TYPES.get(headers.accept);
+}
+
+interface PlainParams {
+  query?: string;
+  documentId?: string;
+  operationName?: string | null;
+  variables?: Record<string, unknown> | null;
+}
+
+/** The body's GraphQL parameters when they are the plain case, else undefined (Yoga words any refusal). */
+function plainBody(body: Buffer): PlainParams | undefined {
+  // Yoga's lane refuses invalid UTF-8; Buffer#toString would replace it silently.
+  if (!isUtf8(body)) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  for (const key in value) if (!BODY_KEYS.has(key)) return undefined;
+  const { query, documentId, operationName, variables } = value as Record<string, unknown>;
+  if ((query === undefined) === (documentId === undefined)) return undefined;
+  if (query !== undefined && typeof query !== 'string') return undefined;
+  if (documentId !== undefined && typeof documentId !== 'string') return undefined;
+  if (operationName != null && typeof operationName !== 'string') return undefined;
+  if (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
+  return value as PlainParams;
+}
+
+function headerValue(req: IncomingMessage, name: string): string | null {
+  const value = req.headers[name];
+  return typeof value === 'string' ? value : null;
+}
