@@ -14,6 +14,8 @@ export interface Context {
   now: () => Date;
   /** Upstream calls this request has made so far (retries not counted twice), for the operation log. */
   upstreamCalls: () => number;
+  /** Ends the request's upstream deadline once execution is over (both lanes call it). */
+  release: () => void;
 }
 
 export interface ContextDeps {
@@ -39,19 +41,21 @@ export function createContext(authorization: string | undefined, deps: ContextDe
   const authError = checkAuthorization(authorization);
   const deprecations = new DeprecationNotices();
   let calls = 0;
+  const loaders = createLoaders(
+    countCalls(deps.upstream, () => calls++),
+    authorization,
+    {
+      ...(authError ? { authError } : { cache: deps.cache }),
+      onDeprecation: (headers) => deprecations.upstreamPet(headers),
+    },
+  );
   return {
-    loaders: createLoaders(
-      countCalls(deps.upstream, () => calls++),
-      authorization,
-      {
-        ...(authError ? { authError } : { cache: deps.cache }),
-        onDeprecation: (headers) => deprecations.upstreamPet(headers),
-      },
-    ),
+    loaders,
     maxCost: deps.maxCost,
     deprecations,
     now: deps.now,
     upstreamCalls: () => calls,
+    release: () => loaders.release(),
   };
 }
 

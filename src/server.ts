@@ -15,7 +15,7 @@ import { type CompiledExecution, createCompiledExecution } from './execution/com
 import { type DeprecatedUse, useDeprecationNotices } from './http/deprecation-headers.ts';
 import { useEndpoint } from './http/endpoints.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './http/persisted-documents.ts';
-import type { Lanes } from './http/prepared-operations.ts';
+import { type Lanes, PER_ANSWER_HEADERS, type PreparedOperation } from './http/prepared-operations.ts';
 import { useRequestBody } from './http/request-body.ts';
 import { useCodedRequestErrors } from './http/request-errors.ts';
 import { createLogger, useOperationLog, yogaLogger } from './observability/logging.ts';
@@ -128,24 +128,41 @@ interface ServerContext {
  * `Lanes.toPrepare`): once its operation ran without errors and compiled, the fast lane serves it.
  */
 function usePreparation(lanes: Lanes, compiled: CompiledExecution): Plugin {
+  const ready = new WeakMap<Request, { key: string; operation: PreparedOperation }>();
   return {
     onExecute({ args }) {
-      const req = (args.contextValue as ServerContext).req;
-      const key = req && lanes.toPrepare.get(req);
-      if (key === undefined) return;
+      const { req, request } = args.contextValue as ServerContext & { request?: Request };
+      const keys = req && lanes.toPrepare.get(req);
+      if (keys === undefined || request === undefined) return;
       return {
         onExecuteDone({ result }) {
           if (!('data' in result) || result.errors?.length || result.data == null) return;
           const query = compiled.compiledFor(args.document, args.operationName);
           const operation = getOperationAST(args.document, args.operationName);
           if (!query || !operation) return;
-          lanes.prepared.set(key, {
-            compiled: query,
-            operationType: operation.operation,
-            operationName: operation.name?.value,
+          ready.set(request, {
+            key: keys.operation,
+            operation: {
+              compiled: query,
+              operationType: operation.operation,
+              operationName: operation.name?.value,
+            },
           });
         },
       };
+    },
+    // Last of all plugins, so every header Yoga and the other plugins set is on the response.
+    onResponse({ request, response, serverContext }) {
+      const prepared = ready.get(request);
+      const req = (serverContext as ServerContext).req;
+      const keys = req && lanes.toPrepare.get(req);
+      if (!prepared || !keys || response.status !== 200) return;
+      const headers: string[] = [];
+      response.headers.forEach((value, name) => {
+        if (!PER_ANSWER_HEADERS.has(name)) headers.push(name, value);
+      });
+      lanes.headers.set(keys.headers, headers);
+      lanes.prepared.set(prepared.key, prepared.operation);
     },
   };
 }
@@ -188,6 +205,10 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
       return new fetchAPI.Response(null, { status: ready ? 200 : 503 });
     }),
     useOperationLog(logger),
+    // The upstream deadline's timer ends with execution, not `timeoutMs` after it.
+    {
+      onExecute: () => ({ onExecuteDone: ({ args }) => (args.contextValue as unknown as Context).release() }),
+    },
   ];
   // Tracing first, so its span wraps the whole execution; metrics serve /metrics.
   if (tracing) plugins.unshift(tracing.plugin);
@@ -200,7 +221,6 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
       }),
   );
   plugins.unshift(compiled.plugin);
-  if (lanes) plugins.push(usePreparation(lanes, compiled));
   if (metrics) plugins.push(metrics.plugin);
   if (options.introspection === false) {
     plugins.push({
@@ -212,6 +232,7 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
       usePersistedDocuments(options.persistedOperations.mode, options.persistedOperations.documents),
     );
   }
+  if (lanes) plugins.push(usePreparation(lanes, compiled));
   return createYoga<Record<string, never>, Context>({
     schema,
     plugins,

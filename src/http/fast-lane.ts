@@ -6,7 +6,7 @@ import { type Context, type ContextDeps, createContext } from '../context.ts';
 import { logOperation, type OperationRecord, requestIdOf } from '../observability/logging.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { clientIdentity, type DeprecatedUse, deprecationHeaders } from './deprecation-headers.ts';
-import { type Lanes, operationKey, type PreparedOperation } from './prepared-operations.ts';
+import { headersKey, type Lanes, operationKey, type PreparedOperation } from './prepared-operations.ts';
 
 /** Yoga's node handler: the server of record, for every request the fast lane does not answer. */
 export type YogaHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
@@ -20,17 +20,6 @@ export interface FastLaneOptions {
   metrics?: Metrics;
   onDeprecatedUse: (use: DeprecatedUse) => void;
 }
-
-/**
- * The response content type Yoga negotiates for each `Accept` value the fast lane takes; any other
- * value (browsers' lists, multipart, event streams, q-values) goes to Yoga.
- */
-const CONTENT_TYPES = new Map<string | undefined, string>([
-  [undefined, 'application/json; charset=utf-8'],
-  ['*/*', 'application/json; charset=utf-8'],
-  ['application/json', 'application/json; charset=utf-8'],
-  ['application/graphql-response+json', 'application/graphql-response+json; charset=utf-8'],
-]);
 
 const JSON_MEDIA_TYPES: ReadonlySet<string | undefined> = new Set([
   'application/json',
@@ -55,8 +44,8 @@ export function createFastLane(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const { lanes, yoga } = options;
   return (req, res) => {
-    const contentType = plainRequest(req, options.maxBodyBytes);
-    if (contentType === undefined) {
+    const headersKey = plainRequest(req, options.maxBodyBytes);
+    if (headersKey === undefined) {
       lanes.served.yoga++;
       yoga(req, res);
       return;
@@ -67,7 +56,7 @@ export function createFastLane(
     req.on('error', () => res.destroy());
     req.on('end', () => {
       const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      serve(req, res, body, contentType, started, options).catch(() => {
+      serve(req, res, body, headersKey, started, options).catch(() => {
         // Only a bug of ours gets here (serve hands every unexpected case to Yoga): Yoga answers
         // it, which may run the operation again; nothing has been written yet.
         if (!res.headersSent) handOver(req, res, body, options);
@@ -81,7 +70,7 @@ async function serve(
   req: IncomingMessage,
   res: ServerResponse,
   body: Buffer,
-  contentType: string,
+  headersKey: string,
   started: number,
   options: FastLaneOptions,
 ): Promise<void> {
@@ -91,30 +80,22 @@ async function serve(
   const key = operationKey(params.query, params.documentId, params.operationName);
   if (key === undefined) return handOver(req, res, body, options);
   const prepared = lanes.prepared.get(key);
-  if (prepared === undefined) {
-    lanes.toPrepare.set(req, key);
+  const headers = lanes.headers.get(headersKey);
+  if (prepared === undefined || headers === undefined) {
+    lanes.toPrepare.set(req, { operation: key, headers: headersKey });
     return handOver(req, res, body, options);
   }
 
   const context = createContext(req.headers.authorization, options.context);
   const executeStarted = performance.now();
   const result = await prepared.compiled.query(undefined, context, params.variables ?? {});
+  context.release();
   const executeSeconds = (performance.now() - executeStarted) / 1000;
   if (result.errors?.length || result.data == null) {
     lanes.executed.set(req, { context, result: result as ExecutionResult });
     return handOver(req, res, body, options);
   }
-  write(
-    req,
-    res,
-    prepared,
-    context,
-    result as ExecutionResult,
-    contentType,
-    started,
-    executeSeconds,
-    options,
-  );
+  write(req, res, prepared, context, result as ExecutionResult, headers, started, executeSeconds, options);
 }
 
 function write(
@@ -123,7 +104,7 @@ function write(
   prepared: PreparedOperation,
   context: Context,
   result: ExecutionResult,
-  contentType: string,
+  learned: readonly string[],
   started: number,
   executeSeconds: number,
   options: FastLaneOptions,
@@ -141,8 +122,7 @@ function write(
   }
   const text = JSON.stringify(answer);
   const requestId = requestIdOf(headerValue(req, 'x-request-id'));
-  // Yoga's order, so a byte-for-byte comparison of the whole answer holds.
-  const headers = ['content-type', contentType, 'content-length', String(Buffer.byteLength(text))];
+  const headers = [...learned, 'content-length', String(Buffer.byteLength(text))];
   if (deprecation) headers.push('deprecation', deprecation.deprecation, 'sunset', deprecation.sunset);
   headers.push('x-request-id', requestId);
   res.writeHead(200, headers);
@@ -175,9 +155,9 @@ function handOver(req: IncomingMessage, res: ServerResponse, body: Buffer, optio
 }
 
 /**
- * The response content type for a request the fast lane may take, or undefined for Yoga: a JSON
- * POST to exactly /graphql, with a declared length within the cap, and nothing Yoga would treat
- * differently (CORS, content negotiation, encodings, cookies-free by design).
+ * For a request the fast lane may take, the key of the headers its answer depends on; undefined
+ * sends it to Yoga. It must be a JSON POST to exactly /graphql with a declared length within the
+ * cap, and no content coding.
  */
 function plainRequest(req: IncomingMessage, maxBodyBytes: number): string | undefined {
   if (req.method !== 'POST' || req.url !== '/graphql') return undefined;
@@ -187,8 +167,8 @@ function plainRequest(req: IncomingMessage, maxBodyBytes: number): string | unde
   if (length === undefined || headers['transfer-encoding'] !== undefined) return undefined;
   const declared = Number(length);
   if (!(declared > 0 && declared <= maxBodyBytes)) return undefined;
-  if (headers.origin !== undefined || headers['content-encoding'] !== undefined) return undefined;
-  return CONTENT_TYPES.get(headers.accept);
+  if (headers['content-encoding'] !== undefined) return undefined;
+  return headersKey(headers.accept, headers.origin);
 }
 
 interface PlainParams {

@@ -23,12 +23,19 @@ export interface PreparedOperation {
  */
 export interface Lanes {
   /** Prepared operations by `operationKey`. */
-  readonly prepared: PreparedOperationCache;
+  readonly prepared: Lru<PreparedOperation>;
+  /**
+   * The headers Yoga sends with a successful answer, by `headersKey` (the request headers they
+   * depend on: Accept picks the content type, Origin the CORS headers), less the ones each answer
+   * sets for itself (content-length, x-request-id, deprecation, sunset). Learned from Yoga's own
+   * answers, so the fast lane never negotiates anything itself.
+   */
+  readonly headers: Lru<readonly string[]>;
   /**
    * Requests the fast lane could serve next time, handed to Yoga unexecuted: Yoga prepares the
-   * operation under this key once it has run it without errors.
+   * operation and learns the headers once it has answered without errors.
    */
-  readonly toPrepare: WeakMap<IncomingMessage, string>;
+  readonly toPrepare: WeakMap<IncomingMessage, { operation: string; headers: string }>;
   /**
    * Requests the fast lane has executed but whose result is not the plain case (it has errors):
    * Yoga answers them from this result and context, so nothing runs upstream twice.
@@ -45,39 +52,73 @@ export interface Lanes {
 export const MAX_PREPARED_DOCUMENT_LENGTH = 8192;
 /** Prepared operations kept; the least recently served go first. ~25 KB each (graphql-jit's code). */
 const MAX_PREPARED = 512;
+/**
+ * Header sets kept. Accept and Origin come from callers, so a caller sending endless made-up
+ * values only ever evicts older sets (those requests then go to Yoga again), never grows memory.
+ */
+const MAX_HEADER_SETS = 64;
+/** Header values longer than this are not part of a key: such requests simply stay with Yoga. */
+const MAX_KEY_HEADER_LENGTH = 256;
 
-/** A bounded LRU of prepared operations. */
-export interface PreparedOperationCache {
-  get(key: string): PreparedOperation | undefined;
-  set(key: string, operation: PreparedOperation): void;
+/** A bounded map that forgets the least recently used entry first. */
+export interface Lru<T> {
+  get(key: string): T | undefined;
+  set(key: string, value: T): void;
   readonly size: number;
 }
 
-export function createLanes(max = MAX_PREPARED): Lanes {
-  const entries = new Map<string, PreparedOperation>();
+export function createLru<T>(max: number): Lru<T> {
+  const entries = new Map<string, T>();
   return {
-    prepared: {
-      get(key) {
-        const operation = entries.get(key);
-        if (operation === undefined) return undefined;
-        // Map keeps insertion order: re-inserting makes this the most recently used.
-        entries.delete(key);
-        entries.set(key, operation);
-        return operation;
-      },
-      set(key, operation) {
-        entries.delete(key);
-        entries.set(key, operation);
-        if (entries.size > max) entries.delete(entries.keys().next().value as string);
-      },
-      get size() {
-        return entries.size;
-      },
+    get(key) {
+      const value = entries.get(key);
+      if (value === undefined) return undefined;
+      // Map keeps insertion order: re-inserting makes this the most recently used.
+      entries.delete(key);
+      entries.set(key, value);
+      return value;
     },
+    set(key, value) {
+      entries.delete(key);
+      entries.set(key, value);
+      if (entries.size > max) entries.delete(entries.keys().next().value as string);
+    },
+    get size() {
+      return entries.size;
+    },
+  };
+}
+
+export function createLanes(maxPrepared = MAX_PREPARED): Lanes {
+  return {
+    prepared: createLru(maxPrepared),
+    headers: createLru(MAX_HEADER_SETS),
     toPrepare: new WeakMap(),
     executed: new WeakMap(),
     served: { fast: 0, yoga: 0 },
   };
+}
+
+/** Headers each answer sets for itself; every other header of a successful answer is learned. */
+export const PER_ANSWER_HEADERS: ReadonlySet<string> = new Set([
+  'content-length',
+  'x-request-id',
+  'deprecation',
+  'sunset',
+]);
+
+/**
+ * The key of the request headers a successful answer's headers depend on, or undefined when a
+ * value is too long to be a key (or repeated).
+ */
+export function headersKey(accept: unknown, origin: unknown): string | undefined {
+  if (accept !== undefined && (typeof accept !== 'string' || accept.length > MAX_KEY_HEADER_LENGTH)) {
+    return undefined;
+  }
+  if (origin !== undefined && (typeof origin !== 'string' || origin.length > MAX_KEY_HEADER_LENGTH)) {
+    return undefined;
+  }
+  return `${accept === undefined ? '\u0001' : `=${accept}`}\u0000${origin === undefined ? '\u0001' : `=${origin}`}`;
 }
 
 /**

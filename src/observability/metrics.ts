@@ -200,10 +200,12 @@ export function createMetrics(): Metrics {
       for (const field of fields) deprecated.inc({ field, client: clientName(name, 'unknown') });
     },
     servedFast(operation) {
-      const labels = {
-        operationName: operationName(operation.operationName, 'anonymous'),
+      // The label values Yoga's plugin records for the same operation (envelop names an
+      // unnamed one "Anonymous").
+      const labels = operationLabels({
+        operationName: operation.operationName ?? 'Anonymous',
         operationType: operation.operationType,
-      };
+      } as FillLabelsFnParams);
       operations.counter.inc(labels);
       operationDuration.histogram.observe(labels, operation.executeSeconds);
       httpDuration.histogram.observe({ method: 'POST', statusCode: operation.status }, operation.httpSeconds);

@@ -35,6 +35,13 @@ export interface UpstreamClientOptions {
   observers?: UpstreamObserver[];
 }
 
+/** One operation's deadline: the signal every call and backoff of the operation honours. */
+export interface Deadline {
+  readonly signal: AbortSignal;
+  /** Clears the timer; the signal then never aborts. */
+  release(): void;
+}
+
 /** Route templates: what observers see instead of paths, so ids never reach a label or span name. */
 export type UpstreamRoute = 'GET /pets' | 'GET /pets/{petId}' | 'POST /pets';
 
@@ -85,8 +92,11 @@ export interface UpstreamClient {
   ): Promise<PetDto>;
   /** `POST /pets` (createPet). Never retried: a repeated POST could create the pet twice. */
   createPet(auth: Authorization, pet: NewPetDto, deadline?: AbortSignal): Promise<PetDto>;
-  /** A fresh whole-operation deadline (`timeoutMs` from now) to share between calls. */
-  deadline(): AbortSignal;
+  /**
+   * A fresh whole-operation deadline (`timeoutMs` from now) to share between calls; release it
+   * when the operation is over, so its timer does not outlive the request.
+   */
+  deadline(): Deadline;
   /** The origin's circuit breaker state. */
   readonly breakerState: CircuitBreaker['state'];
   /**
@@ -135,10 +145,17 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       for (const observer of observers) observer.breaker?.(state);
     },
   });
-  const deadline = () => {
-    const signal = AbortSignal.timeout(timeoutMs);
-    deadlines.set(signal, Date.now() + timeoutMs);
-    return signal;
+  const deadline = (): Deadline => {
+    // Not AbortSignal.timeout: its timer cannot be cleared, so every request's timer (and V8's
+    // bookkeeping for it) stayed alive for the full timeout after the answer was sent.
+    const controller = new AbortController();
+    const timer = setTimeout(
+      () => controller.abort(new DOMException('The operation timed out.', 'TimeoutError')),
+      timeoutMs,
+    );
+    timer.unref();
+    deadlines.set(controller.signal, Date.now() + timeoutMs);
+    return { signal: controller.signal, release: () => clearTimeout(timer) };
   };
   /** Full-jitter exponential backoff; the deadline cuts it short (as a timeout). */
   const backoff = (attempt: number, signal: AbortSignal) =>
@@ -260,8 +277,19 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     throw new UpstreamBadResponseError(`unexpected status ${response.status}`);
   }
 
-  return {
-    async listPets(auth, query, signal = deadline()) {
+  /** A call made without an operation's deadline gets one of its own, released when it settles. */
+  const withOwnDeadline = async <T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    const own = deadline();
+    try {
+      return await run(own.signal);
+    } finally {
+      own.release();
+    }
+  };
+
+  const client: UpstreamClient = {
+    async listPets(auth, query, signal) {
+      if (signal === undefined) return withOwnDeadline((own) => client.listPets(auth, query, own));
       const status = query.status === undefined ? '' : `&status=${query.status}`;
       const response = await call(
         'GET /pets',
@@ -273,7 +301,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       if (response.status !== 200) fail(response);
       return parsePets(response.text);
     },
-    async getPet(auth, id, signal = deadline(), onDeprecation) {
+    async getPet(auth, id, signal, onDeprecation) {
+      if (signal === undefined) return withOwnDeadline((own) => client.getPet(auth, id, own, onDeprecation));
       const response = await call(
         'GET /pets/{petId}',
         `/pets/${encodeURIComponent(id)}`,
@@ -291,7 +320,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       if (response.status !== 200) fail(response);
       return parsePet(response.text);
     },
-    async createPet(auth, pet, signal = deadline()) {
+    async createPet(auth, pet, signal) {
+      if (signal === undefined) return withOwnDeadline((own) => client.createPet(auth, pet, own));
       const response = await call('POST /pets', '/pets', auth, serializeNewPet(pet), signal);
       if (response.status !== 201 && response.status !== 200) fail(response);
       return parsePet(response.text);
@@ -316,6 +346,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     },
     close: () => pool.close(),
   };
+  return client;
 }
 
 async function pause(ms: number, signal: AbortSignal): Promise<void> {
@@ -326,7 +357,7 @@ async function pause(ms: number, signal: AbortSignal): Promise<void> {
   }
 }
 
-/** AbortSignal.timeout does not expose when it fires, so each deadline's end is kept beside it. */
+/** A signal does not expose when it will abort, so each deadline's end is kept beside it. */
 const deadlines = new WeakMap<AbortSignal, number>();
 
 function fitsBeforeDeadline(ms: number, signal: AbortSignal): boolean {

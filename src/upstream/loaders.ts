@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import DataLoader from 'dataloader';
 import { cacheKey, callerKey, type ResponseCache } from './cache.ts';
-import type { Authorization, UpstreamClient, UpstreamDeprecation } from './client.ts';
+import type { Authorization, Deadline, UpstreamClient, UpstreamDeprecation } from './client.ts';
 import type { ListPetsQuery, NewPetDto, PetDto } from './contract.ts';
 
 /** Per-request data access. Resolvers reach the upstream only through these. */
@@ -12,6 +12,8 @@ export interface Loaders {
   petList: DataLoader<ListPetsQuery, PetDto[], string>;
   /** `POST /pets`, exactly once per call; the new pet primes `petById`. */
   createPet(pet: NewPetDto): Promise<PetDto>;
+  /** Ends the request's deadline; call once no load is pending (the operation has its result). */
+  release(): void;
 }
 
 /**
@@ -32,10 +34,10 @@ export function createLoaders(
   const { authError, onDeprecation } = options;
   // One deadline for all of this request's upstream calls, retries included; started on first use
   // so requests that never reach the upstream (introspection, refused input) arm no timer.
-  let deadline: AbortSignal | undefined;
+  let deadline: Deadline | undefined;
   const signal = () => {
     deadline ??= client.deadline();
-    return deadline;
+    return deadline.signal;
   };
 
   // The contract has no batch endpoint: a batch is the set of distinct keys asked for in one tick,
@@ -77,6 +79,9 @@ export function createLoaders(
       // Before answering, so this caller's next `pets` cannot be served a list without the new pet.
       await upstream.createdPet();
       return created;
+    },
+    release() {
+      deadline?.release();
     },
   };
 }

@@ -108,6 +108,30 @@ describe('hostile requests', () => {
     expect(upstream.requests).toHaveLength(0);
   }, 60_000);
 
+  it('answers every keep-alive case as a gateway with FAST_LANE off does (Yoga for everything)', async () => {
+    // The cases above went through the edge: the fast lane read each body and handed it to Yoga.
+    // A gateway without the fast lane must give the same status and bytes.
+    const reference = await startGateway({ upstreamUrl: upstream.url, gateway: { fastLane: false } });
+    try {
+      const cases = corpus.filter(
+        (c) => c.send.kind === 'fetch' && !c.knownBug && (c.send.body?.length ?? 0) < 100_000,
+      );
+      expect(cases.length).toBeGreaterThan(300);
+      for (const c of cases) {
+        const viaEdge = firstAnswers.get(c) ?? (await send(gateway.url, c.send));
+        const viaYoga = await send(reference.url, c.send);
+        expect({ case: c.name, status: viaYoga.status, text: viaYoga.text }).toEqual({
+          case: c.name,
+          status: viaEdge.status,
+          text: viaEdge.text,
+        });
+      }
+    } finally {
+      await reference.close();
+    }
+    expect(upstream.requests).toHaveLength(0);
+  }, 60_000);
+
   it('is still up afterwards: an authorized query works', async () => {
     const result = await postJson<{ pets: Array<{ id: string; name: string }> }>(
       gateway.url,

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Limits } from '../../src/config.ts';
 import { createEdge, type EdgeOptions } from '../../src/http/edge.ts';
 import { createHttpServer } from '../../src/http/listener.ts';
+import type { Lanes } from '../../src/http/prepared-operations.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createUpstreamClient, type UpstreamClientOptions } from '../../src/upstream/client.ts';
 import type { ResponseCacheOptions } from '../../src/upstream/loaders.ts';
@@ -11,6 +12,8 @@ export interface RunningGateway {
   /** The GraphQL endpoint, e.g. http://127.0.0.1:1234/graphql */
   url: string;
   origin: string;
+  /** What the edge knows (prepared operations, requests served per lane); undefined with FAST_LANE off. */
+  lanes: Lanes | undefined;
   close(): Promise<void>;
 }
 
@@ -35,22 +38,22 @@ export async function startGateway(options: GatewayTestOptions): Promise<Running
     connections: 16,
     ...options.client,
   });
-  const server = createHttpServer(
-    createEdge({
-      upstream,
-      // Tests read logs where they check them; elsewhere they would only bury the test output.
-      logger: createLogger('silent'),
-      ...(options.limits ? { limits: options.limits } : {}),
-      ...(options.cache ? { cache: options.cache } : {}),
-      ...options.gateway,
-    }).handle,
-  );
+  const edge = createEdge({
+    upstream,
+    // Tests read logs where they check them; elsewhere they would only bury the test output.
+    logger: createLogger('silent'),
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.cache ? { cache: options.cache } : {}),
+    ...options.gateway,
+  });
+  const server = createHttpServer(edge.handle);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url: `${origin}/graphql`,
     origin,
+    lanes: edge.lanes,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
