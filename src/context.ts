@@ -1,3 +1,4 @@
+import type { OperationSpan } from './observability/tracing.ts';
 import { DeprecationNotices } from './schema/deprecation.ts';
 import { unauthenticated } from './schema/errors.ts';
 import type { UpstreamClient } from './upstream/client.ts';
@@ -16,6 +17,8 @@ export interface Context {
   upstreamCalls: () => number;
   /** Ends the request's upstream deadline once execution is over (both lanes call it). */
   release: () => void;
+  /** The operation's trace span when the fast lane opened it and hands the answer to Yoga. */
+  operationSpan?: OperationSpan;
 }
 
 export interface ContextDeps {

@@ -29,14 +29,14 @@ export interface Edge {
 }
 
 /**
- * The gateway behind node:http: Yoga, and in front of it (unless switched off or while tracing,
- * whose spans only Yoga's lane opens) the fast lane for prepared operations.
+ * The gateway behind node:http: Yoga, and in front of it (unless switched off) the fast lane for
+ * prepared operations.
  */
 export function createEdge(options: EdgeOptions): Edge {
   const { fastLane = true, ...gatewayOptions } = options;
   const logger = options.logger ?? createLogger('info');
   const resolved: GatewayOptions = { ...gatewayOptions, logger };
-  if (!fastLane || options.tracing) {
+  if (!fastLane) {
     const yoga = createGateway(resolved);
     return { yoga, handle: (req, res) => void yoga(req, res) };
   }
@@ -49,6 +49,7 @@ export function createEdge(options: EdgeOptions): Edge {
     maxBodyBytes: (options.limits ?? DEFAULT_LIMITS).maxBodyBytes,
     logger,
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.tracing ? { tracing: options.tracing } : {}),
     onDeprecatedUse: deprecatedUseReporter(logger, options.metrics),
   });
   options.metrics?.watchLanes(lanes.served);

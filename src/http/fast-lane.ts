@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { type Context, type ContextDeps, createContext } from '../context.ts';
 import { logOperation, type OperationRecord, requestIdOf } from '../observability/logging.ts';
 import type { Metrics } from '../observability/metrics.ts';
+import type { Tracing } from '../observability/tracing.ts';
 import { clientIdentity, type DeprecatedUse, deprecationHeaders } from './deprecation-headers.ts';
 import { headersKey, type Lanes, operationKey, type PreparedOperation } from './prepared-operations.ts';
 
@@ -18,6 +19,7 @@ export interface FastLaneOptions {
   maxBodyBytes: number;
   logger: Logger;
   metrics?: Metrics;
+  tracing?: Tracing;
   onDeprecatedUse: (use: DeprecatedUse) => void;
 }
 
@@ -88,13 +90,22 @@ async function serve(
 
   const context = createContext(req.headers.authorization, options.context);
   const executeStarted = performance.now();
-  const result = await prepared.compiled.query(undefined, context, params.variables ?? {});
+  const span = options.tracing?.startOperation(
+    (name) => headerValue(req, name) ?? undefined,
+    prepared.operationType,
+    prepared.operationName,
+  );
+  const execute = () => prepared.compiled.query(undefined, context, params.variables ?? {});
+  const result = await (span ? span.run(execute) : execute());
   context.release();
   const executeSeconds = (performance.now() - executeStarted) / 1000;
   if (result.errors?.length || result.data == null) {
+    // Yoga ends the span with the errors it finally answers.
+    if (span) context.operationSpan = span;
     lanes.executed.set(req, { context, result: result as ExecutionResult });
     return handOver(req, res, body, options);
   }
+  span?.end();
   write(req, res, prepared, context, result as ExecutionResult, headers, started, executeSeconds, options);
 }
 

@@ -1,4 +1,4 @@
-import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -16,10 +16,26 @@ import { methodOf, type UpstreamObserver } from '../upstream/client.ts';
 export interface Tracing {
   /** A span per GraphQL operation, child of the caller's `traceparent` when it sent one. */
   plugin: Plugin;
+  /**
+   * Opens an operation's span (what the plugin does for Yoga's lane; the fast lane calls it
+   * directly). `header` reads the caller's request headers (for `traceparent`).
+   */
+  startOperation(
+    header: (name: string) => string | undefined,
+    type: string,
+    name: string | undefined,
+  ): OperationSpan;
   /** A span per upstream attempt, child of the operation's, with `traceparent` sent upstream. */
   upstream: UpstreamObserver;
   /** Flushes and stops the exporter. */
   shutdown(): Promise<void>;
+}
+
+/** An operation's span: upstream calls made inside `run` become its children. */
+export interface OperationSpan {
+  run<T>(work: () => T): T;
+  /** Ends the span, marked as failed with the errors' codes when there are any. */
+  end(errors?: ReadonlyArray<{ extensions?: Record<string, unknown> }>): void;
 }
 
 export interface TracingOptions {
@@ -28,9 +44,10 @@ export interface TracingOptions {
 }
 
 const propagator = new W3CTraceContextPropagator();
+/** Extraction reads only the headers the W3C format names, through the lane's own reader. */
 const headerGetter = {
-  keys: (carrier: Headers) => [...carrier.keys()],
-  get: (carrier: Headers, key: string) => carrier.get(key) ?? undefined,
+  keys: () => ['traceparent', 'tracestate'],
+  get: (carrier: (name: string) => string | undefined, key: string) => carrier(key),
 };
 let contextManagerInstalled = false;
 
@@ -58,41 +75,53 @@ export function createTracing(options: TracingOptions): Tracing {
     ],
   });
   const tracer = provider.getTracer('pet-gateway');
-  const operationSpans = new WeakMap<object, Span>();
+
+  const startOperation: Tracing['startOperation'] = (header, type, operationName) => {
+    const parent = propagator.extract(context.active(), header, headerGetter);
+    const name = (operationName ?? 'anonymous').slice(0, 64);
+    const span = tracer.startSpan(
+      `graphql.${type} ${name}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'graphql.operation.type': type, 'graphql.operation.name': name },
+      },
+      parent,
+    );
+    const active = trace.setSpan(parent, span);
+    return {
+      run: (work) => context.with(active, work),
+      end(errors) {
+        if (errors?.length) {
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          span.setAttribute('graphql.error.codes', [
+            ...new Set(errors.map((e) => String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR'))),
+          ]);
+        }
+        span.end();
+      },
+    };
+  };
 
   const plugin: Plugin = {
     onExecute({ args, executeFn, setExecuteFn }) {
-      const request = (args.contextValue as { request?: Request }).request;
-      const parent = request
-        ? propagator.extract(context.active(), request.headers, headerGetter)
-        : context.active();
+      const { request, operationSpan } = args.contextValue as {
+        request?: Request;
+        operationSpan?: OperationSpan;
+      };
+      // The fast lane opened this operation's span and executed it; Yoga only answers it.
+      if (operationSpan) {
+        return { onExecuteDone: ({ result }) => operationSpan.end((result as ExecutionResult).errors) };
+      }
       const operation = (args.document as DocumentNode).definitions.find(
         (definition) => definition.kind === 'OperationDefinition',
       );
       const type = operation?.kind === 'OperationDefinition' ? operation.operation : 'query';
-      const name =
-        operation?.kind === 'OperationDefinition' ? (operation.name?.value ?? 'anonymous') : 'anonymous';
-      const span = tracer.startSpan(
-        `graphql.${type} ${name.slice(0, 64)}`,
-        {
-          kind: SpanKind.SERVER,
-          attributes: { 'graphql.operation.type': type, 'graphql.operation.name': name.slice(0, 64) },
-        },
-        parent,
-      );
-      operationSpans.set(args.contextValue as object, span);
-      const active = trace.setSpan(parent, span);
-      setExecuteFn((executeArgs) => context.with(active, () => executeFn(executeArgs)));
+      const name = operation?.kind === 'OperationDefinition' ? operation.name?.value : undefined;
+      const span = startOperation((header) => request?.headers.get(header) ?? undefined, type, name);
+      setExecuteFn((executeArgs) => span.run(() => executeFn(executeArgs)));
       return {
         onExecuteDone({ result }) {
-          const errors = (result as ExecutionResult).errors;
-          if (errors?.length) {
-            span.setStatus({ code: SpanStatusCode.ERROR });
-            span.setAttribute('graphql.error.codes', [
-              ...new Set(errors.map((e) => String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR'))),
-            ]);
-          }
-          span.end();
+          span.end((result as ExecutionResult).errors);
         },
       };
     },
@@ -121,5 +150,5 @@ export function createTracing(options: TracingOptions): Tracing {
     },
   };
 
-  return { plugin, upstream, shutdown: () => provider.shutdown() };
+  return { plugin, startOperation, upstream, shutdown: () => provider.shutdown() };
 }

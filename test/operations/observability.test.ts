@@ -169,8 +169,10 @@ describe('JSON logs', () => {
 
 describe('OpenTelemetry', () => {
   it('makes a span per operation and per upstream call, and propagates traceparent upstream', async () => {
-    // Run 1 is interpreted by graphql-js, runs 2 and 3 compiled: spans nest the same either way.
-    for (let run = 0; run < 3; run++) {
+    // Run 1 is interpreted by graphql-js, run 2 compiled, runs 3 and 4 served by the fast lane:
+    // spans nest the same every way.
+    const fastBefore = gateway.lanes?.served.fast ?? 0;
+    for (let run = 0; run < 4; run++) {
       exporter.reset();
       upstream.requests.length = 0;
       await execute(url, RepeatedPet, { one: BIG_ID, two: BIG_ID }, AUTH);
@@ -185,22 +187,49 @@ describe('OpenTelemetry', () => {
         `00-${call?.spanContext().traceId}-${call?.spanContext().spanId}-01`,
       );
       expect(JSON.stringify(spans.map((span) => span.attributes))).not.toContain(BIG_ID);
+      expect(spans.filter((span) => span.name.startsWith('graphql.'))).toHaveLength(1);
     }
+    expect(gateway.lanes?.served.fast).toBe(fastBefore + 2);
+  });
+
+  it('ends one failed span when a prepared operation fails in the fast lane and Yoga answers', async () => {
+    const query = 'query Failing($id: ID!) { pet(id: $id) { id } }';
+    for (let run = 0; run < 3; run++) {
+      await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: AUTH },
+        body: JSON.stringify({ query, variables: { id: BIG_ID } }),
+      });
+    }
+    exporter.reset();
+    await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: AUTH },
+      body: JSON.stringify({ query, variables: { id: '404' } }),
+    });
+    const operations = exporter.getFinishedSpans().filter((span) => span.name === 'graphql.query Failing');
+    expect(operations).toHaveLength(1);
+    expect(operations[0]?.status.code).toBe(2); // SpanStatusCode.ERROR
+    expect(operations[0]?.attributes['graphql.error.codes']).toEqual(['PET_NOT_FOUND']);
   });
 
   it('continues the caller’s trace from its traceparent', async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
-    await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        authorization: AUTH,
-        traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
-      },
-      body: JSON.stringify({ query: 'query L { pets(limit: 1) { id } }' }),
-    });
-    const spans = exporter.getFinishedSpans();
-    expect(spans.map((span) => span.spanContext().traceId)).toEqual([traceId, traceId]);
+    // Through Yoga's lane, then (once prepared) the fast lane.
+    for (let run = 0; run < 3; run++) {
+      exporter.reset();
+      await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: AUTH,
+          traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+        },
+        body: JSON.stringify({ query: 'query L { pets(limit: 1) { id } }' }),
+      });
+      const spans = exporter.getFinishedSpans();
+      expect(spans.map((span) => span.spanContext().traceId)).toEqual([traceId, traceId]);
+    }
   });
 });
 
