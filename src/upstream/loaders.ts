@@ -6,7 +6,7 @@ import type { ListPetsQuery, NewPetDto, PetDto } from './contract.ts';
 
 /** Per-request data access. Resolvers reach the upstream only through these. */
 export interface Loaders {
-  /** `GET /pets/{petId}`, de-duplicated per id within the request. */
+  /** `GET /pets/{petId}`, de-duplicated per id within the request; pets already listed or created need no call. */
   petById: DataLoader<string, PetDto>;
   /** `GET /pets`, de-duplicated per (status, limit) within the request. */
   petList: DataLoader<ListPetsQuery, PetDto[], string>;
@@ -54,28 +54,39 @@ export function createLoaders(
           createdPet: async () => {},
         };
 
-  const petById = new DataLoader<string, PetDto>((ids) =>
-    authError
-      ? Promise.resolve(ids.map(() => authError))
-      : Promise.all(ids.map((id) => upstream.getPet(id, onDeprecation).catch(asError))),
-  );
-  const primeAll = (pets: PetDto[]) => {
-    for (const pet of pets) petById.prime(pet.id, pet);
+  // Pets already seen in this request (lists, a created pet), by id: `pet(id)` is answered from
+  // them without a call. A plain map, not DataLoader.prime: priming made a promise per listed pet
+  // on every request, and most requests never ask for a pet by id.
+  const known = new Map<string, PetDto>();
+  const remember = (pets: PetDto[]) => {
+    for (const pet of pets) if (!known.has(pet.id)) known.set(pet.id, pet);
     return pets;
   };
-  const petList = new DataLoader<ListPetsQuery, PetDto[], string>(
-    (queries) =>
-      authError
-        ? Promise.resolve(queries.map(() => authError))
-        : Promise.all(queries.map((query) => upstream.listPets(query).then(primeAll, asError))),
-    { cacheKeyFn: (query) => `${query.status ?? ''}|${query.limit}` },
-  );
+  // Created on first use: most operations need one of the two.
+  let petById: DataLoader<string, PetDto> | undefined;
+  let petList: DataLoader<ListPetsQuery, PetDto[], string> | undefined;
   return {
-    petById,
-    petList,
+    get petById() {
+      petById ??= new DataLoader<string, PetDto>((ids) =>
+        authError
+          ? Promise.resolve(ids.map(() => authError))
+          : Promise.all(ids.map((id) => known.get(id) ?? upstream.getPet(id, onDeprecation).catch(asError))),
+      );
+      return petById;
+    },
+    get petList() {
+      petList ??= new DataLoader<ListPetsQuery, PetDto[], string>(
+        (queries) =>
+          authError
+            ? Promise.resolve(queries.map(() => authError))
+            : Promise.all(queries.map((query) => upstream.listPets(query).then(remember, asError))),
+        { cacheKeyFn: (query) => `${query.status ?? ''}|${query.limit}` },
+      );
+      return petList;
+    },
     async createPet(pet) {
       if (authError) throw authError;
-      const created = primeAll([await client.createPet(auth, pet, signal())])[0] as PetDto;
+      const created = remember([await client.createPet(auth, pet, signal())])[0] as PetDto;
       // Before answering, so this caller's next `pets` cannot be served a list without the new pet.
       await upstream.createdPet();
       return created;
