@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Pool } from 'undici';
+import { createUpstreamPool, type Forwarded } from './upstream-pool.ts';
 
 /**
  * The baseline: what the cheapest possible Node hop costs. One undici request per REST call to the
@@ -11,41 +11,14 @@ export interface BareProxy {
   close(): Promise<void>;
 }
 
-/** Same pool size as the gateway's production default (UPSTREAM_CONNECTIONS). */
-const CONNECTIONS = 64;
-const TIMEOUT_MS = 5000;
-
-interface Forwarded {
-  status: number;
-  body: Buffer;
-}
-
 /**
  * `GET /pets?…`, `GET /pets/{id}` and `POST /pets` forward one call each. `GET /pets-by-ids?ids=a,b,…`
  * makes one `GET /pets/{id}` per id in parallel and returns their bodies as a JSON array: the same
  * upstream calls the gateway's de-duplicated alias workload makes, for a like-for-like baseline.
  */
 export function createBareProxy(upstreamUrl: URL): BareProxy {
-  const basePath = upstreamUrl.pathname.replace(/\/+$/, '');
-  const pool = new Pool(upstreamUrl.origin, {
-    connections: CONNECTIONS,
-    pipelining: 1,
-    headersTimeout: TIMEOUT_MS,
-    bodyTimeout: TIMEOUT_MS,
-  });
-
-  async function forward(
-    method: 'GET' | 'POST',
-    path: string,
-    authorization: string | undefined,
-    body?: Buffer,
-  ): Promise<Forwarded> {
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (authorization !== undefined) headers.authorization = authorization;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await pool.request({ method, path: basePath + path, headers, body });
-    return { status: response.statusCode, body: Buffer.from(await response.body.arrayBuffer()) };
-  }
+  const pool = createUpstreamPool(upstreamUrl);
+  const forward = pool.forward;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/';

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { ChildMessage, ChildStats } from './child.ts';
+import { processTreeCpuMicros } from './cpu-time.ts';
 
 /** A target running in its own process, driven over IPC (see child.ts). */
 export interface TargetProcess {
@@ -8,6 +9,12 @@ export interface TargetProcess {
   url: string;
   pid: number;
   stats(): Promise<ChildStats>;
+  /**
+   * User + system CPU of the process and its descendants so far, in microseconds, from /proc
+   * (what the kernel counted, the stats exchange itself not included); where there is no /proc,
+   * what the process reports about itself.
+   */
+  cpuMicros(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -27,12 +34,13 @@ export function killAll(): void {
 
 /**
  * Spawns `node <file>` (the same Node binary as the bench), waits for its `ready` message and
- * returns a handle. The child's stderr is kept and shown if it dies early.
+ * returns a handle. The child's stderr is kept and shown if it dies early. `env` is laid over the
+ * bench's environment; a variable set to undefined is removed from the child's.
  */
 export async function startTarget(
   name: string,
   file: string,
-  env: Record<string, string>,
+  env: Record<string, string | undefined>,
   execArgv: string[] = [],
 ): Promise<TargetProcess> {
   // stdout (the gateway's log line per operation) goes to /dev/null, not a pipe: reading thousands
@@ -41,7 +49,9 @@ export async function startTarget(
   // stderr (crashes, Node's warnings) is kept to explain a child that dies.
   const child = spawn(process.execPath, [...execArgv, file], {
     cwd: new URL('..', import.meta.url),
-    env: { ...process.env, ...env },
+    env: Object.fromEntries(
+      Object.entries({ ...process.env, ...env }).filter(([, value]) => value !== undefined),
+    ),
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   running.add(child);
@@ -82,26 +92,31 @@ export async function startTarget(
     });
   });
 
+  const pid = child.pid ?? 0;
+  const stats = () =>
+    new Promise<ChildStats>((resolve, reject) => {
+      if (exited) return reject(new Error(`${name} is not running:\n${errors}`));
+      const timer = setTimeout(() => reject(new Error(`${name} did not report stats`)), STATS_TIMEOUT_MS);
+      waiters.push({
+        resolve: (stats) => {
+          clearTimeout(timer);
+          resolve(stats);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
+      child.send({ type: 'stats' });
+    });
   return {
     name,
     url,
-    pid: child.pid ?? 0,
-    stats: () =>
-      new Promise<ChildStats>((resolve, reject) => {
-        if (exited) return reject(new Error(`${name} is not running:\n${errors}`));
-        const timer = setTimeout(() => reject(new Error(`${name} did not report stats`)), STATS_TIMEOUT_MS);
-        waiters.push({
-          resolve: (stats) => {
-            clearTimeout(timer);
-            resolve(stats);
-          },
-          reject: (error) => {
-            clearTimeout(timer);
-            reject(error);
-          },
-        });
-        child.send({ type: 'stats' });
-      }),
+    pid,
+    stats,
+    async cpuMicros() {
+      return processTreeCpuMicros(pid) ?? (await stats()).cpuMicros;
+    },
     async stop() {
       if (exited) return;
       child.send({ type: 'stop' });

@@ -1,11 +1,13 @@
+import type { GeneratorName } from './load.ts';
 import type { TargetKind, UpstreamKind } from './workloads.ts';
 
-/** One autocannon run of one target, with the target's own CPU and memory over that run. */
+/** One load run of one target, with the target's own CPU and memory over that run. */
 export interface RunResult {
   workload: string;
   upstream: UpstreamKind;
   target: TargetKind;
   round: number;
+  generator: GeneratorName;
   requests: number;
   rps: number;
   p50Ms: number;
@@ -15,10 +17,14 @@ export interface RunResult {
   non2xx: number;
   /** 2xx answers whose body carried a GraphQL `errors` entry. */
   graphqlErrors: number;
-  /** CPU time of the target process per completed request (for `direct`, the upstream itself). */
+  /** CPU time of the target's process tree per completed request (for `direct`, the upstream's). */
   cpuMicrosPerRequest: number;
   /** CPU time of the upstream process per completed request (not shown for `direct`: same process). */
   upstreamCpuMicrosPerRequest: number | undefined;
+  /** CPU time of the load generator per completed request. */
+  generatorCpuMicrosPerRequest: number;
+  /** Share of the machine's CPU (all cores) busy with processes not of this bench during the run. */
+  othersCpuShare: number | undefined;
   peakRssBytes: number;
 }
 
@@ -28,14 +34,26 @@ export type Summary = Omit<RunResult, 'round' | 'requests'> & {
   upstreamCallsPerOp: number | undefined;
 };
 
+/** What a ratio compares: throughput, CPU per request, or p99 latency at a steady rate. */
+export type RatioMetric = 'rps' | 'cpu' | 'p99';
+
 export interface Ratio {
   workload: string;
-  name: string;
+  /** A target, or a target in another workload's role (the cold/warm comparison). */
+  numerator: string;
+  denominator: string;
+  metric: RatioMetric;
   /** Median of the per-round ratios. */
   median: number;
   rounds: number[];
   note?: string;
 }
+
+/**
+ * The project's goals, for `list20` on the static upstream against the bare proxy: at least this
+ * share of its req/s, at most this multiple of its CPU per request.
+ */
+export const GOALS = { workload: 'list20', minRpsRatio: 0.4, maxCpuRatio: 2.5 } as const;
 
 export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
@@ -46,17 +64,20 @@ export function median(values: readonly number[]): number {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
-/** Medians across rounds for rates and latencies, sums for failures, the maximum for memory. */
+const definedValues = (values: ReadonlyArray<number | undefined>) =>
+  values.flatMap((v) => (v === undefined ? [] : [v]));
+
+/** Medians across rounds for rates, latencies and CPU, sums for failures, the maximum for memory. */
 export function summarise(runs: readonly RunResult[], callsPerOp: number | undefined): Summary {
   const first = runs[0];
   if (first === undefined) throw new Error('no runs to summarise');
-  const upstreamCpu = runs.flatMap((r) =>
-    r.upstreamCpuMicrosPerRequest === undefined ? [] : [r.upstreamCpuMicrosPerRequest],
-  );
+  const upstreamCpu = definedValues(runs.map((r) => r.upstreamCpuMicrosPerRequest));
+  const others = definedValues(runs.map((r) => r.othersCpuShare));
   return {
     workload: first.workload,
     upstream: first.upstream,
     target: first.target,
+    generator: first.generator,
     rps: median(runs.map((r) => r.rps)),
     p50Ms: median(runs.map((r) => r.p50Ms)),
     p99Ms: median(runs.map((r) => r.p99Ms)),
@@ -65,33 +86,46 @@ export function summarise(runs: readonly RunResult[], callsPerOp: number | undef
     graphqlErrors: runs.reduce((sum, r) => sum + r.graphqlErrors, 0),
     cpuMicrosPerRequest: median(runs.map((r) => r.cpuMicrosPerRequest)),
     upstreamCpuMicrosPerRequest: upstreamCpu.length === 0 ? undefined : median(upstreamCpu),
+    generatorCpuMicrosPerRequest: median(runs.map((r) => r.generatorCpuMicrosPerRequest)),
+    othersCpuShare: others.length === 0 ? undefined : median(others),
     peakRssBytes: Math.max(...runs.map((r) => r.peakRssBytes)),
     upstreamCallsPerOp: callsPerOp,
   };
 }
 
-/** `numerator`'s req/s (or p99 latency) over `denominator`'s, round by round, and their median. */
+const METRIC_OF: Record<RatioMetric, (r: RunResult) => number> = {
+  rps: (r) => r.rps,
+  cpu: (r) => r.cpuMicrosPerRequest,
+  p99: (r) => r.p99Ms,
+};
+
+/**
+ * `numerator`'s req/s, CPU per request or p99 latency over `denominator`'s, round by round (both
+ * ran in the same round, minutes apart at most), and their median.
+ */
 export function ratio(
   runs: readonly RunResult[],
   workload: string,
   numerator: TargetKind,
   denominator: TargetKind,
+  metric: RatioMetric,
   note?: string,
-  metric: 'rps' | 'p99' = 'rps',
 ): Ratio | undefined {
+  const value = METRIC_OF[metric];
   const rounds: number[] = [];
   for (const top of runs.filter((r) => r.workload === workload && r.target === numerator)) {
     const bottom = runs.find(
       (r) => r.workload === workload && r.target === denominator && r.round === top.round,
     );
-    if (bottom === undefined) continue;
-    if (metric === 'rps' && bottom.rps > 0) rounds.push(top.rps / bottom.rps);
-    if (metric === 'p99' && bottom.p99Ms > 0) rounds.push(top.p99Ms / bottom.p99Ms);
+    if (bottom === undefined || !(value(bottom) > 0) || Number.isNaN(value(top))) continue;
+    rounds.push(value(top) / value(bottom));
   }
   if (rounds.length === 0) return undefined;
   return {
     workload,
-    name: `${numerator}/${denominator}${metric === 'p99' ? ' p99 latency' : ''}`,
+    numerator,
+    denominator,
+    metric,
     median: median(rounds),
     rounds,
     ...(note === undefined ? {} : { note }),
@@ -101,6 +135,11 @@ export function ratio(
 const fixed = (value: number | undefined, digits: number) =>
   value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits);
 
+const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+
+const table = (header: readonly string[], rows: readonly (readonly string[])[]) =>
+  [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+
 /** The results as a Markdown table, so a run can be pasted into the README as it is. */
 export function formatTable(summaries: readonly Summary[]): string {
   const header = [
@@ -108,36 +147,85 @@ export function formatTable(summaries: readonly Summary[]): string {
     'upstream',
     'target',
     'req/s',
+    'CPU µs/req',
     'p50 ms',
     'p99 ms',
     'errors',
     'non-2xx',
     'GraphQL errors',
-    'CPU µs/req',
     'upstream CPU µs/req',
     'peak RSS MB',
     'upstream calls/op',
+    'generator',
+    'generator CPU µs/req',
   ];
   const rows = summaries.map((s) => [
     s.workload,
     s.upstream,
     s.target,
     s.rps.toFixed(0),
-    fixed(s.p50Ms, 1),
-    fixed(s.p99Ms, 1),
+    fixed(s.cpuMicrosPerRequest, 0),
+    fixed(s.p50Ms, 2),
+    fixed(s.p99Ms, 2),
     String(s.errors),
     String(s.non2xx),
     String(s.graphqlErrors),
-    fixed(s.cpuMicrosPerRequest, 0),
     fixed(s.upstreamCpuMicrosPerRequest, 0),
     (s.peakRssBytes / 1024 / 1024).toFixed(0),
     fixed(s.upstreamCallsPerOp, 2),
+    s.generator,
+    fixed(s.generatorCpuMicrosPerRequest, 0),
   ]);
-  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
-  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+  return table(header, rows);
 }
 
-export function formatRatio(r: Ratio): string {
-  const rounds = r.rounds.map((value) => value.toFixed(2)).join(' ');
-  return `ratio ${r.workload}: ${r.name} ${r.median.toFixed(2)} [rounds: ${rounds}]${r.note ? ` (${r.note})` : ''}`;
+/** `median (lowest–highest round)`, or the one value of a single round. */
+function cell(r: Ratio | undefined): string {
+  if (r === undefined) return '–';
+  if (r.rounds.length === 1) return r.median.toFixed(2);
+  return `${r.median.toFixed(2)} (${Math.min(...r.rounds).toFixed(2)}–${Math.max(...r.rounds).toFixed(2)})`;
+}
+
+/** One row per compared pair: its req/s, CPU per request and steady-rate p99 ratios side by side. */
+export function formatRatios(ratios: readonly Ratio[]): string {
+  const pairs = new Map<string, Partial<Record<RatioMetric, Ratio>>>();
+  for (const r of ratios) {
+    const key = `${r.workload}\u0000${r.numerator}\u0000${r.denominator}`;
+    pairs.set(key, { ...pairs.get(key), [r.metric]: r });
+  }
+  const rows = [...pairs.entries()].map(([key, byMetric]) => {
+    const [workload = '', numerator = '', denominator = ''] = key.split('\u0000');
+    const note = byMetric.rps?.note ?? byMetric.cpu?.note ?? '';
+    return [
+      workload,
+      `${numerator} / ${denominator}`,
+      cell(byMetric.rps),
+      cell(byMetric.cpu),
+      cell(byMetric.p99),
+      note,
+    ];
+  });
+  return table(['workload', 'ratio', 'req/s', 'CPU µs/req', 'p99 latency', 'note'], rows);
+}
+
+/** Where each gateway stands against GOALS, one line each; empty when list20 did not run. */
+export function formatGoals(ratios: readonly Ratio[]): string[] {
+  const find = (numerator: TargetKind, metric: RatioMetric) =>
+    ratios.find(
+      (r) =>
+        r.workload === GOALS.workload &&
+        r.numerator === numerator &&
+        r.denominator === 'bare-proxy' &&
+        r.metric === metric,
+    );
+  const verdict = (met: boolean) => (met ? 'met' : 'not met');
+  return (['gateway', 'gateway-yoga'] as const).flatMap((target) => {
+    const rps = find(target, 'rps');
+    const cpu = find(target, 'cpu');
+    if (rps === undefined || cpu === undefined) return [];
+    return [
+      `- ${target}: req/s ${rps.median.toFixed(2)}× (${verdict(rps.median >= GOALS.minRpsRatio)}), ` +
+        `CPU/req ${cpu.median.toFixed(2)}× (${verdict(cpu.median <= GOALS.maxCpuRatio)})`,
+    ];
+  });
 }

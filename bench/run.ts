@@ -1,20 +1,26 @@
 /**
- * `npm run bench`: the gateway against a bare Node proxy and the upstream itself, on the static
- * upstream (the gateway is the bottleneck) and on the reference service. Every target runs in its
- * own process; autocannon drives them from this one, target by target in alternating rounds.
+ * `npm run bench`: the gateway (fast lane on and off) against hand-written Node hops (a bare proxy
+ * and a JSON-rewriting hop) and the upstream itself, on the static upstream (the hop is the
+ * bottleneck) and on the reference service. Every target runs in its own process; wrk (or, without
+ * it, autocannon in this process) drives them, target by target in alternating rounds.
  * `npm run bench -- --help` lists the options.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import autocannon, { type AutocannonOptions } from 'autocannon';
 import { Agent, request } from 'undici';
+import { machineCpuMicros, processTreeCpuMicros } from './cpu-time.ts';
+import { nextBody, runLoad } from './load.ts';
 import { killAll, startTarget, type TargetProcess } from './processes.ts';
 import { summariseProfiles } from './profile.ts';
 import {
-  formatRatio,
+  formatGoals,
+  formatRatios,
   formatTable,
+  GOALS,
+  median,
   type Ratio,
   type RunResult,
   ratio,
@@ -22,34 +28,45 @@ import {
   summarise,
 } from './report.ts';
 import {
+  API_KEY,
+  type HopKind,
+  headersOf,
+  petIdsOf,
   type RequestSpec,
   type TargetKind,
   type UpstreamKind,
   WORKLOADS,
   type Workload,
 } from './workloads.ts';
+import { findWrk } from './wrk.ts';
 
-const API_KEY = 'bench-key';
-const AUTHORIZATION = `Bearer ${API_KEY}`;
 /** Sequential operations sent to count upstream calls per operation exactly. */
 const CALLS_CHECK_OPS = 20;
-/** A short pause between runs so the previous run's sockets are closed. */
+/** A short pause between runs so the previous run's sockets are closed (not in a smoke run). */
 const SETTLE_MS = 200;
+
+const settle = (settings: Settings) =>
+  new Promise((resolve) => setTimeout(resolve, settings.smoke ? 0 : SETTLE_MS));
 
 const USAGE = `Usage: npm run bench -- [options]
   --smoke              1 round of 1 s per target, 10 connections, no warm-up (checks the harness)
   --duration <s>       seconds per target per round (default 4)
   --rounds <n>         rounds; targets alternate within each round (default 3)
   --warmup <s>         unmeasured seconds per target before the first round (default 1)
-  --connections <n>    autocannon connections (default 50)
+  --connections <n>    connections (default 50)
+  --generator <name>   auto (default: wrk when on PATH, else autocannon), wrk or autocannon;
+                       a fixed-rate workload (list20-steady) always uses autocannon
   --workload <name>    run only this workload; repeatable (${WORKLOADS.map((w) => w.name).join(', ')})
   --json <file>        also write the settings, every run and the summary as JSON
   --profile            run the gateways under --cpu-prof and print their top self-time functions
   --gateway-node-args=<flags>  Node flags for the gateway process only, e.g. --gateway-node-args="--max-old-space-size=128"
                        (to measure a heap cap's effect on RSS and CPU; the bare proxy keeps defaults)`;
 
+type GeneratorChoice = 'auto' | 'wrk' | 'autocannon';
+
 interface Settings {
   smoke: boolean;
+  generator: GeneratorChoice;
   rounds: number;
   duration: number;
   warmup: number;
@@ -69,6 +86,7 @@ function parseSettings(argv: string[]): Settings {
       rounds: { type: 'string' },
       warmup: { type: 'string' },
       connections: { type: 'string' },
+      generator: { type: 'string', default: 'auto' },
       workload: { type: 'string', multiple: true },
       json: { type: 'string' },
       profile: { type: 'boolean', default: false },
@@ -95,9 +113,14 @@ function parseSettings(argv: string[]): Settings {
   for (const name of names) {
     if (!WORKLOADS.some((w) => w.name === name)) throw new UsageError(`unknown workload "${name}"`);
   }
+  const generator = values.generator as GeneratorChoice;
+  if (!['auto', 'wrk', 'autocannon'].includes(generator)) {
+    throw new UsageError(`--generator must be auto, wrk or autocannon, got "${generator}"`);
+  }
   const smoke = values.smoke;
   return {
     smoke,
+    generator,
     rounds: number('rounds', values.rounds, smoke ? 1 : 3, true),
     duration: number('duration', values.duration, smoke ? 1 : 4, true),
     warmup: number('warmup', values.warmup, smoke ? 0 : 1, false),
@@ -126,59 +149,70 @@ class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** The processes behind one upstream kind; gateway and bare proxy only when a workload needs them. */
+/** How each hop target is started: the two gateways differ only in FAST_LANE. */
+const HOPS: Record<HopKind, { file: string; env: Record<string, string | undefined>; gateway: boolean }> = {
+  // The gateway as configured by default: an inherited FAST_LANE must not choose for it.
+  gateway: { file: 'bench/target-gateway.ts', env: { FAST_LANE: undefined }, gateway: true },
+  'gateway-yoga': { file: 'bench/target-gateway.ts', env: { FAST_LANE: 'off' }, gateway: true },
+  'bare-proxy': { file: 'bench/target-bare-proxy.ts', env: {}, gateway: false },
+  'json-hop': { file: 'bench/target-json-hop.ts', env: {}, gateway: false },
+};
+
+/** The processes behind one upstream kind: the upstream, and the hops its workloads use. */
 interface Stack {
   upstream: TargetProcess;
-  gateway?: TargetProcess;
-  bareProxy?: TargetProcess;
+  hops: Map<HopKind, TargetProcess>;
 }
 
 async function startStack(kind: UpstreamKind, workloads: Workload[], settings: Settings): Promise<Stack> {
-  const env = { BENCH_API_KEY: API_KEY };
+  const ids = petIdsOf(kind);
   const upstream =
-    kind === 'static'
-      ? await startTarget('static upstream', 'bench/target-static-upstream.ts', env)
-      : await startTarget('reference service', 'bench/target-petstore.ts', env);
-  const mine = workloads.filter((w) => w.upstream === kind);
-  const upstreamEnv = { UPSTREAM_URL: upstream.url };
-  const gatewayArgs = [
-    ...settings.gatewayNodeArgs,
-    ...(settings.profile
-      ? [
-          '--cpu-prof',
-          `--cpu-prof-dir=${profileDir}`,
-          `--cpu-prof-name=gateway-${kind}-${process.pid}.cpuprofile`,
-        ]
-      : []),
-  ];
-  const [gateway, bareProxy] = await Promise.all([
-    mine.some((w) => w.targets.gateway)
-      ? startTarget(`gateway (${kind})`, 'bench/target-gateway.ts', upstreamEnv, gatewayArgs)
-      : undefined,
-    mine.some((w) => w.targets['bare-proxy'])
-      ? startTarget(`bare proxy (${kind})`, 'bench/target-bare-proxy.ts', upstreamEnv)
-      : undefined,
-  ]);
-  return { upstream, ...(gateway ? { gateway } : {}), ...(bareProxy ? { bareProxy } : {}) };
+    ids === undefined
+      ? await startTarget('reference service', 'bench/target-petstore.ts', { BENCH_API_KEY: API_KEY })
+      : await startTarget(`${kind} upstream`, 'bench/target-static-upstream.ts', {
+          BENCH_API_KEY: API_KEY,
+          BENCH_PET_IDS: ids,
+        });
+  const needed = new Set(
+    workloads
+      .filter((w) => w.upstream === kind)
+      .flatMap((w) => Object.keys(w.targets) as TargetKind[])
+      .filter((t): t is HopKind => t !== 'direct'),
+  );
+  const hops = new Map<HopKind, TargetProcess>();
+  await Promise.all(
+    [...needed].map(async (hop) => {
+      const { file, env, gateway } = HOPS[hop];
+      const nodeArgs = gateway ? [...settings.gatewayNodeArgs, ...profileArgs(hop, kind, settings)] : [];
+      hops.set(
+        hop,
+        await startTarget(`${hop} (${kind})`, file, { ...env, UPSTREAM_URL: upstream.url }, nodeArgs),
+      );
+    }),
+  );
+  return { upstream, hops };
+}
+
+async function stopStack(stack: Stack): Promise<void> {
+  await Promise.all([stack.upstream, ...stack.hops.values()].map((p) => p.stop()));
 }
 
 const profileDir = join(tmpdir(), `pet-gateway-bench-${process.pid}`);
 
+function profileArgs(hop: HopKind, kind: UpstreamKind, settings: Settings): string[] {
+  if (!settings.profile) return [];
+  return [
+    '--cpu-prof',
+    `--cpu-prof-dir=${profileDir}`,
+    `--cpu-prof-name=${hop}-${kind}-${process.pid}.cpuprofile`,
+  ];
+}
+
 function processFor(stack: Stack, target: TargetKind): TargetProcess {
-  const process =
-    target === 'gateway' ? stack.gateway : target === 'bare-proxy' ? stack.bareProxy : stack.upstream;
+  const process = target === 'direct' ? stack.upstream : stack.hops.get(target);
   if (process === undefined) throw new Error(`no ${target} process`);
   return process;
 }
-
-let documentCounter = 0;
-const bodyOf = (spec: RequestSpec): string | undefined =>
-  typeof spec.body === 'function' ? spec.body(documentCounter++) : spec.body;
-
-const headersOf = (spec: RequestSpec): Record<string, string> =>
-  spec.body === undefined
-    ? { authorization: AUTHORIZATION }
-    : { authorization: AUTHORIZATION, 'content-type': 'application/json' };
 
 const agent = new Agent();
 
@@ -187,7 +221,7 @@ async function sendOnce(url: string, spec: RequestSpec): Promise<void> {
   const response = await request(url, {
     method: spec.method,
     headers: headersOf(spec),
-    body: bodyOf(spec) ?? null,
+    body: nextBody(spec) ?? null,
     dispatcher: agent,
   });
   const text = await response.body.text();
@@ -203,27 +237,35 @@ async function upstreamCallsPerOp(stack: Stack, url: string, spec: RequestSpec):
   return (after - before) / CALLS_CHECK_OPS;
 }
 
-function loadOptions(
-  url: string,
-  spec: RequestSpec,
-  duration: number,
-  connections: number,
-  rate: number | undefined,
-): AutocannonOptions {
-  const body = spec.body;
+/** The wrk binary when it is to be used, per --generator. */
+function chooseWrk(choice: GeneratorChoice): string | undefined {
+  if (choice === 'autocannon') return undefined;
+  const wrk = findWrk();
+  if (choice === 'wrk' && wrk === undefined) throw new UsageError('--generator wrk: wrk is not on PATH');
+  return wrk;
+}
+
+function wrkVersion(wrk: string): string {
+  // `wrk -v` prints its version line, then the usage, and exits 1.
+  const first = spawnSync(wrk, ['-v'], { encoding: 'utf8' }).stdout?.split('\n', 1)[0] ?? '';
+  return /^wrk (\S+)/.exec(first)?.[1] ?? 'version unknown';
+}
+
+/** Where every process's CPU stood, to take differences across one run. */
+interface CpuMark {
+  target: number;
+  upstream: number | undefined;
+  /** This bench, every target, and the exited load generators: what is ours on the machine. */
+  ours: number | undefined;
+  machine: ReturnType<typeof machineCpuMicros>;
+}
+
+async function markCpu(proc: TargetProcess, upstream: TargetProcess | undefined): Promise<CpuMark> {
   return {
-    url,
-    connections,
-    duration,
-    ...(rate === undefined ? {} : { overallRate: rate }),
-    method: spec.method,
-    headers: headersOf(spec),
-    ...(typeof body === 'string' ? { body } : {}),
-    ...(typeof body === 'function'
-      ? { requests: [{ setupRequest: (req) => ({ ...req, body: body(documentCounter++) }) }] }
-      : {}),
-    // A 200 carrying GraphQL errors is not a success; REST bodies never contain this key.
-    verifyBody: (text) => !text.includes('"errors"'),
+    target: await proc.cpuMicros(),
+    upstream: upstream === undefined ? undefined : await upstream.cpuMicros(),
+    ours: processTreeCpuMicros(process.pid),
+    machine: machineCpuMicros(),
   };
 }
 
@@ -233,44 +275,55 @@ async function measure(
   target: TargetKind,
   round: number,
   settings: Settings,
+  wrk: string | undefined,
 ): Promise<RunResult> {
   const spec = workload.targets[target] as RequestSpec;
   const proc = processFor(stack, target);
-  const isDirect = target === 'direct';
-  const before = await proc.stats();
-  const upstreamBefore = isDirect ? undefined : await stack.upstream.stats();
-  const result = await autocannon(
-    loadOptions(
-      proc.url + spec.path,
-      spec,
-      settings.duration,
-      workload.connections ?? settings.connections,
-      workload.rate,
-    ),
-  );
-  const after = await proc.stats();
-  const upstreamAfter = isDirect ? undefined : await stack.upstream.stats();
-  const requests = result.requests.total;
+  const upstream = target === 'direct' ? undefined : stack.upstream;
+  // Stats (peak RSS) are asked for outside the CPU marks, so answering them is not counted.
+  await proc.stats();
+  const before = await markCpu(proc, upstream);
+  const load = await runLoad(wrk, {
+    url: proc.url + spec.path,
+    spec,
+    seconds: settings.duration,
+    connections: workload.connections ?? settings.connections,
+    ...(workload.rate === undefined ? {} : { rate: workload.rate }),
+  });
+  const after = await markCpu(proc, upstream);
+  const stats = await proc.stats();
+  const requests = load.requests;
   const perRequest = (micros: number) => (requests > 0 ? micros / requests : Number.NaN);
-  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  const othersBusy =
+    before.machine && after.machine && before.ours !== undefined && after.ours !== undefined
+      ? after.machine.busy - before.machine.busy - (after.ours - before.ours)
+      : undefined;
+  const machineTotal =
+    before.machine && after.machine ? after.machine.total - before.machine.total : Number.NaN;
+  await settle(settings);
   return {
     workload: workload.name,
     upstream: workload.upstream,
     target,
     round,
+    generator: load.generator,
     requests,
-    rps: requests / result.duration,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    errors: result.errors,
-    non2xx: result.non2xx,
-    graphqlErrors: result.mismatches,
-    cpuMicrosPerRequest: perRequest(after.cpuMicros - before.cpuMicros),
+    rps: requests / load.seconds,
+    p50Ms: load.p50Ms,
+    p99Ms: load.p99Ms,
+    errors: load.errors,
+    non2xx: load.non2xx,
+    graphqlErrors: load.graphqlErrors,
+    cpuMicrosPerRequest: perRequest(after.target - before.target),
     upstreamCpuMicrosPerRequest:
-      upstreamBefore && upstreamAfter
-        ? perRequest(upstreamAfter.cpuMicros - upstreamBefore.cpuMicros)
+      before.upstream !== undefined && after.upstream !== undefined
+        ? perRequest(after.upstream - before.upstream)
         : undefined,
-    peakRssBytes: after.peakRss,
+    generatorCpuMicrosPerRequest: perRequest(load.generatorCpuMicros),
+    // Tick resolution can make a quiet machine's figure slightly negative.
+    othersCpuShare:
+      othersBusy === undefined || !(machineTotal > 0) ? undefined : Math.max(0, othersBusy / machineTotal),
+    peakRssBytes: stats.peakRss,
   };
 }
 
@@ -291,9 +344,27 @@ function commandLine(argv: string[]): string {
   return `node bench/run.ts${args ? ` ${args}` : ''}`;
 }
 
+/** How the load is made, for the report's header. */
+function describeLoad(wrk: string | undefined, settings: Settings): string {
+  const steady = settings.workloads.filter((w) => w.rate !== undefined).map((w) => w.name);
+  if (wrk === undefined) {
+    return settings.generator === 'autocannon'
+      ? 'autocannon in this process (--generator autocannon)'
+      : 'autocannon in this process. Note: wrk is not on PATH; autocannon takes CPU from the targets on ' +
+          'a machine with few cores (apt-get install wrk)';
+  }
+  return (
+    `wrk ${wrkVersion(wrk)}, 1 thread, in its own process` +
+    (steady.length > 0
+      ? `; ${steady.join(', ')}: autocannon in this process (a fixed rate: wrk has none, and wrk2 is not packaged in Debian)`
+      : '')
+  );
+}
+
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const settings = parseSettings(argv);
+  const wrk = chooseWrk(settings.generator);
   const started = new Date();
   const meta = {
     command: commandLine(argv),
@@ -301,17 +372,19 @@ async function main(): Promise<void> {
     node: process.version,
     cpu: cpuModel(),
     cores: availableParallelism(),
+    load: describeLoad(wrk, settings),
   };
   console.log('# pet-gateway benchmark');
   console.log(`command: ${meta.command}`);
   console.log(`date: ${meta.date}  node: ${meta.node}  cpu: ${meta.cpu} × ${meta.cores}`);
   console.log(
     `settings: ${settings.rounds} round(s) × ${settings.duration} s per target, ${settings.warmup} s warm-up, ` +
-      `${settings.connections} connections; autocannon in this process, every target in its own process` +
+      `${settings.connections} connections; every target in its own process` +
       (settings.gatewayNodeArgs.length > 0
         ? `; gateway node flags: ${settings.gatewayNodeArgs.join(' ')}`
         : ''),
   );
+  console.log(`load: ${meta.load}`);
   // Other work on the machine skews every figure; the load average at start says whether there was any.
   console.log(
     `load average at start: ${loadavg()
@@ -323,117 +396,69 @@ async function main(): Promise<void> {
   for (const w of settings.workloads) console.log(`- ${w.name}: ${w.title}`);
   console.log('');
 
+  // One upstream kind's processes at a time: started before its first workload, stopped after its
+  // last, so idle processes neither share the machine nor hold memory during other workloads.
   const stacks = new Map<UpstreamKind, Stack>();
-  for (const kind of ['static', 'reference'] as const) {
-    if (settings.workloads.some((w) => w.upstream === kind)) {
-      stacks.set(kind, await startStack(kind, settings.workloads, settings));
-    }
-  }
-
   const runs: RunResult[] = [];
   const summaries: Summary[] = [];
   const ratios: Ratio[] = [];
   try {
-    for (const workload of settings.workloads) {
-      const stack = stacks.get(workload.upstream) as Stack;
-      const targets = Object.keys(workload.targets) as TargetKind[];
-      const callsPerOp = new Map<TargetKind, number>();
-      for (const target of targets) {
-        const spec = workload.targets[target] as RequestSpec;
-        const url = processFor(stack, target).url + spec.path;
-        await sendOnce(url, spec);
-        if (workload.upstream === 'static')
-          callsPerOp.set(target, await upstreamCallsPerOp(stack, url, spec));
-        if (settings.warmup > 0) {
-          await autocannon(
-            loadOptions(
-              url,
-              spec,
-              settings.warmup,
-              workload.connections ?? settings.connections,
-              workload.rate,
-            ),
-          );
-          await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-        }
+    for (const [index, workload] of settings.workloads.entries()) {
+      let stack = stacks.get(workload.upstream);
+      if (stack === undefined) {
+        stack = await startStack(workload.upstream, settings.workloads, settings);
+        stacks.set(workload.upstream, stack);
       }
-      for (let round = 1; round <= settings.rounds; round++) {
-        // Rotate the order every round, so no target always runs first (or right after another).
-        const order = targets.map((_, i) => targets[(i + round - 1) % targets.length] as TargetKind);
-        for (const target of order) {
-          const run = await measure(stack, workload, target, round, settings);
-          runs.push(run);
-          process.stderr.write(
-            `  ${workload.name} round ${round} ${target}: ${run.rps.toFixed(0)} req/s, p99 ${run.p99Ms} ms\n`,
-          );
-        }
-      }
-      for (const target of targets) {
-        summaries.push(
-          summarise(
-            runs.filter((r) => r.workload === workload.name && r.target === target),
-            callsPerOp.get(target),
-          ),
-        );
-      }
-      for (const baseline of ['bare-proxy', 'direct'] as const) {
-        const r = ratio(
-          runs,
-          workload.name,
-          'gateway',
-          baseline,
-          baseline === 'bare-proxy' ? workload.baselineNote : undefined,
-        );
-        if (r !== undefined) ratios.push(r);
-        const latency =
-          workload.rate === undefined
-            ? undefined
-            : ratio(runs, workload.name, 'gateway', baseline, undefined, 'p99');
-        if (latency !== undefined) ratios.push(latency);
+      await runWorkload(stack, workload, settings, wrk, runs, summaries, ratios);
+      if (!settings.workloads.slice(index + 1).some((w) => w.upstream === workload.upstream)) {
+        stacks.delete(workload.upstream);
+        await stopStack(stack);
       }
     }
   } finally {
-    await Promise.all(
-      [...stacks.values()].flatMap((s) => [s.upstream, s.gateway, s.bareProxy]).map((p) => p?.stop()),
-    );
+    await Promise.all([...stacks.values()].map(stopStack));
     await agent.close();
   }
-
-  // A cold document against the same query warm: what parse + validate cost per request.
-  const coldRuns = runs.filter((r) => r.workload === 'cold' && r.target === 'gateway');
-  const warmRuns = runs.filter((r) => r.workload === 'list20' && r.target === 'gateway');
-  if (coldRuns.length > 0 && warmRuns.length > 0) {
-    const rounds = coldRuns.flatMap((cold) => {
-      const warm = warmRuns.find((w) => w.round === cold.round);
-      return warm ? [cold.rps / warm.rps] : [];
-    });
-    const sorted = [...rounds].sort((a, b) => a - b);
-    ratios.push({
-      workload: 'cold',
-      name: 'gateway-cold/gateway-warm',
-      median: sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN,
-      rounds,
-      note: 'against list20 gateway of the same round, measured earlier',
-    });
-  }
+  ratios.push(...coldOverWarm(runs));
 
   console.log(formatTable(summaries));
   console.log('');
   console.log(
-    'req/s, p50, p99, CPU: median of rounds; errors: summed; peak RSS: the target process, highest',
+    'req/s, CPU, p50, p99: median of rounds; errors: summed; CPU µs/req: user + system time of the',
   );
+  console.log("target's process tree per request, from /proc (direct: the upstream's); peak RSS: the target");
   console.log(
-    'sample; CPU µs/req: the target process (direct: the upstream); upstream calls/op: exact, counted',
+    'process, highest sample; upstream calls/op: exact, counted on the static upstream over ' +
+      `${CALLS_CHECK_OPS} sequential`,
   );
-  console.log(`on the static upstream over ${CALLS_CHECK_OPS} sequential operations.`);
+  console.log('operations; generator CPU µs/req: what the load generator itself used, per request.');
+  const others = runs.flatMap((r) => (r.othersCpuShare === undefined ? [] : [r.othersCpuShare]));
+  if (others.length > 0) {
+    const percent = (share: number) => `${(100 * share).toFixed(0)}%`;
+    console.log(
+      `Other processes on the machine used ${percent(median(others))} of its CPU during the median run, ` +
+        `${percent(Math.max(...others))} at most: the higher, the less the figures can be trusted.`,
+    );
+  }
   console.log('');
-  console.log('ratios of req/s, and of p99 latency at a steady rate (median of per-round ratios):');
-  for (const r of ratios) console.log(formatRatio(r));
+  console.log('ratios: median of per-round ratios (lowest–highest round); p99 only at a steady rate:');
+  console.log(formatRatios(ratios));
+  const goals = formatGoals(ratios);
+  if (goals.length > 0) {
+    console.log('');
+    console.log(
+      `goals (${GOALS.workload} on the static upstream, against bare-proxy: req/s ≥ ${GOALS.minRpsRatio}×, ` +
+        `CPU/req ≤ ${GOALS.maxCpuRatio}×):`,
+    );
+    for (const goal of goals) console.log(goal);
+  }
 
   if (settings.profile) {
     console.log('');
     console.log(summariseProfiles(profileDir));
   }
+  console.log('');
+  console.log(`took ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);
   if (settings.json !== undefined) {
     writeFileSync(
       settings.json,
@@ -441,6 +466,102 @@ async function main(): Promise<void> {
     );
     console.log(`\nwrote ${settings.json}`);
   }
+}
+
+/** Checks, counts, warms up and measures one workload on every target, then adds its summaries and ratios. */
+async function runWorkload(
+  stack: Stack,
+  workload: Workload,
+  settings: Settings,
+  wrk: string | undefined,
+  runs: RunResult[],
+  summaries: Summary[],
+  ratios: Ratio[],
+): Promise<void> {
+  const targets = Object.keys(workload.targets) as TargetKind[];
+  const connections = workload.connections ?? settings.connections;
+  const callsPerOp = new Map<TargetKind, number>();
+  for (const target of targets) {
+    const spec = workload.targets[target] as RequestSpec;
+    const url = processFor(stack, target).url + spec.path;
+    await sendOnce(url, spec);
+    if (petIdsOf(workload.upstream) !== undefined)
+      callsPerOp.set(target, await upstreamCallsPerOp(stack, url, spec));
+    if (settings.warmup > 0) {
+      await runLoad(wrk, {
+        url,
+        spec,
+        seconds: settings.warmup,
+        connections,
+        ...(workload.rate === undefined ? {} : { rate: workload.rate }),
+      });
+      await settle(settings);
+    }
+  }
+  for (let round = 1; round <= settings.rounds; round++) {
+    // Rotate the order every round, so no target always runs first (or right after another).
+    const order = targets.map((_, i) => targets[(i + round - 1) % targets.length] as TargetKind);
+    for (const target of order) {
+      const run = await measure(stack, workload, target, round, settings, wrk);
+      runs.push(run);
+      const others =
+        run.othersCpuShare === undefined ? '' : `, others ${(100 * run.othersCpuShare).toFixed(0)}% busy`;
+      process.stderr.write(
+        `  ${workload.name} round ${round} ${target} (${run.generator}): ${run.rps.toFixed(0)} req/s, ` +
+          `${run.cpuMicrosPerRequest.toFixed(0)} µs CPU/req, p99 ${run.p99Ms.toFixed(2)} ms${others}\n`,
+      );
+    }
+  }
+  for (const target of targets) {
+    summaries.push(
+      summarise(
+        runs.filter((r) => r.workload === workload.name && r.target === target),
+        callsPerOp.get(target),
+      ),
+    );
+  }
+  const steady = workload.rate !== undefined;
+  const add = (
+    numerator: TargetKind,
+    denominator: TargetKind,
+    metrics: Array<'rps' | 'cpu' | 'p99'>,
+    note?: string,
+  ) => {
+    for (const metric of metrics) {
+      if (metric === 'p99' && !steady) continue;
+      const r = ratio(runs, workload.name, numerator, denominator, metric, note);
+      if (r !== undefined) ratios.push(r);
+    }
+  };
+  for (const hop of ['gateway', 'gateway-yoga', 'json-hop'] as const) {
+    add(hop, 'bare-proxy', ['rps', 'cpu', 'p99'], workload.baselineNote);
+  }
+  add('gateway', 'direct', ['rps', 'p99']);
+  add('gateway', 'gateway-yoga', ['rps', 'cpu', 'p99'], 'fast lane on / off');
+}
+
+/** A cold document against the same query warm, per gateway: what parse + validate cost per request. */
+function coldOverWarm(runs: readonly RunResult[]): Ratio[] {
+  return (['gateway', 'gateway-yoga'] as const).flatMap((target) => {
+    const cold = runs.filter((r) => r.workload === 'cold' && r.target === target);
+    const warm = runs.filter((r) => r.workload === 'list20' && r.target === target);
+    const rounds = cold.flatMap((c) => {
+      const w = warm.find((run) => run.round === c.round);
+      return w ? [c.rps / w.rps] : [];
+    });
+    if (rounds.length === 0) return [];
+    return [
+      {
+        workload: 'cold',
+        numerator: `${target} cold`,
+        denominator: `${target} warm`,
+        metric: 'rps' as const,
+        median: median(rounds),
+        rounds,
+        note: 'warm: list20 on the same gateway in the same round, measured earlier',
+      },
+    ];
+  });
 }
 
 process.on('exit', killAll);

@@ -11,34 +11,61 @@ export interface StaticUpstream {
   calls(): number;
 }
 
-/** Pets with ids 1…PET_COUNT exist; `GET /pets?limit=100` returns them all. */
+/** Pets 1…PET_COUNT exist; `GET /pets?limit=100` returns them all. */
 export const PET_COUNT = 100;
-/** The id a `POST /pets` always answers with. */
-export const CREATED_PET_ID = PET_COUNT + 1;
+/** The ordinal of the pet a `POST /pets` always answers with. */
+const CREATED_PET = PET_COUNT + 1;
+
+/**
+ * Which ids the pets carry: `small` (1…100, the id is the ordinal) or `int64`, snowflake-like
+ * 19-digit ids and category ids beyond 2^53, sent as JSON numbers as the contract sends int64: a
+ * gateway that parses them into doubles returns them rounded.
+ */
+export type PetIds = 'small' | 'int64';
 
 const NAMES = ['Bella', 'Max', 'Luna', 'Charlie', 'Lucy', 'Cooper', 'Daisy', 'Milo', 'Coco', 'Rocky'];
 const STATUSES = ['available', 'pending', 'sold'] as const;
+// Steps that are not powers of two, so most ids are not doubles (which are 256 apart up here).
+const INT64_ID_BASE = 1_790_417_263_409_152_001n;
+const INT64_ID_STEP = 7_919n;
+const INT64_CATEGORY_BASE = 1_790_416_998_000_000_003n;
+const INT64_CATEGORY_STEP = 1_000_003n;
 
 interface Pet {
-  id: number;
+  /** Decimal, exactly as sent. */
+  id: string;
   name: string;
-  categoryId: number;
+  categoryId: string;
   status: (typeof STATUSES)[number];
 }
 
-function pet(id: number): Pet {
+function pet(ordinal: number, ids: PetIds): Pet {
+  const category = ordinal % 4;
   return {
-    id,
-    name: `${NAMES[id % NAMES.length]} ${id}`,
-    categoryId: (id % 4) + 1,
-    status: STATUSES[id % STATUSES.length] ?? 'available',
+    id: ids === 'small' ? String(ordinal) : String(INT64_ID_BASE + BigInt(ordinal) * INT64_ID_STEP),
+    name: `${NAMES[ordinal % NAMES.length]} ${ordinal}`,
+    categoryId:
+      ids === 'small'
+        ? String(category + 1)
+        : String(INT64_CATEGORY_BASE + BigInt(category) * INT64_CATEGORY_STEP),
+    status: STATUSES[ordinal % STATUSES.length] ?? 'available',
   };
 }
 
-const PETS: readonly Pet[] = Array.from({ length: PET_COUNT }, (_, index) => pet(index + 1));
+/** The pets `GET /pets?limit=…` lists, in order, with their ids as the decimal text sent. */
+export function listedPets(ids: PetIds, limit: number): readonly Pet[] {
+  return Array.from({ length: Math.min(limit, PET_COUNT) }, (_, index) => pet(index + 1, ids));
+}
+
+/** The id a `POST /pets` always answers with. */
+export function createdPetId(ids: PetIds): string {
+  return pet(CREATED_PET, ids).id;
+}
+
+/** A pet as the contract sends it: int64 fields as JSON numbers, whatever their size. */
+const petJson = (p: Pet) =>
+  `{"id":${p.id},"name":${JSON.stringify(p.name)},"categoryId":${p.categoryId},"status":"${p.status}"}`;
 const bytes = (value: unknown) => Buffer.from(JSON.stringify(value));
-const PET_BYTES = new Map(PETS.map((p) => [String(p.id), bytes(p)]));
-const CREATED_BYTES = bytes(pet(CREATED_PET_ID));
 const LIST_PATH = '/v1/pets';
 const PET_PATH = '/v1/pets/';
 
@@ -52,8 +79,11 @@ function error(status: number, code: string, message: string): [number, Buffer] 
 }
 
 /** Creates the handler; only `Authorization: Bearer <apiKey>` is accepted. */
-export function createStaticUpstream(apiKey: string): StaticUpstream {
+export function createStaticUpstream(apiKey: string, ids: PetIds = 'small'): StaticUpstream {
   const expectedAuthorization = `Bearer ${apiKey}`;
+  const pets = listedPets(ids, PET_COUNT);
+  const petBytes = new Map(pets.map((p) => [p.id, Buffer.from(petJson(p))]));
+  const createdBytes = Buffer.from(petJson(pet(CREATED_PET, ids)));
   // `status|limit` → bytes, filled on first use: a bench asks for a handful of distinct pages.
   const lists = new Map<string, Buffer>();
   let calls = 0;
@@ -62,7 +92,8 @@ export function createStaticUpstream(apiKey: string): StaticUpstream {
     const key = `${status ?? ''}|${limit}`;
     let body = lists.get(key);
     if (body === undefined) {
-      body = bytes(PETS.filter((p) => status === null || p.status === status).slice(0, limit));
+      const page = pets.filter((p) => status === null || p.status === status).slice(0, limit);
+      body = Buffer.from(`[${page.map(petJson).join(',')}]`);
       lists.set(key, body);
     }
     return body;
@@ -86,7 +117,7 @@ export function createStaticUpstream(apiKey: string): StaticUpstream {
     }
     if (path === LIST_PATH && req.method === 'POST') return undefined;
     if (path.startsWith(PET_PATH) && req.method === 'GET') {
-      const body = PET_BYTES.get(path.slice(PET_PATH.length));
+      const body = petBytes.get(path.slice(PET_PATH.length));
       return body === undefined ? error(404, 'PET_NOT_FOUND', 'no pet with this id') : [200, body];
     }
     return error(404, 'NOT_FOUND', `no route for ${req.method} ${path}`);
@@ -95,7 +126,7 @@ export function createStaticUpstream(apiKey: string): StaticUpstream {
   function handler(req: IncomingMessage, res: ServerResponse): void {
     calls++;
     // The body is always read (a real service must), never stored: every create answers the same pet.
-    const [status, body] = answer(req) ?? [201, CREATED_BYTES];
+    const [status, body] = answer(req) ?? [201, createdBytes];
     if (req.method === 'GET') {
       send(res, status, body);
     } else {

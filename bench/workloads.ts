@@ -1,16 +1,42 @@
-import { CREATED_PET_ID } from './static-upstream.ts';
+import { createdPetId, listedPets, type PetIds } from './static-upstream.ts';
 
-export type TargetKind = 'gateway' | 'bare-proxy' | 'direct';
-export type UpstreamKind = 'static' | 'reference';
+export type TargetKind = 'gateway' | 'gateway-yoga' | 'bare-proxy' | 'json-hop' | 'direct';
+/** Targets that sit between the load and the upstream, each in its own process. */
+export type HopKind = Exclude<TargetKind, 'direct'>;
+/** `static-bigids` is the static upstream serving int64 ids beyond 2^53. */
+export type UpstreamKind = 'static' | 'static-bigids' | 'reference';
+
+/** The key every request carries and every upstream accepts. */
+export const API_KEY = 'bench-key';
+
+/**
+ * A body that differs on every request: `before + token + after`, with a token unique to the
+ * request. Strings rather than a function, so wrk's Lua script can build the same bodies.
+ */
+export interface CountedBody {
+  before: string;
+  after: string;
+}
 
 /** One HTTP request shape, sent to a target's announced URL + `path`. */
 export interface RequestSpec {
   method: 'GET' | 'POST';
   path: string;
-  /** A fixed body, or one per request (`n` counts up across the whole run). */
-  body?: string | ((n: number) => string);
+  body?: string | CountedBody;
   /** Returns what is wrong with an answer, or undefined when it is the expected one. */
   check(status: number, body: string): string | undefined;
+}
+
+/** The headers of every request of a spec. */
+export function headersOf(spec: RequestSpec): Record<string, string> {
+  const authorization = `Bearer ${API_KEY}`;
+  return spec.body === undefined ? { authorization } : { authorization, 'content-type': 'application/json' };
+}
+
+/** A spec's body for one request; `token` (letters, digits, `_`) must be unique to it when counted. */
+export function bodyText(spec: RequestSpec, token: string): string | undefined {
+  const body = spec.body;
+  return body === undefined || typeof body === 'string' ? body : body.before + token + body.after;
 }
 
 export interface Workload {
@@ -31,23 +57,57 @@ export interface Workload {
   connections?: number;
 }
 
+/** Which ids a static upstream serves. */
+export function petIdsOf(kind: UpstreamKind): PetIds | undefined {
+  return kind === 'static' ? 'small' : kind === 'static-bigids' ? 'int64' : undefined;
+}
+
 const FIELDS = 'id name categoryId status';
 
-function graphql(query: string | ((n: number) => string), check: (data: unknown) => string | undefined) {
+/** Checks an answer's raw text, where JSON.parse alone would hide a rounded int64. */
+type ExactCheck = (text: string) => string | undefined;
+
+/** Stands for the per-request token in a query's text; survives JSON.stringify unchanged. */
+const TOKEN = '__TOKEN__';
+
+/** A GraphQL POST; a query containing TOKEN becomes a counted body. */
+function graphql(query: string, check: (data: unknown) => string | undefined, exact?: ExactCheck) {
+  const text = JSON.stringify({ query });
+  const [before = '', after] = text.split(TOKEN);
   return {
     method: 'POST',
     path: '',
-    body:
-      typeof query === 'string'
-        ? JSON.stringify({ query })
-        : (n: number) => JSON.stringify({ query: query(n) }),
-    check(status: number, text: string) {
-      if (status !== 200) return `status ${status}: ${text.slice(0, 300)}`;
-      const result = JSON.parse(text) as { data?: unknown; errors?: unknown };
-      if (result.errors !== undefined)
-        return `GraphQL errors: ${JSON.stringify(result.errors).slice(0, 300)}`;
-      return check(result.data);
-    },
+    body: after === undefined ? text : { before, after },
+    check: envelopeCheck(check, exact),
+  } satisfies RequestSpec;
+}
+
+/** The same spec for both gateway processes: fast lane on (the default) and off. */
+const gateways = (spec: RequestSpec) => ({ gateway: spec, 'gateway-yoga': spec });
+
+/** A GraphQL-shaped answer (`{"data":…}`, status 200) to any request: the gateways' and json-hop's. */
+function envelopeCheck(check: (data: unknown) => string | undefined, exact?: ExactCheck) {
+  return (status: number, text: string) => {
+    if (status !== 200) return `status ${status}: ${text.slice(0, 300)}`;
+    const result = JSON.parse(text) as { data?: unknown; errors?: unknown };
+    if (result.errors !== undefined) return `GraphQL errors: ${JSON.stringify(result.errors).slice(0, 300)}`;
+    return check(result.data) ?? exact?.(text);
+  };
+}
+
+/** The json-hop's route for a REST request, answered in the envelope. */
+function jsonHop(
+  method: 'GET' | 'POST',
+  path: string,
+  check: (data: unknown) => string | undefined,
+  exact?: ExactCheck,
+  body?: string,
+) {
+  return {
+    method,
+    path,
+    ...(body === undefined ? {} : { body }),
+    check: envelopeCheck(check, exact),
   } satisfies RequestSpec;
 }
 
@@ -57,6 +117,7 @@ function rest(
   expectedStatus: number,
   check: (body: unknown) => string | undefined,
   body?: string,
+  exact?: ExactCheck,
 ) {
   return {
     method,
@@ -64,9 +125,40 @@ function rest(
     ...(body === undefined ? {} : { body }),
     check(status: number, text: string) {
       if (status !== expectedStatus) return `status ${status}: ${text.slice(0, 300)}`;
-      return check(JSON.parse(text));
+      return check(JSON.parse(text)) ?? exact?.(text);
     },
   } satisfies RequestSpec;
+}
+
+/**
+ * Every `id` and `categoryId` in a JSON text, in order, as the decimal text it holds: the source
+ * of a number (however large), the value of a string.
+ */
+function int64Texts(text: string): { ids: string[]; categoryIds: string[] } {
+  const ids: string[] = [];
+  const categoryIds: string[] = [];
+  JSON.parse(text, (key, value, context?: { source?: string }) => {
+    if (key === 'id' || key === 'categoryId') {
+      const decimal = typeof value === 'number' ? (context?.source ?? String(value)) : String(value);
+      (key === 'id' ? ids : categoryIds).push(decimal);
+    }
+    return value;
+  });
+  return { ids, categoryIds };
+}
+
+/** The listed pets' ids and category ids, exactly as the static upstream sent them. */
+function sameIds(expected: ReadonlyArray<{ id: string; categoryId: string }>): ExactCheck {
+  const ids = expected.map((p) => p.id).join(',');
+  const categoryIds = expected.map((p) => p.categoryId).join(',');
+  return (text) => {
+    const got = int64Texts(text);
+    if (got.ids.join(',') !== ids)
+      return `ids differ from the upstream's: ${got.ids.slice(0, 3).join(', ')}…`;
+    if (got.categoryIds.join(',') !== categoryIds)
+      return `category ids differ from the upstream's: ${got.categoryIds.slice(0, 3).join(', ')}…`;
+    return undefined;
+  };
 }
 
 const isPet = (value: unknown): boolean => {
@@ -99,17 +191,27 @@ function listWorkload(
   name: string,
   limit: number,
   upstream: UpstreamKind,
-  steady?: { rate: number; connections: number },
+  options: { steady?: { rate: number; connections: number }; direct?: boolean; titleNote?: string } = {},
 ): Workload {
+  const { steady, direct = true } = options;
+  const ids = petIdsOf(upstream);
+  // On a static upstream every id is known: each target must return them exactly.
+  const exact = ids === undefined ? undefined : sameIds(listedPets(ids, limit));
+  const query = graphql(`{ pets(limit: ${limit}) { ${FIELDS} } }`, dataField('pets', petList(limit)), exact);
+  const restList = rest('GET', `/pets?limit=${limit}`, 200, petList(limit), undefined, exact);
   return {
     name,
     ...steady,
-    title: `{ pets(limit: ${limit}) { ${FIELDS} } }  ≙  GET /v1/pets?limit=${limit}${steady ? `, a steady ${steady.rate} req/s over ${steady.connections} connections` : ''}`,
+    title:
+      `{ pets(limit: ${limit}) { ${FIELDS} } }  ≙  GET /v1/pets?limit=${limit}` +
+      (steady ? `, a steady ${steady.rate} req/s over ${steady.connections} connections` : '') +
+      (options.titleNote ?? ''),
     upstream,
     targets: {
-      gateway: graphql(`{ pets(limit: ${limit}) { ${FIELDS} } }`, dataField('pets', petList(limit))),
-      'bare-proxy': rest('GET', `/pets?limit=${limit}`, 200, petList(limit)),
-      direct: rest('GET', `/pets?limit=${limit}`, 200, petList(limit)),
+      ...gateways(query),
+      'bare-proxy': restList,
+      'json-hop': jsonHop('GET', `/pets?limit=${limit}`, dataField('pets', petList(limit)), exact),
+      ...(direct ? { direct: restList } : {}),
     },
   };
 }
@@ -117,30 +219,33 @@ function listWorkload(
 const DEDUP_IDS = ['1', '2', '3', '4', '5'];
 const DEDUP_QUERY = `{ ${Array.from({ length: 10 }, (_, i) => `p${i}: pet(id: "${DEDUP_IDS[i % DEDUP_IDS.length]}") { ${FIELDS} }`).join(' ')} }`;
 
-const CREATE_INPUT = { name: 'Bench', categoryId: 1, status: 'available' };
+const CREATE_INPUT = JSON.stringify({ name: 'Bench', categoryId: 1, status: 'available' });
 const CREATE_MUTATION = `mutation { createPet(input: { name: "Bench", categoryId: "1", status: AVAILABLE }) { ${FIELDS} } }`;
+const CREATED_PET_ID = createdPetId('small');
 const createdPet = (value: unknown) =>
-  isPet(value) && String((value as { id: unknown }).id) === String(CREATED_PET_ID)
+  isPet(value) && String((value as { id: unknown }).id) === CREATED_PET_ID
     ? undefined
     : `expected pet ${CREATED_PET_ID}, got ${JSON.stringify(value).slice(0, 200)}`;
 
-// Unique per bench process and per request: no document text is ever seen twice by the gateway.
+// Unique per bench process, and the token per request: no document text is ever seen twice.
 const RUN_TAG = Date.now().toString(36);
 
 /** Every workload, in the order they run. */
 export const WORKLOADS: readonly Workload[] = [
   listWorkload('list20', 20, 'static'),
-  listWorkload('list20-steady', 20, 'static', STEADY),
+  listWorkload('list20-steady', 20, 'static', { steady: STEADY }),
   listWorkload('list100', 100, 'static'),
   {
     name: 'dedup',
     title: `10 aliased pet(id) over ${DEDUP_IDS.length} distinct ids in one operation  ≙  ${DEDUP_IDS.length} × GET /v1/pets/{id}`,
     upstream: 'static',
     targets: {
-      gateway: graphql(DEDUP_QUERY, (data) =>
-        Object.keys(data ?? {}).length === 10 && Object.values(data ?? {}).every(isPet)
-          ? undefined
-          : `expected 10 pets, got ${JSON.stringify(data).slice(0, 200)}`,
+      ...gateways(
+        graphql(DEDUP_QUERY, (data) =>
+          Object.keys(data ?? {}).length === 10 && Object.values(data ?? {}).every(isPet)
+            ? undefined
+            : `expected 10 pets, got ${JSON.stringify(data).slice(0, 200)}`,
+        ),
       ),
       'bare-proxy': rest('GET', `/pets-by-ids?ids=${DEDUP_IDS.join(',')}`, 200, petList(DEDUP_IDS.length)),
     },
@@ -151,9 +256,10 @@ export const WORKLOADS: readonly Workload[] = [
     title: 'mutation { createPet(input: {…}) { … } }  ≙  POST /v1/pets (static 201)',
     upstream: 'static',
     targets: {
-      gateway: graphql(CREATE_MUTATION, dataField('createPet', createdPet)),
-      'bare-proxy': rest('POST', '/pets', 201, createdPet, JSON.stringify(CREATE_INPUT)),
-      direct: rest('POST', '/pets', 201, createdPet, JSON.stringify(CREATE_INPUT)),
+      ...gateways(graphql(CREATE_MUTATION, dataField('createPet', createdPet))),
+      'bare-proxy': rest('POST', '/pets', 201, createdPet, CREATE_INPUT),
+      'json-hop': jsonHop('POST', '/pets', dataField('createPet', createdPet), undefined, CREATE_INPUT),
+      direct: rest('POST', '/pets', 201, createdPet, CREATE_INPUT),
     },
   },
   {
@@ -161,13 +267,18 @@ export const WORKLOADS: readonly Workload[] = [
     title: 'list20 with a new alias per request (new document text: parse + validate every time)',
     upstream: 'static',
     targets: {
-      gateway: graphql(
-        (n) => `{ cold_${RUN_TAG}_${n}: pets(limit: 20) { ${FIELDS} } }`,
-        (data) => petList(20)(Object.values(data ?? {})[0]),
+      ...gateways(
+        graphql(`{ cold_${RUN_TAG}_${TOKEN}: pets(limit: 20) { ${FIELDS} } }`, (data) =>
+          petList(20)(Object.values(data ?? {})[0]),
+        ),
       ),
       'bare-proxy': rest('GET', '/pets?limit=20', 200, petList(20)),
     },
     baselineNote: 'bare-proxy forwards GET /pets?limit=20 (the REST call behind every cold document)',
   },
+  listWorkload('list20-bigids', 20, 'static-bigids', {
+    direct: false,
+    titleNote: ', every id and categoryId a 19-digit int64 beyond 2^53 (returned exactly, as strings)',
+  }),
   listWorkload('list20-reference', 20, 'reference'),
 ];

@@ -1,0 +1,87 @@
+/**
+ * The load generators behind one interface: wrk when it is installed, autocannon (in this process)
+ * otherwise, and autocannon for a fixed-rate workload in any case: wrk has no rate limit, and wrk2,
+ * which has one, is not packaged in Debian.
+ */
+import autocannon from 'autocannon';
+import { bodyText, headersOf, type RequestSpec } from './workloads.ts';
+import { runWrk } from './wrk.ts';
+
+export type GeneratorName = 'wrk' | 'autocannon';
+
+/** One run's figures, whichever generator made them. */
+export interface LoadResult {
+  generator: GeneratorName;
+  /** Completed requests, whatever their status. */
+  requests: number;
+  /** How long the load ran. */
+  seconds: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Socket errors and timeouts. */
+  errors: number;
+  non2xx: number;
+  /** 2xx answers whose body carried a GraphQL `errors` entry. */
+  graphqlErrors: number;
+  /** CPU the generator itself used: taken from the targets on a machine with few cores. */
+  generatorCpuMicros: number;
+}
+
+/** One run to make: `spec` sent to `url` for `seconds`, over `connections`. */
+export interface Load {
+  url: string;
+  spec: RequestSpec;
+  seconds: number;
+  connections: number;
+  /** Requests/s over all connections; unset = as fast as the target answers. */
+  rate?: number;
+}
+
+/**
+ * Runs one load: with wrk (given its path) unless the load has a fixed rate, which only autocannon
+ * can offer.
+ */
+export function runLoad(wrk: string | undefined, load: Load): Promise<LoadResult> {
+  return wrk !== undefined && load.rate === undefined
+    ? runWrk(wrk, load.url, load.spec, load.seconds, load.connections)
+    : runAutocannon(load);
+}
+
+let tokenCounter = 0;
+
+/** A body for one request outside the load (the bench's checks), unique when the spec's bodies are. */
+export function nextBody(spec: RequestSpec): string | undefined {
+  return bodyText(spec, `c${tokenCounter++}`);
+}
+
+async function runAutocannon(load: Load): Promise<LoadResult> {
+  const { spec } = load;
+  const cpuBefore = process.cpuUsage();
+  const result = await autocannon({
+    url: load.url,
+    connections: load.connections,
+    duration: load.seconds,
+    ...(load.rate === undefined ? {} : { overallRate: load.rate }),
+    method: spec.method,
+    headers: headersOf(spec),
+    ...(typeof spec.body === 'string' ? { body: spec.body } : {}),
+    ...(typeof spec.body === 'object'
+      ? { requests: [{ setupRequest: (req) => ({ ...req, body: nextBody(spec) }) }] }
+      : {}),
+    // A 200 carrying GraphQL errors is not a success; REST bodies never contain this key.
+    verifyBody: (text) => !text.includes('"errors"'),
+  });
+  // The whole bench process: autocannon is all it does while the load runs.
+  const cpu = process.cpuUsage(cpuBefore);
+  return {
+    generator: 'autocannon',
+    requests: result.requests.total,
+    seconds: result.duration,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+    graphqlErrors: result.mismatches,
+    generatorCpuMicros: cpu.user + cpu.system,
+  };
+}
