@@ -30,15 +30,22 @@ export interface ListPetsQuery {
 }
 
 const STATUSES: ReadonlySet<unknown> = new Set(['available', 'pending', 'sold']);
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
 const INTEGER_LITERAL = /^-?(?:0|[1-9]\d*)$/;
 
 /** Canonical decimal form of an int64 literal, or undefined if it is not one. */
 export function canonicalInt64(text: string): string | undefined {
-  if (!INTEGER_LITERAL.test(text) || text.length > 20) return undefined;
-  const value = BigInt(text);
-  return value < INT64_MIN || value > INT64_MAX ? undefined : value.toString();
+  return INTEGER_LITERAL.test(text) ? int64OfLiteral(text) : undefined;
+}
+
+/**
+ * `canonicalInt64` of a string already known to match INTEGER_LITERAL. Such a literal has no leading
+ * zero, so it is its own canonical form (but `-0`), and its length says whether it is in range but
+ * at the bounds' own length, where strings of digits (after the same sign) compare like the numbers.
+ */
+function int64OfLiteral(literal: string): string | undefined {
+  const bound = literal.charCodeAt(0) === 0x2d ? '-9223372036854775808' : '9223372036854775807';
+  if (literal.length < bound.length) return literal === '-0' ? '0' : literal;
+  return literal.length === bound.length && literal <= bound ? literal : undefined;
 }
 
 /**
