@@ -1,12 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalInt64, parsePet, parsePets } from '../../src/upstream/contract.ts';
+import { parseJsonMarked } from '../../src/upstream/exact-json.ts';
 import { oracleCanonicalInt64, oracleParsePet, oracleParsePets } from '../support/int64-oracle.ts';
 
-// The exact reading of upstream bodies against the reviver-based one (test/support/int64-oracle.ts,
-// a copy kept as the oracle for a faster parse): same pets, same refusals, same messages, on random
-// JSON text written token by token (whitespace, escapes, every form of number) and on broken copies
-// of it. Fixed seed: the same cases every run.
+// The one-parse exact reading of upstream bodies against the reviver-based one it replaced
+// (test/support/int64-oracle.ts): same pets, same refusals, same messages, on random JSON text
+// written token by token (whitespace, escapes, every form of number) and on broken copies of it.
+// Fixed seed: the same cases every run.
 
 const SEED = 424242;
 const runs = (numRuns: number) => ({ seed: SEED, numRuns, endOnFailure: true });
@@ -256,6 +257,25 @@ const mutatedBody = fc
     return text.slice(0, i);
   });
 
+/** What parseJsonMarked must give for valid JSON: JSON.parse with the marks a reviver can place. */
+function markedByReviver(text: string): unknown {
+  return JSON.parse(text, function (this: unknown, _key, parsed, context?: { source?: string }) {
+    const source = context?.source;
+    if (typeof parsed !== 'number' || Array.isArray(this) || source === undefined) return parsed;
+    if (/[.eE]/.test(source)) return `${DEL}.${source}`;
+    return source.replace('-', '').length >= 16 ? `${DEL}${source}` : parsed;
+  });
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 // --- properties ---
 
 describe('exact parse of upstream bodies: the same as the reviver-based one', () => {
@@ -286,6 +306,24 @@ describe('exact parse of upstream bodies: the same as the reviver-based one', ()
     expect(seen.beyond53).toBeGreaterThan(200);
     expect(seen.refused).toBeGreaterThan(5_000);
     expect(seen.notJson).toBeGreaterThan(2_000);
+  });
+
+  it('parseJsonMarked marks exactly the numbers a reviver sees as long integers or fractions', () => {
+    let marked = 0;
+    fc.assert(
+      fc.property(fc.oneof({ weight: 3, arbitrary: body }, { weight: 1, arbitrary: mutatedBody }), (text) => {
+        const result = parseJsonMarked(text);
+        if (!isJson(text)) {
+          expect(result).toBeUndefined();
+          return;
+        }
+        if (result === undefined) return;
+        marked++;
+        expect(result.value).toEqual(markedByReviver(text));
+      }),
+      runs(10_000),
+    );
+    expect(marked).toBeGreaterThan(1_500);
   });
 
   it('canonicalInt64 on random text', () => {
@@ -357,5 +395,18 @@ describe('exact parse of upstream bodies: cases worth naming', () => {
     expect(() => parsePets(`[{"id":${BIG},"name":"a","categoryId":1}]`)).toThrow(
       'int64 field is not an integer',
     );
+  });
+
+  it('gives no marks when the text holds DEL, raw or escaped, or when a rewrite landed in a string', () => {
+    expect(parseJsonMarked(`{"id":${ID},"name":"a","categoryId":1.5}`)).toEqual({
+      value: { id: `${DEL}${ID}`, name: 'a', categoryId: `${DEL}.1.5` },
+    });
+    expect(parseJsonMarked(`{"id":${ID},"name":"${DEL}","categoryId":1}`)).toBeUndefined();
+    expect(parseJsonMarked(`{"id":${ID},"name":"\\u007F","categoryId":1}`)).toBeUndefined();
+    // An escaped backslash, then the letters u007F: no DEL.
+    expect(parseJsonMarked(`{"id":${ID},"name":"\\\\u007F","categoryId":1}`)).toBeDefined();
+    expect(parseJsonMarked(`{"id":${ID},"name":"a:${ID},","categoryId":1}`)).toBeUndefined();
+    // No long integer: a plain parse is exact.
+    expect(parseJsonMarked(`{"id":1,"name":"a","categoryId":1.5}`)).toBeUndefined();
   });
 });
