@@ -54,6 +54,9 @@ describe('schema artefact', () => {
       '@pothos/plugin-directives',
       '@pothos/plugin-federation',
       '@apollo/subgraph',
+      '@theguild/federation-composition',
+      '@graphql-hive/gateway-runtime',
+      '@graphql-mesh/transport-http',
     ]) {
       const fromPlugin = createRequire(createRequire(import.meta.url).resolve(plugin)).resolve('graphql');
       expect(realpathSync(fromPlugin)).toBe(ours);
