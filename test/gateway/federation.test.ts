@@ -358,11 +358,33 @@ describe('FEDERATION off', () => {
   it('has no federation fields: _service and _entities do not validate', async () => {
     const plain = await startGateway({ upstreamUrl: upstream.url });
     try {
-      const result = await postJson(plain.url, { query: '{ _service { sdl } }' }, AUTH);
-      expect(result.status).toBe(400);
-      expect(result.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+      for (const query of ['{ _service { sdl } }', ENTITIES]) {
+        const result = await postJson(plain.url, { query, variables: { representations: pets('2') } }, AUTH);
+        expect(result.status).toBe(400);
+        expect(result.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+      }
+      expect(upstream.requests).toEqual([]);
     } finally {
       await plain.close();
+    }
+  });
+});
+
+describe('INTROSPECTION off', () => {
+  it('still answers _service: composition reads the SDL from a field, not from introspection', async () => {
+    const closed = await startGateway({
+      upstreamUrl: upstream.url,
+      gateway: { federation: true, introspection: false, logger: createLogger('silent') },
+    });
+    try {
+      const sdl = await postJson<{ _service: { sdl: string } }>(closed.url, {
+        query: '{ _service { sdl } }',
+      });
+      expect(sdl.data?._service.sdl).toContain('@key(fields: "id")');
+      const introspection = await postJson(closed.url, { query: '{ __schema { types { name } } }' });
+      expect(introspection.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    } finally {
+      await closed.close();
     }
   });
 });
