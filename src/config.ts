@@ -26,6 +26,8 @@ export interface Config {
   readonly metrics: boolean;
   /** Serve prepared operations in the fast lane (off: everything through Yoga). @default true */
   readonly fastLane: boolean;
+  /** Serve the schema as an Apollo Federation v2 subgraph (`_service`, `_entities`). @default false */
+  readonly federation: boolean;
   /** OTLP/HTTP collector base URL; tracing is off without it. */
   readonly otlpEndpoint: string | undefined;
   /** Limits on what a client may send; see README "Limits and failure behaviour". */
@@ -55,6 +57,8 @@ export interface Limits {
   readonly maxBodyBytes: number;
   /** Operation cost: every field 1, a list's selections times its size (`pets` by `limit`). @default 1000 */
   readonly maxCost: number;
+  /** Representations in one `_entities` field (FEDERATION=on). @default 100 */
+  readonly maxRepresentations: number;
 }
 
 /** Defaults at or below graphql-armor's and Apollo Router's. */
@@ -65,6 +69,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxTokens: 800,
   maxBodyBytes: 64 * 1024,
   maxCost: 1000,
+  maxRepresentations: 100,
 });
 
 export class ConfigError extends Error {
@@ -82,6 +87,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     metrics: boolean(env, 'METRICS', true),
     fastLane: boolean(env, 'FAST_LANE', true),
+    federation: boolean(env, 'FEDERATION', false),
     otlpEndpoint: httpUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
     corsOrigins: origins(env, 'CORS_ORIGINS'),
     graphiql: boolean(env, 'GRAPHIQL', true),
@@ -95,6 +101,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxTokens: integer(env, 'MAX_TOKENS', DEFAULT_LIMITS.maxTokens, 50, 100_000),
       maxBodyBytes: integer(env, 'MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes, 1024, 10 * 1024 * 1024),
       maxCost: integer(env, 'MAX_COST', DEFAULT_LIMITS.maxCost, 1, 1_000_000),
+      maxRepresentations: integer(env, 'MAX_REPRESENTATIONS', DEFAULT_LIMITS.maxRepresentations, 1, 100_000),
     }),
     petstoreDb: nonEmpty(env, 'PETSTORE_DB') ?? 'data/petstore.db',
     petstoreApiKey: nonEmpty(env, 'PETSTORE_API_KEY'),

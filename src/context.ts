@@ -9,6 +9,13 @@ export interface Context {
   loaders: Loaders;
   /** The cost limit the complexity plugin enforces for this request. */
   maxCost: number;
+  /** Representations one `_entities` field may carry (subgraph schema only). */
+  maxRepresentations: number;
+  /**
+   * The operation's variables as the caller sent them, before coercion: pricing `_entities`, which
+   * the complexity plugin does not wrap, computes the cost again from them (schema/subgraph.ts).
+   */
+  variables: Record<string, unknown>;
   /** Deprecated fields this operation touched, reported in the response. */
   deprecations: DeprecationNotices;
   /** The clock (injectable so the sunset can be tested). */
@@ -24,6 +31,7 @@ export interface Context {
 export interface ContextDeps {
   upstream: UpstreamClient;
   maxCost: number;
+  maxRepresentations: number;
   now: () => Date;
   /** Per-caller response cache for `pets`/`pet`; undefined = off. */
   cache?: ResponseCacheOptions;
@@ -40,7 +48,11 @@ const BEARER = /^Bearer [A-Za-z0-9\-._~+/]+=*$/;
  * header that cannot be a bearer key (or none at all: every contract operation requires one) is
  * refused when an upstream call would be made, so introspection still works without a key.
  */
-export function createContext(authorization: string | undefined, deps: ContextDeps): Context {
+export function createContext(
+  authorization: string | undefined,
+  deps: ContextDeps,
+  variables: Record<string, unknown> = {},
+): Context {
   const authError = checkAuthorization(authorization);
   const deprecations = new DeprecationNotices();
   let calls = 0;
@@ -55,6 +67,8 @@ export function createContext(authorization: string | undefined, deps: ContextDe
   return {
     loaders,
     maxCost: deps.maxCost,
+    maxRepresentations: deps.maxRepresentations,
+    variables,
     deprecations,
     now: deps.now,
     upstreamCalls: () => calls,

@@ -77,6 +77,7 @@ async function main(): Promise<void> {
   if (cacheStore && metrics) metrics.watchCache(cacheStore.stats);
   const edge = createEdge({
     fastLane: config.fastLane,
+    federation: config.federation,
     upstream,
     ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs } } : {}),
     logger,

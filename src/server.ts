@@ -22,6 +22,7 @@ import { createLogger, useOperationLog, yogaLogger } from './observability/loggi
 import type { Metrics } from './observability/metrics.ts';
 import type { Tracing } from './observability/tracing.ts';
 import { schema } from './schema/index.ts';
+import { subgraph } from './schema/subgraph.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 import type { ResponseCacheOptions } from './upstream/loaders.ts';
 
@@ -50,6 +51,11 @@ export interface GatewayOptions {
   tracing?: Tracing;
   /** Per-caller response cache for `pets`/`pet` (see README "Response cache"); undefined = off. */
   cache?: ResponseCacheOptions;
+  /**
+   * Serve the schema as an Apollo Federation v2 subgraph (`_service`, `_entities`, `Pet @key`);
+   * off, the public schema is exactly schema/schema.graphql. @default false
+   */
+  federation?: boolean;
 }
 
 /** How long a readiness answer is reused: a load balancer polling every second costs one probe. */
@@ -102,9 +108,11 @@ function cachedProbe(upstream: UpstreamClient): () => Promise<boolean> {
 
 /** What a request's context is built from: the same for Yoga's lane and the fast lane. */
 export function contextDeps(options: GatewayOptions): ContextDeps {
+  const limits = options.limits ?? DEFAULT_LIMITS;
   return {
     upstream: options.upstream,
-    maxCost: (options.limits ?? DEFAULT_LIMITS).maxCost,
+    maxCost: limits.maxCost,
+    maxRepresentations: limits.maxRepresentations,
     now: options.now ?? (() => new Date()),
     ...(options.cache ? { cache: options.cache } : {}),
   };
@@ -234,7 +242,7 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
   }
   if (lanes) plugins.push(usePreparation(lanes, compiled));
   return createYoga<Record<string, never>, Context>({
-    schema,
+    schema: options.federation ? subgraph().schema : schema,
     plugins,
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/health',
@@ -275,10 +283,14 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
       options.graphiql === false
         ? false
         : { title: 'Animal store', defaultQuery: EXAMPLE_QUERY, headers: JSON.stringify(headers) },
-    context: ({ request, req }) =>
+    context: ({ request, req, params }) =>
       // A request the fast lane already executed keeps the context it ran with (its loaders, the
       // upstream calls it counted, the deprecations it saw).
       (lanes && req && lanes.executed.get(req)?.context) ||
-      createContext(request.headers.get('authorization') ?? undefined, contextDeps(options)),
+      createContext(
+        request.headers.get('authorization') ?? undefined,
+        contextDeps(options),
+        params.variables,
+      ),
   });
 }

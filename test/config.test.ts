@@ -51,6 +51,23 @@ describe('loadConfig', () => {
   });
 });
 
+describe('federation configuration', () => {
+  it('is off by default, with 100 representations per _entities when on', () => {
+    expect(loadConfig({})).toMatchObject({ federation: false, limits: { maxRepresentations: 100 } });
+    expect(loadConfig({ FEDERATION: 'on', MAX_REPRESENTATIONS: '500' })).toMatchObject({
+      federation: true,
+      limits: { maxRepresentations: 500 },
+    });
+  });
+
+  it.each([
+    [{ FEDERATION: 'v2' }, /^FEDERATION must be on or off, got "v2"$/],
+    [{ MAX_REPRESENTATIONS: '0' }, /^MAX_REPRESENTATIONS must be an integer from 1 to 100000, got "0"$/],
+  ])('refuses %o naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrowError(message);
+  });
+});
+
 describe('response cache configuration', () => {
   it('is off by default, and REDIS_URL alone does not turn it on', () => {
     expect(loadConfig({})).toMatchObject({

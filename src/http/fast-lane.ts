@@ -88,14 +88,15 @@ async function serve(
     return handOver(req, res, body, options);
   }
 
-  const context = createContext(req.headers.authorization, options.context);
+  const variables = params.variables ?? {};
+  const context = createContext(req.headers.authorization, options.context, variables);
   const executeStarted = performance.now();
   const span = options.tracing?.startOperation(
     (name) => headerValue(req, name) ?? undefined,
     prepared.operationType,
     prepared.operationName,
   );
-  const execute = () => prepared.compiled.query(undefined, context, params.variables ?? {});
+  const execute = () => prepared.compiled.query(undefined, context, variables);
   const result = await (span ? span.run(execute) : execute());
   context.release();
   const executeSeconds = (performance.now() - executeStarted) / 1000;

@@ -1,8 +1,10 @@
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
-import { GraphQLError } from 'graphql';
+import DirectivePlugin from '@pothos/plugin-directives';
+import FederationPlugin from '@pothos/plugin-federation';
 import type { Context } from '../context.ts';
 import type { PetDto } from '../upstream/contract.ts';
+import { costLimitExceeded } from './errors.ts';
 
 export const builder = new SchemaBuilder<{
   Context: Context;
@@ -12,7 +14,9 @@ export const builder = new SchemaBuilder<{
   DefaultFieldNullability: false;
 }>({
   defaultFieldNullability: false,
-  plugins: [ComplexityPlugin],
+  // Federation only adds `@key` metadata (and the directives plugin its AST) to the types: the
+  // public schema prints and introspects the same with it. `toSubGraphSchema` is what uses them.
+  plugins: [ComplexityPlugin, DirectivePlugin, FederationPlugin],
   complexity: {
     // Every field costs 1; a list multiplies its selections by its size (pets by its `limit`), so
     // aliases that multiply large lists are refused before any resolver, hence any upstream call.
@@ -20,17 +24,6 @@ export const builder = new SchemaBuilder<{
     defaultListMultiplier: 20,
     limit: (ctx) => ({ complexity: ctx.maxCost }),
     // Only the complexity limit is set (depth is graphql-armor's), so this is always a cost error.
-    complexityError: (_kind, result) =>
-      new GraphQLError(
-        `The operation costs ${result.complexity}, over the limit of ${result.maxComplexity}.`,
-        {
-          extensions: {
-            code: 'COST_LIMIT_EXCEEDED',
-            cost: result.complexity,
-            limit: result.maxComplexity,
-            http: { status: 400 },
-          },
-        },
-      ),
+    complexityError: (_kind, result) => costLimitExceeded(result.complexity, result.maxComplexity),
   },
 });

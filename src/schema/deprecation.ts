@@ -21,21 +21,28 @@ export interface DeprecationNotice {
 /** Collects, for one request, the deprecated fields it touched and what the upstream said about them. */
 export class DeprecationNotices {
   readonly #byField = new Map<string, DeprecationNotice>();
+  #upstreamPet: { deprecation?: string; sunset?: string } | undefined;
 
   /** Records that `pet(id)` ran in this operation. */
   usePet(): void {
     if (this.#byField.has('Query.pet')) return;
-    this.#byField.set('Query.pet', {
+    const notice: DeprecationNotice = {
       field: 'Query.pet',
       reason: PET_DEPRECATION_REASON,
       replacement: 'Query.pets',
       sunset: isoDay(PET_SUNSET),
-    });
+    };
+    if (this.#upstreamPet) notice.upstream = this.#upstreamPet;
+    this.#byField.set('Query.pet', notice);
   }
 
-  /** Carries the upstream's `Deprecation` / `Sunset` headers into the pet notice. */
+  /**
+   * Keeps the upstream's `Deprecation` / `Sunset` headers of `GET /pets/{petId}` for the pet notice.
+   * They make no notice on their own: `_entities` loads through the same route, and a router
+   * resolving keys has not used the deprecated field (README "Joining a supergraph").
+   */
   upstreamPet(headers: { deprecation?: string; sunset?: string }): void {
-    this.usePet();
+    this.#upstreamPet ??= headers;
     const notice = this.#byField.get('Query.pet');
     if (notice && !notice.upstream) notice.upstream = headers;
   }

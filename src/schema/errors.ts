@@ -26,6 +26,20 @@ export function sunset(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: 'SUNSET', status: 410 } });
 }
 
+/** The operation's cost is over `MAX_COST`: refused before any of its root fields calls the upstream. */
+export function costLimitExceeded(cost: number, limit: number | undefined): GraphQLError {
+  return new GraphQLError(`The operation costs ${cost}, over the limit of ${limit}.`, {
+    extensions: { code: 'COST_LIMIT_EXCEEDED', cost, limit, http: { status: 400 } },
+  });
+}
+
+/** An `_entities` field with more representations than `MAX_REPRESENTATIONS`: nothing is resolved. */
+export function representationsLimitExceeded(count: number, limit: number): GraphQLError {
+  return new GraphQLError(`_entities got ${count} representations, over the limit of ${limit}.`, {
+    extensions: { code: 'REPRESENTATIONS_LIMIT_EXCEEDED', count, limit, http: { status: 400 } },
+  });
+}
+
 /** For a resolver's `.catch`: whatever the loaders rejected with, as the client must see it. */
 export function rethrowForClient(error: unknown): never {
   throw toGraphQLError(error);

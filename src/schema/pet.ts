@@ -3,7 +3,7 @@ import { PET_SUNSET } from '../upstream/contract.ts';
 import { builder } from './builder.ts';
 import { PET_DEPRECATION_REASON } from './deprecation.ts';
 import { rethrowForClient, sunset } from './errors.ts';
-import { int64Argument, LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, limitArgument } from './inputs.ts';
+import { int64Argument, int64Key, LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, limitArgument } from './inputs.ts';
 
 export const PetStatus = builder.enumType('PetStatus', {
   description: 'Availability of an animal in the store.',
@@ -33,6 +33,16 @@ export const Pet = builder.objectType('Pet', {
       description: 'Availability status; null when the store has none for this animal.',
     }),
   }),
+});
+
+// In the subgraph schema (FEDERATION=on), routers fetch pets by key through `_entities`. A router is
+// not a client choosing the deprecated `pet(id)`: it shares that field's loader (same de-duplication,
+// same key) but not its resolver, so it records no deprecation notice and is never refused as
+// sunset (README "Joining a supergraph"). Async, so a bad id fails its own entity, not the batch.
+builder.asEntity(Pet, {
+  key: builder.selection<{ id: string }>('id'),
+  resolveReference: async (reference, ctx) =>
+    ctx.loaders.petById.load(int64Key(reference.id)).catch(rethrowForClient),
 });
 
 const NewPetInput = builder.inputType('NewPetInput', {

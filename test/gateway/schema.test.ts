@@ -1,9 +1,11 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { printSubgraphSchema } from '@apollo/subgraph';
 import { printSchema } from 'graphql';
 import { GraphQLClient } from 'graphql-request';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../../src/schema/index.ts';
+import { subgraph } from '../../src/schema/subgraph.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { postJson } from '../support/graphql.ts';
@@ -13,6 +15,24 @@ describe('schema artefact', () => {
   it('schema/schema.graphql is exactly the printed schema (run npm run schema:print after a change)', () => {
     const committed = readFileSync(new URL('../../schema/schema.graphql', import.meta.url), 'utf8');
     expect(committed).toBe(`${printSchema(schema)}\n`);
+  });
+
+  it('schema/subgraph.graphql is exactly the printed subgraph SDL (npm run schema:print too)', () => {
+    const committed = readFileSync(new URL('../../schema/subgraph.graphql', import.meta.url), 'utf8');
+    expect(committed).toBe(`${printSubgraphSchema(subgraph().schema)}\n`);
+    expect(subgraph().sdl).toBe(printSubgraphSchema(subgraph().schema));
+  });
+
+  it('the public schema has nothing of federation: the subgraph is a second schema', () => {
+    const federationOnly = ['_Any', '_Entity', '_Service', '_FieldSet', 'link__Import'];
+    for (const name of federationOnly) expect(schema.getType(name)).toBeUndefined();
+    expect(Object.keys(schema.getQueryType()?.getFields() ?? {})).toEqual(['pet', 'pets']);
+    expect(Object.keys(subgraph().schema.getQueryType()?.getFields() ?? {})).toEqual([
+      '_entities',
+      '_service',
+      'pet',
+      'pets',
+    ]);
   });
 
   it('has one graphql instance: Yoga, Pothos, graphql-armor, codegen and every plugin resolve the same file', () => {
@@ -31,6 +51,12 @@ describe('schema artefact', () => {
       '@graphql-yoga/plugin-prometheus',
       'graphql-http',
       'graphql-jit',
+      '@pothos/plugin-directives',
+      '@pothos/plugin-federation',
+      '@apollo/subgraph',
+      '@theguild/federation-composition',
+      '@graphql-hive/gateway-runtime',
+      '@graphql-mesh/transport-http',
     ]) {
       const fromPlugin = createRequire(createRequire(import.meta.url).resolve(plugin)).resolve('graphql');
       expect(realpathSync(fromPlugin)).toBe(ours);

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Limits } from '../../src/config.ts';
 import { createEdge, type EdgeOptions } from '../../src/http/edge.ts';
@@ -28,6 +29,8 @@ export interface GatewayTestOptions {
   cache?: ResponseCacheOptions;
   /** Any other createGateway option (clock, logger, metrics, tracing, persisted documents…). */
   gateway?: Omit<Partial<EdgeOptions>, 'upstream' | 'limits' | 'cache'>;
+  /** Sees every request as it arrives, before the edge: what a caller (or a router) really sent. */
+  onRequest?: (req: IncomingMessage) => void;
 }
 
 /** Starts the real gateway on a free loopback port, talking to `upstreamUrl`, as `main.ts` wires it. */
@@ -46,7 +49,15 @@ export async function startGateway(options: GatewayTestOptions): Promise<Running
     ...(options.cache ? { cache: options.cache } : {}),
     ...options.gateway,
   });
-  const server = createHttpServer(edge.handle);
+  const { onRequest } = options;
+  const server = createHttpServer(
+    onRequest
+      ? (req, res) => {
+          onRequest(req);
+          edge.handle(req, res);
+        }
+      : edge.handle,
+  );
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
