@@ -20,6 +20,7 @@ import { createLogger, useOperationLog, yogaLogger } from './observability/loggi
 import type { Metrics } from './observability/metrics.ts';
 import type { Tracing } from './observability/tracing.ts';
 import { schema } from './schema/index.ts';
+import { useExactInt64Variables } from './schema/int64-variables.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 import type { ResponseCacheOptions } from './upstream/loaders.ts';
 
@@ -129,6 +130,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     maxDirectivesPlugin({ n: limits.maxDirectives, ...armorOptions('DIRECTIVE_LIMIT_EXCEEDED') }),
     blockFieldSuggestionsPlugin(),
     useCodedRequestErrors(limits.maxDirectives),
+    useExactInt64Variables(),
     useDeprecationNotices({
       onUse: (use) => {
         logger.info(use, 'deprecated field used');
