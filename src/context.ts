@@ -1,5 +1,5 @@
+import { bearerAuthorization } from './http/authorization.ts';
 import { DeprecationNotices } from './schema/deprecation.ts';
-import { unauthenticated } from './schema/errors.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 import { createLoaders, type Loaders, type ResponseCacheOptions } from './upstream/loaders.ts';
 
@@ -24,19 +24,13 @@ export interface ContextDeps {
   cache?: ResponseCacheOptions;
 }
 
-/** Keys are opaque to the contract; anything longer than this is abuse, not a key. */
-const MAX_AUTHORIZATION_LENGTH = 4096;
-/** RFC 6750 `Bearer b64token`. */
-const BEARER = /^Bearer [A-Za-z0-9\-._~+/]+=*$/;
-
 /**
  * Builds the per-request context: fresh loaders bound to the caller's `Authorization` header. A
  * header that cannot be a bearer key (or none at all: every contract operation requires one) is
  * refused when an upstream call would be made, so introspection still works without a key.
  */
 export function createContext(request: Request, deps: ContextDeps): Context {
-  const authorization = request.headers.get('authorization') ?? undefined;
-  const authError = checkAuthorization(authorization);
+  const { authorization, error: authError } = bearerAuthorization(request.headers.get('authorization'));
   const deprecations = new DeprecationNotices();
   let calls = 0;
   return {
@@ -77,13 +71,4 @@ function countCalls(client: UpstreamClient, onCall: () => void): UpstreamClient 
     },
     close: () => client.close(),
   };
-}
-
-function checkAuthorization(authorization: string | undefined) {
-  if (authorization === undefined)
-    return unauthenticated('An Authorization: Bearer <API key> header is required.');
-  if (authorization.length > MAX_AUTHORIZATION_LENGTH || !BEARER.test(authorization)) {
-    return unauthenticated('The Authorization header must be "Bearer <API key>".');
-  }
-  return undefined;
 }

@@ -248,7 +248,7 @@ describe('authorization', () => {
     ['an empty header', ''],
     ['Bearer with no key', 'Bearer '],
     ['another scheme', 'Basic YWxpY2U6cHc='],
-    ['a lower-case scheme and a space in the key', 'bearer a b'],
+    ['a space in the key', 'bearer a b'],
     ['an 8 KB key', `Bearer ${'k'.repeat(8192)}`],
   ])('refuses %s with UNAUTHENTICATED and no upstream call', async (_name, authorization) => {
     const result = await execute(gateway.url, ListPets, {}, authorization);
