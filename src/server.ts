@@ -1,4 +1,3 @@
-import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
@@ -128,7 +127,6 @@ export function createGateway(options: GatewayOptions): Gateway {
     }),
     maxAliasesPlugin({ n: limits.maxAliases, ...armorOptions('ALIAS_LIMIT_EXCEEDED') }),
     maxDirectivesPlugin({ n: limits.maxDirectives, ...armorOptions('DIRECTIVE_LIMIT_EXCEEDED') }),
-    blockFieldSuggestionsPlugin(),
     useCodedRequestErrors(limits.maxDirectives),
     useExactInt64Variables(),
     useDeprecationNotices({
