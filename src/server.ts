@@ -13,6 +13,7 @@ import { useCompiledExecution } from './execution/compiled.ts';
 import { useDeprecationNotices } from './http/deprecation-headers.ts';
 import { useEndpoint } from './http/endpoints.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './http/persisted-documents.ts';
+import { useQueryParams } from './http/query-params.ts';
 import { useRequestBody } from './http/request-body.ts';
 import { useCodedRequestErrors } from './http/request-errors.ts';
 import { createLogger, useOperationLog, yogaLogger } from './observability/logging.ts';
@@ -112,6 +113,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const readiness = cachedProbe(options.upstream);
   const plugins: Plugin[] = [
     useRequestBody(limits.maxBodyBytes),
+    useQueryParams(),
     maxTokensPlugin({ n: limits.maxTokens, ...armorOptions('TOKEN_LIMIT_EXCEEDED') }),
     maxDepthPlugin({
       n: limits.maxDepth,
