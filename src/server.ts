@@ -12,6 +12,7 @@ import { type Context, createContext } from './context.ts';
 import { useCompiledExecution } from './execution/compiled.ts';
 import { useDeprecationNotices } from './http/deprecation-headers.ts';
 import { useEndpoint } from './http/endpoints.ts';
+import { useOperationChoice } from './http/operation-choice.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './http/persisted-documents.ts';
 import { useQueryParams } from './http/query-params.ts';
 import { useRequestBody } from './http/request-body.ts';
@@ -83,6 +84,8 @@ function armorOptions(code: string) {
     propagateOnRejection: true,
     onReject: [
       (_context: unknown, error: GraphQLError) => {
+        // graphql-armor words every limit as a "Syntax Error:", which it is not.
+        error.message = error.message.replace(/^Syntax Error: /, '');
         Object.assign(error.extensions, { code, http: { status: 400 } });
       },
     ],
@@ -131,6 +134,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     maxDirectivesPlugin({ n: limits.maxDirectives, ...armorOptions('DIRECTIVE_LIMIT_EXCEEDED') }),
     useCodedRequestErrors(limits.maxDirectives),
     useExactInt64Variables(),
+    useOperationChoice(),
     useDeprecationNotices({
       onUse: (use) => {
         logger.info(use, 'deprecated field used');
