@@ -2,7 +2,6 @@ import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { GraphQLError } from 'graphql';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
@@ -12,11 +11,13 @@ import { type Context, createContext } from './context.ts';
 import { useCompiledExecution } from './execution/compiled.ts';
 import { useDeprecationNotices } from './http/deprecation-headers.ts';
 import { useEndpoint } from './http/endpoints.ts';
+import { useGraphiQLPage } from './http/graphiql.ts';
 import { useOperationChoice } from './http/operation-choice.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './http/persisted-documents.ts';
 import { useQueryParams } from './http/query-params.ts';
 import { useRequestBody } from './http/request-body.ts';
 import { useCodedRequestErrors } from './http/request-errors.ts';
+import { useResponseCompression } from './http/response-compression.ts';
 import { createLogger, useOperationLog, yogaLogger } from './observability/logging.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Tracing } from './observability/tracing.ts';
@@ -162,6 +163,18 @@ export function createGateway(options: GatewayOptions): Gateway {
       usePersistedDocuments(options.persistedOperations.mode, options.persistedOperations.documents),
     );
   }
+  // GraphiQL's assets are served by the gateway itself: no CDN, so it works offline.
+  if (options.graphiql !== false) {
+    plugins.push(
+      useGraphiQLPage('/graphql', {
+        title: 'Animal store',
+        defaultQuery: EXAMPLE_QUERY,
+        headers: JSON.stringify(headers),
+      }),
+    );
+  }
+  // Last, so the answer it compresses carries every header the plugins before it set.
+  plugins.push(useResponseCompression());
   return createYoga<Record<string, never>, Context>({
     schema,
     plugins,
@@ -198,12 +211,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     logging: yogaLogger(logger),
     // `documentId` is the GraphQL-over-HTTP name for a persisted document's id.
     extraParamNames: ['documentId'],
-    // GraphiQL's assets are served by the gateway itself: no CDN, so it works offline.
-    renderGraphiQL,
-    graphiql:
-      options.graphiql === false
-        ? false
-        : { title: 'Animal store', defaultQuery: EXAMPLE_QUERY, headers: JSON.stringify(headers) },
+    // Served by useGraphiQLPage (rendered and compressed once, cached by browsers).
+    graphiql: false,
     context: ({ request }) =>
       createContext(request, {
         upstream: options.upstream,
