@@ -4,6 +4,9 @@ import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import { chooseEncoding, type Encoding, encodeAsync, VARY_ACCEPT_ENCODING } from './compression.ts';
 import { isPath } from './endpoints.ts';
 
+/** The title of the explorer plugin bundled in Yoga's GraphiQL (@graphiql/plugin-explorer). */
+const EXPLORER = 'GraphiQL Explorer';
+
 interface Page {
   html: Buffer;
   etag: string;
@@ -16,11 +19,14 @@ interface Page {
  * (br ~2 MB, gzip ~2.4 MB, with http/compression.ts), and carries an ETag with
  * `Cache-Control: private, no-cache`, so a reload costs one 304 and no body. `private`: in the
  * embedded default the page holds that run's API key, which no shared cache should keep.
+ *
+ * GraphiQL opens with the explorer showing, so analysts can build a query by ticking fields: Yoga's
+ * bundle already carries @graphiql/plugin-explorer, served from here like the rest (no CDN).
  */
 export function useGraphiQLPage(endpoint: string, options: GraphiQLOptions): Plugin {
   let page: Page | undefined;
   const render = (): Page => {
-    const html = Buffer.from(renderGraphiQL(options));
+    const html = Buffer.from(renderGraphiQL({ ...options, visiblePlugin: EXPLORER } as GraphiQLOptions));
     const etag = `W/"${createHash('sha256').update(html).digest('base64url').slice(0, 27)}"`;
     return { html, etag, encoded: new Map() };
   };

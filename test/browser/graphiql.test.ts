@@ -44,7 +44,7 @@ afterAll(() => {
 });
 
 describe.skipIf(!haveChromium)('GraphiQL in a real browser', () => {
-  it('opens offline with the example query and the key prefilled, runs it and shows pets', async () => {
+  it('opens offline with the explorer, the example query and the key prefilled, runs it and shows pets', async () => {
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
@@ -76,6 +76,11 @@ describe.skipIf(!haveChromium)('GraphiQL in a real browser', () => {
       // Editors render spaces as no-break spaces.
       const editor = (await page.locator('.graphiql-query-editor').innerText()).replace(/\s+/g, ' ');
       expect(editor).toContain('pets(status: AVAILABLE, limit: 10)');
+
+      // The explorer is open, so an analyst can build a query by ticking the schema's fields.
+      const explorer = page.locator('.graphiql-explorer-root');
+      await explorer.waitFor({ timeout: 20_000 });
+      await expect.poll(() => explorer.innerText(), { timeout: 20_000 }).toContain('pets');
 
       await page.locator('.graphiql-execute-button').click();
       const result = page.locator('.graphiql-response');

@@ -149,6 +149,11 @@ describe('the GraphiQL page', () => {
     expect(second.body.equals(first.body)).toBe(true);
     expect((await page({ 'if-none-match': '"other"' })).status).toBe(200);
   });
+
+  it('opens with the explorer plugin showing', async () => {
+    const raw = await page();
+    expect(raw.body.toString()).toContain('"visiblePlugin":"GraphiQL Explorer"');
+  });
 });
 
 describe('chooseEncoding and encode (shared with any other lane that writes answers)', () => {
