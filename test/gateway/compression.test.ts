@@ -87,8 +87,15 @@ describe('GraphQL answers', () => {
     expect(Number(raw.headers['content-length'])).toBe(raw.body.byteLength);
     expect(raw.body.byteLength).toBeLessThan(plain.body.byteLength / 3);
     expect(decode(raw)).toBe(plain.body.toString());
-    // The headers other plugins set survive the re-wrapping.
+  });
+
+  it('keeps the headers other plugins set: request id, CORS, and Vary beside Origin', async () => {
+    const raw = await post({ 'accept-encoding': 'br', origin: 'https://app.example' });
+    expect(raw.headers['content-encoding']).toBe('br');
     expect(raw.headers['x-request-id']).toBeDefined();
+    expect(raw.headers['access-control-allow-origin']).toBe('https://app.example');
+    expect(raw.headers.vary).toMatch(/Origin/);
+    expect(raw.headers.vary).toMatch(/Accept-Encoding/);
   });
 
   it.each(['identity', 'deflate', '*;q=0', 'br;q=0, gzip;q=0'])(
