@@ -123,6 +123,20 @@ describe('npm start', () => {
     }
   });
 
+  it('with PETSTORE_API_KEY keeps that key and prints none', async () => {
+    const gateway = start({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      PETSTORE_DB: ':memory:',
+      PETSTORE_API_KEY: 'my-dev-key',
+    });
+    const [, url] = await gateway.waitFor(/GraphiQL at (http:\/\/\S+\/graphql)/);
+    await gateway.waitFor(/serving the reference animal store/);
+    const pets = await postJson(url as string, { query: '{ pets(limit: 1) { id } }' }, 'Bearer my-dev-key');
+    expect(pets.errors).toBeUndefined();
+    expect(gateway.output()).not.toContain('API key for this run');
+  });
+
   it('with GRAPHIQL=off does not announce GraphiQL', async () => {
     const upstream = await startFakeUpstream();
     try {
