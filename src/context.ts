@@ -1,6 +1,6 @@
+import { bearerAuthorization } from './http/authorization.ts';
 import type { OperationSpan } from './observability/tracing.ts';
 import { DeprecationNotices } from './schema/deprecation.ts';
-import { unauthenticated } from './schema/errors.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 import { createLoaders, type Loaders, type ResponseCacheOptions } from './upstream/loaders.ts';
 
@@ -37,11 +37,6 @@ export interface ContextDeps {
   cache?: ResponseCacheOptions;
 }
 
-/** Keys are opaque to the contract; anything longer than this is abuse, not a key. */
-const MAX_AUTHORIZATION_LENGTH = 4096;
-/** RFC 6750 `Bearer b64token`. */
-const BEARER = /^Bearer [A-Za-z0-9\-._~+/]+=*$/;
-
 /**
  * Builds the per-request context: fresh loaders bound to the caller's `Authorization` header (the
  * same for both lanes: Yoga's and the fast lane's). A
@@ -53,12 +48,13 @@ export function createContext(
   deps: ContextDeps,
   variables: Record<string, unknown> = {},
 ): Context {
-  const authError = checkAuthorization(authorization);
+  // The canonical `Bearer <key>` is what goes upstream and what the response cache hashes.
+  const { authorization: bearer, error: authError } = bearerAuthorization(authorization);
   const deprecations = new DeprecationNotices();
   let calls = 0;
   const loaders = createLoaders(
     countCalls(deps.upstream, () => calls++),
-    authorization,
+    bearer,
     {
       ...(authError ? { authError } : { cache: deps.cache }),
       onDeprecation: (headers) => deprecations.upstreamPet(headers),
@@ -98,13 +94,4 @@ function countCalls(client: UpstreamClient, onCall: () => void): UpstreamClient 
     },
     close: () => client.close(),
   };
-}
-
-function checkAuthorization(authorization: string | undefined) {
-  if (authorization === undefined)
-    return unauthenticated('An Authorization: Bearer <API key> header is required.');
-  if (authorization.length > MAX_AUTHORIZATION_LENGTH || !BEARER.test(authorization)) {
-    return unauthenticated('The Authorization header must be "Bearer <API key>".');
-  }
-  return undefined;
 }

@@ -8,11 +8,19 @@ import { loadPersistedDocuments } from './http/persisted-documents.ts';
 import { createLogger } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
 import type { GatewayOptions } from './server.ts';
+import { listen, petstoreDbError, StartupError } from './startup-errors.ts';
 import { createMemoryCache, createRedisCache } from './upstream/cache.ts';
 import { createUpstreamClient } from './upstream/client.ts';
 
 /** How long SIGTERM waits for in-flight operations before closing anyway. */
 const DRAIN_TIMEOUT_MS = 10_000;
+
+/** Ends start-up with the error's one line, as a bad configuration value does. */
+function exit(error: unknown): never {
+  if (!(error instanceof StartupError)) throw error;
+  console.error(`pet-gateway: ${error.message}`);
+  process.exit(1);
+}
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -46,9 +54,14 @@ async function main(): Promise<void> {
     // No upstream configured: run the reference service beside the gateway so `npm start` works
     // out of the box. A key made for this process is printed and prefilled in GraphiQL.
     const { startPetstore } = await import('./petstore/server.ts');
-    if (config.petstoreDb !== ':memory:') mkdirSync(dirname(config.petstoreDb), { recursive: true });
     embeddedKey = config.petstoreApiKey ?? `dev-${randomBytes(18).toString('base64url')}`;
-    const petstore = await startPetstore({ dbPath: config.petstoreDb, apiKey: embeddedKey, port: 0 });
+    let petstore: Awaited<ReturnType<typeof startPetstore>>;
+    try {
+      if (config.petstoreDb !== ':memory:') mkdirSync(dirname(config.petstoreDb), { recursive: true });
+      petstore = await startPetstore({ dbPath: config.petstoreDb, apiKey: embeddedKey, port: 0 });
+    } catch (error) {
+      exit(petstoreDbError(config.petstoreDb, error));
+    }
     upstreamUrl = new URL(petstore.url);
     closeEmbedded = () => petstore.close();
   }
@@ -92,11 +105,12 @@ async function main(): Promise<void> {
   });
   const server = createHttpServer(edge.handle);
 
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  await listen(server, config.port, config.host).catch(exit);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-  console.log(`pet-gateway: GraphQL and GraphiQL at http://${shownHost}:${port}/graphql`);
+  const served = config.graphiql ? 'GraphQL and GraphiQL' : 'GraphQL';
+  console.log(`pet-gateway: ${served} at http://${shownHost}:${port}/graphql`);
   if (embeddedKey) {
     console.log(`pet-gateway: no UPSTREAM_URL, serving the reference animal store at ${upstreamUrl.href}`);
     if (!config.petstoreApiKey) console.log(`pet-gateway: API key for this run: ${embeddedKey}`);

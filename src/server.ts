@@ -1,10 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { GraphQLError } from 'graphql';
 import { getOperationAST, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
@@ -14,14 +12,19 @@ import { type Context, type ContextDeps, createContext } from './context.ts';
 import { type CompiledExecution, createCompiledExecution } from './execution/compiled.ts';
 import { type DeprecatedUse, useDeprecationNotices } from './http/deprecation-headers.ts';
 import { useEndpoint } from './http/endpoints.ts';
+import { useGraphiQLPage } from './http/graphiql.ts';
+import { useOperationChoice } from './http/operation-choice.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './http/persisted-documents.ts';
 import { type Lanes, PER_ANSWER_HEADERS, type PreparedOperation } from './http/prepared-operations.ts';
+import { useQueryParams } from './http/query-params.ts';
 import { useRequestBody } from './http/request-body.ts';
 import { useCodedRequestErrors } from './http/request-errors.ts';
+import { useResponseCompression } from './http/response-compression.ts';
 import { createLogger, useOperationLog, yogaLogger } from './observability/logging.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Tracing } from './observability/tracing.ts';
 import { schema } from './schema/index.ts';
+import { useExactInt64Variables } from './schema/int64-variables.ts';
 import { subgraph } from './schema/subgraph.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 import type { ResponseCacheOptions } from './upstream/loaders.ts';
@@ -90,6 +93,8 @@ function armorOptions(code: string) {
     propagateOnRejection: true,
     onReject: [
       (_context: unknown, error: GraphQLError) => {
+        // graphql-armor words every limit as a "Syntax Error:", which it is not.
+        error.message = error.message.replace(/^Syntax Error: /, '');
         Object.assign(error.extensions, { code, http: { status: 400 } });
       },
     ],
@@ -188,6 +193,7 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
   const readiness = cachedProbe(options.upstream);
   const plugins: Plugin[] = [
     useRequestBody(limits.maxBodyBytes),
+    useQueryParams(),
     maxTokensPlugin({ n: limits.maxTokens, ...armorOptions('TOKEN_LIMIT_EXCEEDED') }),
     maxDepthPlugin({
       n: limits.maxDepth,
@@ -203,8 +209,9 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
     }),
     maxAliasesPlugin({ n: limits.maxAliases, ...armorOptions('ALIAS_LIMIT_EXCEEDED') }),
     maxDirectivesPlugin({ n: limits.maxDirectives, ...armorOptions('DIRECTIVE_LIMIT_EXCEEDED') }),
-    blockFieldSuggestionsPlugin(),
     useCodedRequestErrors(limits.maxDirectives),
+    useExactInt64Variables(),
+    useOperationChoice(),
     useDeprecationNotices({
       onUse: deprecatedUseReporter(logger, metrics),
     }),
@@ -240,6 +247,19 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
       usePersistedDocuments(options.persistedOperations.mode, options.persistedOperations.documents),
     );
   }
+  // GraphiQL's assets are served by the gateway itself: no CDN, so it works offline.
+  if (options.graphiql !== false) {
+    plugins.push(
+      useGraphiQLPage('/graphql', {
+        title: 'Animal store',
+        defaultQuery: EXAMPLE_QUERY,
+        headers: JSON.stringify(headers),
+      }),
+    );
+  }
+  // Last, so the answer it compresses carries every header the plugins before it set.
+  plugins.push(useResponseCompression());
+  // After compression: it learns the headers of the answer as the client receives it.
   if (lanes) plugins.push(usePreparation(lanes, compiled));
   return createYoga<Record<string, never>, Context>({
     schema: options.federation ? subgraph().schema : schema,
@@ -277,12 +297,8 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
     logging: yogaLogger(logger),
     // `documentId` is the GraphQL-over-HTTP name for a persisted document's id.
     extraParamNames: ['documentId'],
-    // GraphiQL's assets are served by the gateway itself: no CDN, so it works offline.
-    renderGraphiQL,
-    graphiql:
-      options.graphiql === false
-        ? false
-        : { title: 'Animal store', defaultQuery: EXAMPLE_QUERY, headers: JSON.stringify(headers) },
+    // Served by useGraphiQLPage (rendered and compressed once, cached by browsers).
+    graphiql: false,
     context: ({ request, req, params }) =>
       // A request the fast lane already executed keeps the context it ran with (its loaders, the
       // upstream calls it counted, the deprecations it saw).

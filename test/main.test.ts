@@ -1,7 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { request } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { listenError } from '../src/startup-errors.ts';
 import { startFakeUpstream } from './support/fake-upstream.ts';
 import { postJson } from './support/graphql.ts';
 
@@ -116,6 +121,96 @@ describe('npm start', () => {
     } finally {
       await upstream.close();
     }
+  });
+
+  it('with PETSTORE_API_KEY keeps that key and prints none', async () => {
+    const gateway = start({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      PETSTORE_DB: ':memory:',
+      PETSTORE_API_KEY: 'my-dev-key',
+    });
+    const [, url] = await gateway.waitFor(/GraphiQL at (http:\/\/\S+\/graphql)/);
+    await gateway.waitFor(/serving the reference animal store/);
+    const pets = await postJson(url as string, { query: '{ pets(limit: 1) { id } }' }, 'Bearer my-dev-key');
+    expect(pets.errors).toBeUndefined();
+    expect(gateway.output()).not.toContain('API key for this run');
+  });
+
+  it('with GRAPHIQL=off does not announce GraphiQL', async () => {
+    const upstream = await startFakeUpstream();
+    try {
+      const gateway = start({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        UPSTREAM_URL: upstream.url,
+        GRAPHIQL: 'off',
+        LOG_LEVEL: 'silent',
+      });
+      await gateway.waitFor(/pet-gateway: upstream /);
+      expect(gateway.output()).toMatch(/^pet-gateway: GraphQL at http:\/\/127\.0\.0\.1:\d+\/graphql$/m);
+      expect(gateway.output()).not.toContain('GraphiQL');
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  describe('stops with one line and exit code 1 when it cannot start', () => {
+    /** Runs the gateway to its exit; returns its code and what it printed. */
+    async function failing(env: Record<string, string>) {
+      const gateway = start({ UPSTREAM_URL: 'http://127.0.0.1:9/v1', LOG_LEVEL: 'silent', ...env });
+      const [code] = await once(gateway.child, 'exit');
+      return { code, output: gateway.output().trim() };
+    }
+
+    it('the port is taken', async () => {
+      const taken = createServer();
+      taken.listen(0, '127.0.0.1');
+      await once(taken, 'listening');
+      const { port } = taken.address() as AddressInfo;
+      try {
+        const { code, output } = await failing({ PORT: String(port), HOST: '127.0.0.1' });
+        expect(code).toBe(1);
+        expect(output).toBe(
+          `pet-gateway: port ${port} on 127.0.0.1 is already in use: stop what is listening there, or set PORT to another port (PORT=0 picks a free one)`,
+        );
+      } finally {
+        taken.close();
+      }
+    });
+
+    it.each([
+      ['192.0.2.1', 'HOST 192.0.2.1 is not an address of this machine'],
+      ['no-such-host.invalid', 'HOST "no-such-host.invalid" does not resolve to an address'],
+    ])('HOST=%s', async (host, message) => {
+      const { code, output } = await failing({ PORT: '0', HOST: host });
+      expect(code).toBe(1);
+      expect(output.split('\n')).toHaveLength(1);
+      expect(output).toContain(`pet-gateway: ${message}`);
+    });
+
+    const scratch = mkdtempSync(join(tmpdir(), 'pet-gateway-'));
+    const aFile = join(scratch, 'not-a-directory');
+    writeFileSync(aFile, '');
+    afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+    it.each([
+      ['a directory', tmpdir(), 'unable to open database file'],
+      ['a path under a file', `${aFile}/petstore.db`, 'a file stands where its directory should be'],
+    ])('PETSTORE_DB is %s', async (_name, path, reason) => {
+      const gateway = start({ PORT: '0', HOST: '127.0.0.1', PETSTORE_DB: path });
+      const [code] = await once(gateway.child, 'exit');
+      expect(code).toBe(1);
+      expect(gateway.output().trim()).toBe(
+        `pet-gateway: PETSTORE_DB "${path}" cannot be opened (${reason}): point it at a file in a writable directory, or use PETSTORE_DB=:memory:`,
+      );
+    });
+
+    it('a privileged port (the message; the tests run as root, where binding succeeds)', () => {
+      const error = Object.assign(new Error('listen EACCES'), { code: 'EACCES' });
+      expect(listenError(error, 80, '0.0.0.0').message).toBe(
+        'not allowed to listen on port 80: ports below 1024 need privileges, so set PORT to 1024 or above (e.g. PORT=4000)',
+      );
+    });
   });
 
   it('stops at once with a one-line message on bad configuration', async () => {

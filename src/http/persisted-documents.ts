@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { GraphQLError } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
 
 /** `allow`: ids and documents both run. `require`: only documents in the manifest run. */
@@ -37,11 +38,7 @@ export function loadPersistedDocuments(path: string): PersistedDocuments {
 export function usePersistedDocuments(mode: 'allow' | 'require', documents: PersistedDocuments): Plugin {
   return usePersistedOperations({
     allowArbitraryOperations: mode === 'allow',
-    extractPersistedOperationId: (params: GraphQLParams & { documentId?: unknown }) => {
-      if (typeof params.documentId === 'string') return params.documentId;
-      const hash = (params.extensions?.persistedQuery as { sha256Hash?: unknown } | undefined)?.sha256Hash;
-      return typeof hash === 'string' ? hash : null;
-    },
+    extractPersistedOperationId: (params: GraphQLParams) => idOf(params) ?? null,
     // codegen prefixes ids with the algorithm; APQ clients send the bare sha256 hex.
     getPersistedOperation: (id) => documents.get(id) ?? documents.get(`sha256:${id}`) ?? null,
     customErrors: {
@@ -49,14 +46,36 @@ export function usePersistedDocuments(mode: 'allow' | 'require', documents: Pers
         message: 'No persisted operation has this id.',
         extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 404 } },
       },
-      persistedQueryOnly: {
-        message: 'This gateway only runs persisted operations: send a documentId.',
-        extensions: { code: 'PERSISTED_OPERATION_REQUIRED', http: { status: 403 } },
-      },
-      keyNotFound: {
-        message: 'Send a documentId.',
-        extensions: { code: 'PERSISTED_OPERATION_REQUIRED', http: { status: 403 } },
-      },
+      // Only in require mode: document text, with or without an id beside it.
+      persistedQueryOnly: ({ params }) =>
+        operationRequired(
+          hasId(params)
+            ? 'This gateway runs only persisted operations: send the documentId without the query text.'
+            : 'This gateway runs only persisted operations: send a documentId instead of the query text.',
+        ),
+      keyNotFound: () =>
+        operationRequired(
+          mode === 'require'
+            ? 'This gateway runs only persisted operations: send a documentId.'
+            : 'Send a query or a documentId.',
+        ),
     },
+  });
+}
+
+/** The id a request carries: `documentId` (body or GET query string) or APQ's sha256Hash. */
+function idOf(params: GraphQLParams & { documentId?: unknown }): string | undefined {
+  if (typeof params.documentId === 'string') return params.documentId;
+  const hash = (params.extensions?.persistedQuery as { sha256Hash?: unknown } | undefined)?.sha256Hash;
+  return typeof hash === 'string' ? hash : undefined;
+}
+
+function hasId(params: GraphQLParams): boolean {
+  return idOf(params) !== undefined;
+}
+
+function operationRequired(message: string): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: { code: 'PERSISTED_OPERATION_REQUIRED', http: { status: 403 } },
   });
 }

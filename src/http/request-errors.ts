@@ -6,8 +6,10 @@ import type { Plugin } from 'graphql-yoga';
  * client sees carries a documented `extensions.code`:
  * - variable coercion errors (`Variable "$id" of required type "ID!" was not provided.`) become
  *   BAD_USER_INPUT with a 400;
- * - "Did you mean …?" hints are dropped from validation messages: with introspection off they
- *   would reveal field and enum names one guess at a time (graphql-armor only hides field hints).
+ * - "Did you mean …?" hints are dropped from every message, validation's (fields, arguments, types,
+ *   enum literals, input fields) and variable coercion's (enum values, input fields): with
+ *   introspection off they would reveal schema names one guess at a time. graphql-armor's
+ *   block-field-suggestions only covered validation and left "[Suggestion hidden]" behind.
  * It also counts every directive written in the document: graphql-armor's per-operation count
  * skips directives on repeated spreads of a fragment it has already counted.
  */
@@ -16,7 +18,7 @@ export function useCodedRequestErrors(maxDirectives: number): Plugin {
     onValidate({ addValidationRule }) {
       addValidationRule(directivesInDocumentRule(maxDirectives));
       return ({ result, setResult }) => {
-        if (result.length === 0 || !result.some((error) => SUGGESTION.test(error.message))) return;
+        if (result.length === 0 || !result.some(hasSuggestion)) return;
         setResult(result.map((error) => withoutSuggestion(error)));
       };
     },
@@ -25,16 +27,17 @@ export function useCodedRequestErrors(maxDirectives: number): Plugin {
         onExecuteDone({ result, setResult }) {
           // Only results without data: these errors stopped the request before any field ran.
           if (!('errors' in result) || !result.errors || result.data !== undefined) return;
-          if (result.errors.every((error) => error.extensions?.code !== undefined)) return;
+          if (result.errors.every((error) => error.extensions?.code !== undefined && !hasSuggestion(error)))
+            return;
           setResult({
             ...result,
             errors: result.errors.map((error) =>
               error.extensions?.code === undefined
-                ? new GraphQLError(error.message, {
+                ? new GraphQLError(error.message.replace(SUGGESTION, ''), {
                     nodes: error.nodes ?? null,
                     extensions: { ...error.extensions, code: 'BAD_USER_INPUT', http: { status: 400 } },
                   })
-                : error,
+                : withoutSuggestion(error),
             ),
           });
         },
@@ -45,8 +48,10 @@ export function useCodedRequestErrors(maxDirectives: number): Plugin {
 
 const SUGGESTION = / ?Did you mean .*$/s;
 
+const hasSuggestion = (error: Error) => SUGGESTION.test(error.message);
+
 function withoutSuggestion(error: GraphQLError): GraphQLError {
-  if (!SUGGESTION.test(error.message)) return error;
+  if (!hasSuggestion(error)) return error;
   return new GraphQLError(error.message.replace(SUGGESTION, ''), {
     nodes: error.nodes ?? null,
     extensions: error.extensions,

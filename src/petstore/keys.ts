@@ -30,23 +30,28 @@ export function ensureDevKey(storage: Storage, configuredKey: string | undefined
   return createApiKey(storage, DEV_ACCOUNT);
 }
 
+/** Why a request's `Authorization` header was refused. */
+export type AuthFailure = 'missing' | 'malformed' | 'unknown';
+
 /**
  * Returns a check for an `Authorization` header value: only `Bearer <key>` (scheme case-insensitive,
- * RFC 9110) with a key that is the configured one or whose hash is in the key table.
+ * RFC 9110) with a key that is the configured one or whose hash is in the key table passes
+ * (undefined); anything else answers why, so the 401 can say it.
  */
 export function createAuthenticator(
   storage: Storage,
   configuredKey: string | undefined,
-): (authorization: string | undefined) => boolean {
+): (authorization: string | undefined) => AuthFailure | undefined {
   const configuredHash =
     configuredKey === undefined ? undefined : Buffer.from(hashApiKey(configuredKey), 'hex');
   return (authorization) => {
-    const match = /^Bearer +(\S+) *$/i.exec(authorization ?? '');
+    if (authorization === undefined || authorization === '') return 'missing';
+    const match = /^Bearer +(\S+) *$/i.exec(authorization);
     const key = match?.[1];
-    if (key === undefined) return false;
+    if (key === undefined) return 'malformed';
     const hash = hashApiKey(key);
     if (configuredHash !== undefined && timingSafeEqual(configuredHash, Buffer.from(hash, 'hex')))
-      return true;
-    return storage.hasKeyHash(hash);
+      return undefined;
+    return storage.hasKeyHash(hash) ? undefined : 'unknown';
   };
 }

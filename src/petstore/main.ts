@@ -24,6 +24,25 @@ function parsePort(raw: string | undefined): number {
   return port;
 }
 
+/** One line for what stopped the service from starting: an operator needs the variable, not a stack. */
+function startFailure(error: NodeJS.ErrnoException, port: number, host: string, dbPath: string): string {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return `port ${port} on ${host} is already in use: set PORT to another port (PORT=0 picks a free one)`;
+    case 'EACCES':
+      return `not allowed to listen on port ${port}: set PORT to 1024 or above`;
+    case 'EADDRNOTAVAIL':
+    case 'EINVAL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `HOST ${host} is not an address of this machine: use 127.0.0.1 or 0.0.0.0`;
+    case 'ERR_SQLITE_ERROR':
+      return `PETSTORE_DB ${dbPath} cannot be opened (${error.message}): use a file in a writable directory, or :memory:`;
+    default:
+      return `cannot start: ${error.message}`;
+  }
+}
+
 function keysCommand(args: string[], dbPath: string): void {
   const usage = 'usage: npm run petstore -- keys create --account NAME';
   let parsed: { values: { account?: string | undefined }; positionals: string[] };
@@ -46,13 +65,20 @@ function keysCommand(args: string[], dbPath: string): void {
 
 async function serve(dbPath: string): Promise<void> {
   const apiKey = process.env.PETSTORE_API_KEY || undefined;
-  const petstore = await startPetstore({
-    dbPath,
-    port: parsePort(process.env.PORT),
-    host: process.env.HOST || '127.0.0.1',
-    log: (line) => console.log(line),
-    ...(apiKey === undefined ? {} : { apiKey }),
-  });
+  const port = parsePort(process.env.PORT);
+  const host = process.env.HOST || '127.0.0.1';
+  let petstore: Awaited<ReturnType<typeof startPetstore>>;
+  try {
+    petstore = await startPetstore({
+      dbPath,
+      port,
+      host,
+      log: (line) => console.log(line),
+      ...(apiKey === undefined ? {} : { apiKey }),
+    });
+  } catch (error) {
+    fail(startFailure(error as NodeJS.ErrnoException, port, host, dbPath));
+  }
   if (petstore.devKey !== undefined) {
     console.log(`Created a development API key (shown once, stored hashed): ${petstore.devKey}`);
   }

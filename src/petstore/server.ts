@@ -9,7 +9,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { type ErrorCode, HttpError } from './errors.ts';
 import { sendJson } from './http.ts';
 import { stringifyJson } from './json.ts';
-import { createAuthenticator, ensureDevKey } from './keys.ts';
+import { type AuthFailure, createAuthenticator, ensureDevKey } from './keys.ts';
 import { ROUTES, type Route } from './routes.ts';
 import { SAMPLE_PETS } from './seed.ts';
 import { openStorage, type Storage } from './storage.ts';
@@ -42,7 +42,7 @@ const DRAIN_TIMEOUT_MS = 10_000;
 
 interface HandlerDeps {
   storage: Storage;
-  authenticate: (authorization: string | undefined) => boolean;
+  authenticate: (authorization: string | undefined) => AuthFailure | undefined;
   log?: (line: string) => void;
   /** true once close() started: answers then carry `Connection: close` so keep-alive sockets drain */
   isClosing: () => boolean;
@@ -50,6 +50,17 @@ interface HandlerDeps {
    * keep-alive socket behind that would otherwise hold close() open until keepAliveTimeout */
   onFinishWhileClosing: () => void;
 }
+
+/**
+ * One 401 for every failure, as the contract has it, but worded for each: a caller with a key
+ * that is merely unknown here (mistyped, revoked, made for another store) should not be told to
+ * send a header it did send.
+ */
+const AUTH_MESSAGES: Record<AuthFailure, string> = {
+  missing: 'an API key is required: send Authorization: Bearer <API_KEY>',
+  malformed: 'the Authorization header must be Bearer <API_KEY>',
+  unknown: 'this API key is not known to the service: check it, or ask for a new one',
+};
 
 function matchRoute(path: string): { route: Route; params: string[] } | undefined {
   for (const route of ROUTES) {
@@ -93,14 +104,9 @@ function createRequestHandler(
           Allow: allow,
         });
       }
-      if (!deps.authenticate(req.headers.authorization)) {
-        throw new HttpError(
-          'UNAUTHENTICATED',
-          'a valid API key is required: send Authorization: Bearer <API_KEY>',
-          {
-            'WWW-Authenticate': 'Bearer',
-          },
-        );
+      const authFailure = deps.authenticate(req.headers.authorization);
+      if (authFailure !== undefined) {
+        throw new HttpError('UNAUTHENTICATED', AUTH_MESSAGES[authFailure], { 'WWW-Authenticate': 'Bearer' });
       }
       await handler({ req, res, params, query, storage: deps.storage });
     } catch (error) {

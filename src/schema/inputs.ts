@@ -1,4 +1,3 @@
-import { canonicalInt64 } from '../upstream/contract.ts';
 import { badUserInput } from './errors.ts';
 
 /** The contract's page-size bounds for `GET /pets`. */
@@ -6,13 +5,45 @@ export const LIMIT_MIN = 1;
 export const LIMIT_MAX = 100;
 export const LIMIT_DEFAULT = 20;
 
-/** An `ID` argument that must be a decimal int64; returns its canonical form. */
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+
+/** An optional sign and ASCII digits: `\d` without the `u` flag matches 0-9 only. */
+const SIGNED_DIGITS = /^([+-]?)0*(\d+)$/;
+/** Digits of INT64_MIN's magnitude: anything longer, leading zeros dropped, is out of range. */
+const INT64_DIGITS = 19;
+/** How much of a refused value a message quotes back. */
+const QUOTED_LENGTH = 40;
+
+/**
+ * Reads an int64 as a person may type it: surrounding whitespace, a `+` sign and leading zeros are
+ * accepted and dropped (`" +007 "` is 7), as the REST service itself reads `GET /pets/007`.
+ * Fractions (`7.0`), exponents (`1e3`), hex, digit separators and non-ASCII digits are refused:
+ * each either is not an integer or can be misread. Returns the canonical decimal form (no sign for
+ * positives, no leading zeros, `0` for `-0`), which is what goes upstream, or why there is none.
+ */
+export function parseInt64Input(text: string): { value: string } | { problem: 'syntax' | 'range' } {
+  const match = SIGNED_DIGITS.exec(text.trim());
+  if (!match) return { problem: 'syntax' };
+  const [, sign, digits = ''] = match;
+  // Checked before BigInt: a 10,000-digit string would otherwise be converted to be refused.
+  if (digits.length > INT64_DIGITS) return { problem: 'range' };
+  const value = sign === '-' ? -BigInt(digits) : BigInt(digits);
+  if (value < INT64_MIN || value > INT64_MAX) return { problem: 'range' };
+  return { value: value.toString() };
+}
+
+/** An `ID` argument that must be an int64 (see parseInt64Input); returns its canonical form. */
 export function int64Argument(value: string, argument: string): string {
-  const canonical = canonicalInt64(value);
-  if (canonical === undefined) {
-    throw badUserInput(`${argument} must be a decimal 64-bit integer.`, argument);
-  }
-  return canonical;
+  const parsed = parseInt64Input(value);
+  if ('value' in parsed) return parsed.value;
+  const got = quote(value);
+  throw badUserInput(
+    parsed.problem === 'range'
+      ? `${argument} must be a 64-bit integer, from ${INT64_MIN} to ${INT64_MAX}; ${got} is outside that range.`
+      : `${argument} must be a 64-bit integer in decimal digits, such as "42"; got ${got}.`,
+    argument,
+  );
 }
 
 /**
@@ -22,7 +53,9 @@ export function int64Argument(value: string, argument: string): string {
  */
 export function int64Key(value: unknown): string {
   const text = typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : value;
-  const canonical = typeof text === 'string' ? canonicalInt64(text) : undefined;
+  // Read as an argument is: a router may pass on what a client typed (`"007"` is pet 7).
+  const parsed = typeof text === 'string' ? parseInt64Input(text) : undefined;
+  const canonical = parsed && 'value' in parsed ? parsed.value : undefined;
   if (canonical === undefined) {
     throw badUserInput(
       'A Pet representation needs an id that is a decimal 64-bit integer.',
@@ -39,4 +72,11 @@ export function limitArgument(value: number | null | undefined): number {
     throw badUserInput(`limit must be from ${LIMIT_MIN} to ${LIMIT_MAX}, got ${value}.`, 'limit');
   }
   return value;
+}
+
+/** The value as JSON, cut short: enough to recognise it, never a 64 KB echo. */
+function quote(value: string): string {
+  return value.length > QUOTED_LENGTH
+    ? `${JSON.stringify(value.slice(0, QUOTED_LENGTH)).slice(0, -1)}…" (${value.length} characters)`
+    : JSON.stringify(value);
 }

@@ -107,6 +107,64 @@ describe('trusted (persisted) operations', () => {
     },
   );
 
+  it('require: a documentId beside document text is refused, and the message says to drop the text', async () => {
+    const result = await postJson(
+      gateways.require.url,
+      { documentId: idOf(ListPets), query: '{ pets { id } }' },
+      AUTH,
+    );
+    expect(result.status).toBe(403);
+    expect(result.errors?.[0]).toMatchObject({
+      message: 'This gateway runs only persisted operations: send the documentId without the query text.',
+      extensions: { code: 'PERSISTED_OPERATION_REQUIRED' },
+    });
+  });
+
+  it('require: a request with neither asks for a documentId', async () => {
+    const result = await postJson(gateways.require.url, { variables: {} }, AUTH);
+    expect(result.status).toBe(403);
+    expect(result.errors?.[0]?.message).toBe(
+      'This gateway runs only persisted operations: send a documentId.',
+    );
+  });
+
+  describe('over GET (GraphQL-over-HTTP: queries only)', () => {
+    const get = async (url: string, params: Record<string, string>) => {
+      const response = await fetch(`${url}?${new URLSearchParams(params)}`, {
+        headers: { authorization: AUTH, accept: 'application/graphql-response+json' },
+      });
+      return { status: response.status, body: await response.json() };
+    };
+
+    it.each(['allow', 'require'] as const)('%s: ?documentId= runs the persisted query', async (mode) => {
+      const result = await get(gateways[mode].url, {
+        documentId: idOf(ListPets),
+        variables: JSON.stringify({ limit: 1 }),
+      });
+      expect(result.body.errors).toBeUndefined();
+      expect(result.status).toBe(200);
+      expect(result.body.data.pets).toHaveLength(1);
+    });
+
+    it('require: the APQ extensions parameter works too', async () => {
+      const hash = idOf(ListPets).replace(/^sha256:/, '');
+      const result = await get(gateways.require.url, {
+        extensions: JSON.stringify({ persistedQuery: { version: 1, sha256Hash: hash } }),
+      });
+      expect(result.body.errors).toBeUndefined();
+    });
+
+    it('require: a persisted mutation is refused over GET (405) and never sent upstream', async () => {
+      upstream.requests.length = 0;
+      const result = await get(gateways.require.url, {
+        documentId: idOf(CreatePet),
+        variables: JSON.stringify({ input: { name: 'by-get', categoryId: '1' } }),
+      });
+      expect(result.status).toBe(405);
+      expect(upstream.requests).toEqual([]);
+    });
+  });
+
   it('refuses a manifest that is not an id → document object', () => {
     expect(() => loadPersistedDocuments('/nonexistent.json')).toThrowError(
       /cannot read persisted operations/,

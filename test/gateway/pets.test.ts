@@ -135,7 +135,9 @@ describe('pet (deprecated)', () => {
   });
 
   it('canonicalises ids, so 007 and 7 are one call', async () => {
-    await execute(gateway.url, RepeatedPet, { one: '007', two: '7' }, AUTH);
+    const result = await execute(gateway.url, RepeatedPet, { one: '007', two: '7' }, AUTH);
+    // Both spellings reach the upstream's 404 (the fake holds no pet 7): neither is refused.
+    expect(result.errors?.map((error) => error.extensions?.code)).toEqual(Array(4).fill('PET_NOT_FOUND'));
     expect(upstream.requests.map((r) => r.path)).toEqual(['/v1/pets/7']);
   });
 
@@ -143,7 +145,6 @@ describe('pet (deprecated)', () => {
     'abc',
     '1.5',
     '',
-    ' 1',
     '9223372036854775808', // int64 max + 1
     '-9223372036854775809',
     '1e3',
@@ -247,7 +248,7 @@ describe('authorization', () => {
     ['an empty header', ''],
     ['Bearer with no key', 'Bearer '],
     ['another scheme', 'Basic YWxpY2U6cHc='],
-    ['a lower-case scheme and a space in the key', 'bearer a b'],
+    ['a space in the key', 'bearer a b'],
     ['an 8 KB key', `Bearer ${'k'.repeat(8192)}`],
   ])('refuses %s with UNAUTHENTICATED and no upstream call', async (_name, authorization) => {
     const result = await execute(gateway.url, ListPets, {}, authorization);

@@ -56,4 +56,12 @@ describe('gateway over the reference service', () => {
     expect(typeof wrongKey.errors?.[0]?.extensions?.code).toBe('string');
     expect(wrongKey.text).not.toContain('not-a-key');
   });
+
+  it('tells a key the service does not know from a missing header', async () => {
+    const unknown = await execute(gateway.url, ListPets, {}, 'Bearer not-a-key');
+    const missing = await execute(gateway.url, ListPets, {});
+    expect(unknown.errors?.[0]?.message).toMatch(/API key is not known/);
+    expect(missing.errors?.[0]?.message).toMatch(/header is required/);
+    expect(unknown.errors?.[0]?.extensions?.code).toBe(missing.errors?.[0]?.extensions?.code);
+  });
 });

@@ -46,7 +46,6 @@ describe('schema artefact', () => {
       '@escape.tech/graphql-armor-max-aliases',
       '@escape.tech/graphql-armor-max-directives',
       '@escape.tech/graphql-armor-max-tokens',
-      '@escape.tech/graphql-armor-block-field-suggestions',
       '@graphql-yoga/plugin-persisted-operations',
       '@graphql-yoga/plugin-prometheus',
       'graphql-http',

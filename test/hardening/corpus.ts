@@ -793,13 +793,11 @@ function argumentCases(): HostileCase[] {
       status: 400,
     });
   }
+  // "+1", " 1" and "007" are accepted and canonicalised (test/gateway/int64-input.test.ts).
   const badIds = [
     '',
     'abc',
     '1.5',
-    '+1',
-    ' 1',
-    '1 ',
     '-',
     '0x1F',
     '1e3',
@@ -857,6 +855,8 @@ function authCases(): HostileCase[] {
     ['pet', '{ pet(id: "1") { id } }'],
     ['createPet', 'mutation { createPet(input: { name: "Rex", categoryId: "1" }) { id } }'],
   ];
+  // Any case of "Bearer" and several spaces before the token are accepted, as RFC 9110 allows
+  // (test/gateway/authorization.test.ts).
   const values: Array<[string, string | undefined]> = [
     ['missing', undefined],
     ['empty', ''],
@@ -866,7 +866,6 @@ function authCases(): HostileCase[] {
     ['Token scheme', `Token ${CORPUS_TOKEN}`],
     ['two words after Bearer', `Bearer ${CORPUS_TOKEN} extra`],
     ['tab instead of space', `Bearer\t${CORPUS_TOKEN}`],
-    ['two spaces', `Bearer  ${CORPUS_TOKEN}`],
     ['comma-joined tokens', `Bearer ${CORPUS_TOKEN},${CORPUS_TOKEN}`],
     ['padding before the token', `Bearer =${CORPUS_TOKEN}`],
     ['quotes', `Bearer "${CORPUS_TOKEN}"`],

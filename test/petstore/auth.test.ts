@@ -40,6 +40,16 @@ describe('bearer authentication', () => {
     expect(await countPets(petstore)).toBe(before);
   });
 
+  test('one 401, worded for each failure: no header, not Bearer, a key it does not know', async () => {
+    const message = async (auth: string | null) =>
+      ((await petstore.api('/v1/pets', { auth })).body as { message: string }).message;
+    expect(await message(null)).toBe('an API key is required: send Authorization: Bearer <API_KEY>');
+    expect(await message('Basic dXNlcjpwdw==')).toBe('the Authorization header must be Bearer <API_KEY>');
+    expect(await message('Bearer wrong-key')).toBe(
+      'this API key is not known to the service: check it, or ask for a new one',
+    );
+  });
+
   test('the scheme is case-insensitive (RFC 9110)', async () => {
     expect((await petstore.api('/v1/pets', { auth: 'bearer test-key' })).status).toBe(200);
     expect((await petstore.api('/v1/pets', { auth: 'BEARER test-key' })).status).toBe(200);

@@ -153,3 +153,22 @@ describe('npm run petstore (main.ts)', () => {
     expect(child.lines.join('\n')).not.toContain('from-env');
   });
 });
+
+describe('start-up failures', () => {
+  test('a port already in use ends with one line naming it, not a stack trace', async () => {
+    const taken = await startPetstore({ dbPath: ':memory:', port: 0 });
+    const port = new URL(taken.url).port;
+    try {
+      const child = spawnSync(process.execPath, [MAIN], {
+        env: childEnv({ PORT: port, PETSTORE_DB: ':memory:' }),
+        encoding: 'utf8',
+      });
+      expect(child.status).toBe(2);
+      expect(child.stderr.trim()).toBe(
+        `petstore: port ${port} on 127.0.0.1 is already in use: set PORT to another port (PORT=0 picks a free one)`,
+      );
+    } finally {
+      await taken.close();
+    }
+  });
+});

@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
+import { chooseEncoding, type Encoding, encodeAsync, VARY_ACCEPT_ENCODING } from './compression.ts';
+import { isPath } from './endpoints.ts';
+
+/** The title of the explorer plugin bundled in Yoga's GraphiQL (@graphiql/plugin-explorer). */
+const EXPLORER = 'GraphiQL Explorer';
+
+interface Page {
+  html: Buffer;
+  etag: string;
+  encoded: Map<Encoding, Promise<Buffer>>;
+}
+
+/**
+ * Serves GraphiQL to browsers at `endpoint`, as Yoga would (`GET` asking for `text/html`), but
+ * with what a 9 MB page needs on a slow link: it is rendered once, compressed once per encoding
+ * (br ~2 MB, gzip ~2.4 MB, with http/compression.ts), and carries an ETag with
+ * `Cache-Control: private, no-cache`, so a reload costs one 304 and no body. `private`: in the
+ * embedded default the page holds that run's API key, which no shared cache should keep.
+ *
+ * GraphiQL opens with the explorer showing, so analysts can build a query by ticking fields: Yoga's
+ * bundle already carries @graphiql/plugin-explorer, served from here like the rest (no CDN).
+ */
+export function useGraphiQLPage(endpoint: string, options: GraphiQLOptions): Plugin {
+  let page: Page | undefined;
+  const render = (): Page => {
+    const html = Buffer.from(renderGraphiQL({ ...options, visiblePlugin: EXPLORER } as GraphiQLOptions));
+    const etag = `W/"${createHash('sha256').update(html).digest('base64url').slice(0, 27)}"`;
+    return { html, etag, encoded: new Map() };
+  };
+  return {
+    onRequest({ request, endResponse, fetchAPI }) {
+      if (request.method !== 'GET' || !request.headers.get('accept')?.includes('text/html')) return;
+      if (!isPath(request, endpoint) && !isPath(request, `${endpoint}/`)) return;
+      page ??= render();
+      const { html, etag, encoded } = page;
+      const headers: Record<string, string> = {
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'private, no-cache',
+        etag,
+        vary: VARY_ACCEPT_ENCODING,
+      };
+      if (matches(request.headers.get('if-none-match'), etag)) {
+        return endResponse(new fetchAPI.Response(null, { status: 304, headers }));
+      }
+      const encoding = chooseEncoding(request.headers.get('accept-encoding') ?? undefined, html.byteLength);
+      if (!encoding) return endResponse(new fetchAPI.Response(html as Uint8Array<ArrayBuffer>, { headers }));
+      let body = encoded.get(encoding);
+      if (!body) {
+        body = encodeAsync(html, encoding);
+        encoded.set(encoding, body);
+      }
+      return body.then((bytes) =>
+        endResponse(
+          new fetchAPI.Response(bytes as Uint8Array<ArrayBuffer>, {
+            headers: { ...headers, 'content-encoding': encoding, 'content-length': String(bytes.byteLength) },
+          }),
+        ),
+      );
+    },
+  };
+}
+
+/** If-None-Match with weak comparison (RFC 9110 §13.1.2): any listed tag, or `*`. */
+function matches(ifNoneMatch: string | null, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === opaque(etag));
+}

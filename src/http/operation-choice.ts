@@ -1,0 +1,52 @@
+import { type DocumentNode, GraphQLError, getOperationAST, Kind } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+/** Operation names a message lists before "…": a document may hold hundreds. */
+const LISTED_NAMES = 10;
+
+/**
+ * Says which operation could not be chosen, and why, where Yoga answers only "Could not determine
+ * what operation to execute." (OPERATION_RESOLUTION_FAILURE, 400). Runs right after parsing, as
+ * Yoga's own check does, and before it.
+ */
+export function useOperationChoice(): Plugin {
+  return {
+    onParse({ context }) {
+      return ({ result }) => {
+        if (!result || result instanceof Error) return;
+        const { operationName } = (context as { params?: { operationName?: string | null } }).params ?? {};
+        const error = operationChoiceError(result as DocumentNode, operationName);
+        if (error) throw error;
+      };
+    },
+  };
+}
+
+/** Why `operationName` picks no operation of `document`, or undefined when it picks one. */
+export function operationChoiceError(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+): GraphQLError | undefined {
+  if (getOperationAST(document, operationName)) return undefined;
+  const names = document.definitions.flatMap((definition) =>
+    definition.kind === Kind.OPERATION_DEFINITION ? [definition.name?.value] : [],
+  );
+  const listed = names
+    .slice(0, LISTED_NAMES)
+    .map((name) => (name === undefined ? 'an unnamed operation' : `"${name}"`))
+    .join(', ');
+  const more = names.length > LISTED_NAMES ? `, … (${names.length} in all)` : '';
+  let message: string;
+  if (names.length === 0) {
+    message = 'The document holds no operation to run, only fragments.';
+  } else if (operationName == null || operationName === '') {
+    message = `The document holds ${names.length} operations (${listed}${more}): name the one to run in operationName.`;
+  } else {
+    // The name is the caller's own text, but it may be long.
+    const asked = operationName.length > 100 ? `${operationName.slice(0, 100)}…` : operationName;
+    message = `The document holds no operation named "${asked}"; it holds ${listed}${more}.`;
+  }
+  return new GraphQLError(message, {
+    extensions: { code: 'OPERATION_RESOLUTION_FAILURE', http: { status: 400 } },
+  });
+}

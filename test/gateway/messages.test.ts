@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { postJson } from '../support/graphql.ts';
+
+// Request errors are read by people: each says what was wrong in words that are true for the
+// request sent (no "Syntax Error" for a document that parses, operations named by name).
+
+const AUTH = 'Bearer messages-token';
+
+let upstream: FakeUpstream;
+let gateway: RunningGateway;
+
+beforeAll(async () => {
+  upstream = await startFakeUpstream();
+  upstream.tokens.add('messages-token');
+  gateway = await startGateway({ upstreamUrl: upstream.url });
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await upstream.close();
+});
+
+const aliases = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: pets { id }`).join(' ')} }`;
+const deep =
+  '{ pets { id } __type(name: "Pet") { fields { type { ofType { ofType { ofType { name } } } } } } }';
+
+describe('limit messages are not called syntax errors', () => {
+  it.each([
+    ['aliases', aliases(11), 'ALIAS_LIMIT_EXCEEDED', 'Aliases limit of 10 exceeded, found 11.'],
+    ['tokens', `{ ${'__typename '.repeat(801)}}`, 'TOKEN_LIMIT_EXCEEDED', 'Token limit of 800 exceeded.'],
+    ['depth', `{ pets { id } a: ${deep.slice(2, -2)} }`, 'DEPTH_LIMIT_EXCEEDED', undefined],
+  ])('%s', async (_name, query, code, message) => {
+    const result = await postJson(gateway.url, { query }, AUTH);
+    expect(result.status).toBe(400);
+    const [error] = result.errors ?? [];
+    expect(error?.extensions?.code).toBe(code);
+    expect(error?.message).not.toMatch(/syntax/i);
+    if (message) expect(error?.message).toBe(message);
+  });
+
+  it('a real syntax error still says so', async () => {
+    const result = await postJson(gateway.url, { query: '{ pets { id }' }, AUTH);
+    expect(result.errors?.[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
+    expect(result.errors?.[0]?.message).toMatch(/^Syntax Error: /);
+  });
+});
+
+describe('operationName that picks no operation', () => {
+  const document = 'query ListAll { pets { id } } query One { pet(id: "1") { id } }';
+
+  it.each([
+    [document, 'Missing', 'The document holds no operation named "Missing"; it holds "ListAll", "One".'],
+    [
+      document,
+      undefined,
+      'The document holds 2 operations ("ListAll", "One"): name the one to run in operationName.',
+    ],
+    [
+      '{ pets { id } }',
+      'ListAll',
+      'The document holds no operation named "ListAll"; it holds an unnamed operation.',
+    ],
+    ['fragment F on Pet { id }', undefined, 'The document holds no operation to run, only fragments.'],
+  ])('%s with operationName %j', async (query, operationName, message) => {
+    const result = await postJson(gateway.url, { query, operationName }, AUTH);
+    expect(result.status).toBe(400);
+    expect(result.errors).toEqual([{ message, extensions: { code: 'OPERATION_RESOLUTION_FAILURE' } }]);
+    expect(upstream.requests).toEqual([]);
+  });
+
+  it('lists at most 10 names', async () => {
+    const query = Array.from({ length: 30 }, (_, i) => `query Q${i} { __typename }`).join(' ');
+    const result = await postJson(gateway.url, { query }, AUTH);
+    expect(result.errors?.[0]?.message).toMatch(/"Q9", … \(30 in all\)\): name the one/);
+  });
+});
+
+describe('GET parameters', () => {
+  it.each(['variables', 'extensions'])(
+    'a %s parameter that is not JSON is BAD_REQUEST, not an internal error',
+    async (name) => {
+      const url = `${gateway.url}?${new URLSearchParams({ query: '{ __typename }', [name]: '{"limit":' })}`;
+      const response = await fetch(url, { headers: { accept: 'application/graphql-response+json' } });
+      expect(response.status).toBe(400);
+      expect((await response.json()).errors).toEqual([
+        { message: `The ${name} parameter is not valid JSON.`, extensions: { code: 'BAD_REQUEST' } },
+      ]);
+    },
+  );
+});
