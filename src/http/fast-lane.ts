@@ -6,6 +6,7 @@ import { type Context, type ContextDeps, createContext } from '../context.ts';
 import { logOperation, type OperationRecord, requestIdOf } from '../observability/logging.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Tracing } from '../observability/tracing.ts';
+import { chooseEncoding, encode } from './compression.ts';
 import { clientIdentity, type DeprecatedUse, deprecationHeaders } from './deprecation-headers.ts';
 import { headersKey, type Lanes, operationKey, type PreparedOperation } from './prepared-operations.ts';
 
@@ -81,6 +82,8 @@ async function serve(
   if (params === undefined) return handOver(req, res, body, options);
   const key = operationKey(params.query, params.documentId, params.operationName);
   if (key === undefined) return handOver(req, res, body, options);
+  // A JSON number past 2^53 was rounded by the parse: Yoga's lane refuses it where an ID is expected.
+  if (params.variables && hasUnsafeNumber(params.variables)) return handOver(req, res, body, options);
   const prepared = lanes.prepared.get(key);
   const headers = lanes.headers.get(headersKey);
   if (prepared === undefined || headers === undefined) {
@@ -134,11 +137,16 @@ function write(
   }
   const text = JSON.stringify(answer);
   const requestId = requestIdOf(headerValue(req, 'x-request-id'));
-  const headers = [...learned, 'content-length', String(Buffer.byteLength(text))];
+  const acceptEncoding = headerValue(req, 'accept-encoding') ?? undefined;
+  // The same choice and bytes as Yoga's lane (http/compression.ts), never a second encoder.
+  const encoding = acceptEncoding ? chooseEncoding(acceptEncoding, Buffer.byteLength(text)) : undefined;
+  const body = encoding ? encode(text, encoding) : text;
+  const headers = [...learned, 'content-length', String(Buffer.byteLength(body))];
+  if (encoding) headers.push('content-encoding', encoding);
   if (deprecation) headers.push('deprecation', deprecation.deprecation, 'sunset', deprecation.sunset);
   headers.push('x-request-id', requestId);
   res.writeHead(200, headers);
-  res.end(text);
+  res.end(body);
   options.lanes.served.fast++;
 
   const record: OperationRecord = {
@@ -180,7 +188,7 @@ function plainRequest(req: IncomingMessage, maxBodyBytes: number): string | unde
   const declared = Number(length);
   if (!(declared > 0 && declared <= maxBodyBytes)) return undefined;
   if (headers['content-encoding'] !== undefined) return undefined;
-  return headersKey(headers.accept, headers.origin);
+  return headersKey(headers.accept, headers.origin, headers['accept-encoding']);
 }
 
 interface PlainParams {
@@ -209,6 +217,16 @@ function plainBody(body: Buffer): PlainParams | undefined {
   if (operationName != null && typeof operationName !== 'string') return undefined;
   if (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
   return value as PlainParams;
+}
+
+/** Whether a JSON value holds a number a double cannot hold exactly. */
+function hasUnsafeNumber(value: unknown): boolean {
+  if (typeof value === 'number')
+    return !Number.isSafeInteger(value) && Math.abs(value) > Number.MAX_SAFE_INTEGER;
+  if (typeof value !== 'object' || value === null) return false;
+  for (const item of Array.isArray(value) ? value : Object.values(value))
+    if (hasUnsafeNumber(item)) return true;
+  return false;
 }
 
 function headerValue(req: IncomingMessage, name: string): string | null {

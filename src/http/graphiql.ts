@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import { chooseEncoding, type Encoding, encodeAsync, VARY_ACCEPT_ENCODING } from './compression.ts';
 import { isPath } from './endpoints.ts';
@@ -24,8 +23,11 @@ interface Page {
  * bundle already carries @graphiql/plugin-explorer, served from here like the rest (no CDN).
  */
 export function useGraphiQLPage(endpoint: string, options: GraphiQLOptions): Plugin {
-  let page: Page | undefined;
-  const render = (): Page => {
+  let page: Promise<Page> | undefined;
+  // Imported on the first page view: the bundle holds GraphiQL's 9 MB page and costs ~50 MB of
+  // RSS once loaded, which a gateway only apps call never needs.
+  const render = async (): Promise<Page> => {
+    const { renderGraphiQL } = await import('@graphql-yoga/render-graphiql');
     const html = Buffer.from(renderGraphiQL({ ...options, visiblePlugin: EXPLORER } as GraphiQLOptions));
     const etag = `W/"${createHash('sha256').update(html).digest('base64url').slice(0, 27)}"`;
     return { html, etag, encoded: new Map() };
@@ -35,32 +37,41 @@ export function useGraphiQLPage(endpoint: string, options: GraphiQLOptions): Plu
       if (request.method !== 'GET' || !request.headers.get('accept')?.includes('text/html')) return;
       if (!isPath(request, endpoint) && !isPath(request, `${endpoint}/`)) return;
       page ??= render();
-      const { html, etag, encoded } = page;
-      const headers: Record<string, string> = {
-        'content-type': 'text/html; charset=utf-8',
-        'cache-control': 'private, no-cache',
-        etag,
-        vary: VARY_ACCEPT_ENCODING,
-      };
-      if (matches(request.headers.get('if-none-match'), etag)) {
-        return endResponse(new fetchAPI.Response(null, { status: 304, headers }));
-      }
-      const encoding = chooseEncoding(request.headers.get('accept-encoding') ?? undefined, html.byteLength);
-      if (!encoding) return endResponse(new fetchAPI.Response(html as Uint8Array<ArrayBuffer>, { headers }));
-      let body = encoded.get(encoding);
-      if (!body) {
-        body = encodeAsync(html, encoding);
-        encoded.set(encoding, body);
-      }
-      return body.then((bytes) =>
-        endResponse(
-          new fetchAPI.Response(bytes as Uint8Array<ArrayBuffer>, {
-            headers: { ...headers, 'content-encoding': encoding, 'content-length': String(bytes.byteLength) },
-          }),
-        ),
-      );
+      return page.then((loaded) => answer(loaded, request, endResponse, fetchAPI));
     },
   };
+}
+
+/** The page, a 304 for a cached copy, or the page compressed once per encoding. */
+function answer(
+  { html, etag, encoded }: Page,
+  request: Request,
+  endResponse: (response: Response) => void,
+  fetchAPI: { Response: typeof Response },
+): Promise<void> | void {
+  const headers: Record<string, string> = {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'private, no-cache',
+    etag,
+    vary: VARY_ACCEPT_ENCODING,
+  };
+  if (matches(request.headers.get('if-none-match'), etag)) {
+    return endResponse(new fetchAPI.Response(null, { status: 304, headers }));
+  }
+  const encoding = chooseEncoding(request.headers.get('accept-encoding') ?? undefined, html.byteLength);
+  if (!encoding) return endResponse(new fetchAPI.Response(html as Uint8Array<ArrayBuffer>, { headers }));
+  let body = encoded.get(encoding);
+  if (!body) {
+    body = encodeAsync(html, encoding);
+    encoded.set(encoding, body);
+  }
+  return body.then((bytes) =>
+    endResponse(
+      new fetchAPI.Response(bytes as Uint8Array<ArrayBuffer>, {
+        headers: { ...headers, 'content-encoding': encoding, 'content-length': String(bytes.byteLength) },
+      }),
+    ),
+  );
 }
 
 /** If-None-Match with weak comparison (RFC 9110 §13.1.2): any listed tag, or `*`. */

@@ -26,8 +26,9 @@ export interface Lanes {
   readonly prepared: Lru<PreparedOperation>;
   /**
    * The headers Yoga sends with a successful answer, by `headersKey` (the request headers they
-   * depend on: Accept picks the content type, Origin the CORS headers), less the ones each answer
-   * sets for itself (content-length, x-request-id, deprecation, sunset). Learned from Yoga's own
+   * depend on: Accept picks the content type, Origin the CORS headers, Accept-Encoding the
+   * compression), less the ones each answer sets for itself (content-length, content-encoding,
+   * x-request-id, deprecation, sunset). Learned from Yoga's own
    * answers, so the fast lane never negotiates anything itself.
    */
   readonly headers: Lru<readonly string[]>;
@@ -102,6 +103,7 @@ export function createLanes(maxPrepared = MAX_PREPARED): Lanes {
 /** Headers each answer sets for itself; every other header of a successful answer is learned. */
 export const PER_ANSWER_HEADERS: ReadonlySet<string> = new Set([
   'content-length',
+  'content-encoding',
   'x-request-id',
   'deprecation',
   'sunset',
@@ -111,14 +113,14 @@ export const PER_ANSWER_HEADERS: ReadonlySet<string> = new Set([
  * The key of the request headers a successful answer's headers depend on, or undefined when a
  * value is too long to be a key (or repeated).
  */
-export function headersKey(accept: unknown, origin: unknown): string | undefined {
-  if (accept !== undefined && (typeof accept !== 'string' || accept.length > MAX_KEY_HEADER_LENGTH)) {
-    return undefined;
+export function headersKey(accept: unknown, origin: unknown, acceptEncoding: unknown): string | undefined {
+  let key = '';
+  for (const value of [accept, origin, acceptEncoding]) {
+    if (value === undefined) key += '\u0001\u0000';
+    else if (typeof value === 'string' && value.length <= MAX_KEY_HEADER_LENGTH) key += `=${value}\u0000`;
+    else return undefined;
   }
-  if (origin !== undefined && (typeof origin !== 'string' || origin.length > MAX_KEY_HEADER_LENGTH)) {
-    return undefined;
-  }
-  return `${accept === undefined ? '\u0001' : `=${accept}`}\u0000${origin === undefined ? '\u0001' : `=${origin}`}`;
+  return key;
 }
 
 /**
