@@ -192,7 +192,10 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
   const headers = { Authorization: options.graphiqlAuthorization ?? 'Bearer <your API key>' };
   const readiness = cachedProbe(options.upstream);
   const plugins: Plugin[] = [
-    useRequestBody(limits.maxBodyBytes),
+    useRequestBody(limits.maxBodyBytes, (serverContext) => {
+      const req = (serverContext as ServerContext).req;
+      return lanes && req ? lanes.parsed.get(req) : undefined;
+    }),
     useQueryParams(),
     maxTokensPlugin({ n: limits.maxTokens, ...armorOptions('TOKEN_LIMIT_EXCEEDED') }),
     maxDepthPlugin({

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
+import type { GraphQLParams } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { type Context, type ContextDeps, createContext } from '../context.ts';
 import { logOperation, type OperationRecord, requestIdOf } from '../observability/logging.ts';
@@ -80,6 +81,8 @@ async function serve(
   const { lanes } = options;
   const params = plainBody(body);
   if (params === undefined) return handOver(req, res, body, options);
+  // From here on Yoga, if it gets the request, need not parse the body again.
+  lanes.parsed.set(req, params as GraphQLParams);
   const key = operationKey(params.query, params.documentId, params.operationName);
   if (key === undefined) return handOver(req, res, body, options);
   // A JSON number past 2^53 was rounded by the parse: Yoga's lane refuses it where an ID is expected.

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import type { CompiledQuery } from 'graphql-jit';
+import type { GraphQLParams } from 'graphql-yoga';
 import type { Context } from '../context.ts';
 
 /**
@@ -42,6 +43,11 @@ export interface Lanes {
    * Yoga answers them from this result and context, so nothing runs upstream twice.
    */
   readonly executed: WeakMap<IncomingMessage, { context: Context; result: ExecutionResult }>;
+  /**
+   * The GraphQL parameters of requests the fast lane has read and handed to Yoga: Yoga's body
+   * parser takes them instead of decoding and parsing the same bytes again.
+   */
+  readonly parsed: WeakMap<IncomingMessage, GraphQLParams>;
   /** GraphQL requests answered by each lane, for /metrics and the differential tests. */
   readonly served: { fast: number; yoga: number };
 }
@@ -96,6 +102,7 @@ export function createLanes(maxPrepared = MAX_PREPARED): Lanes {
     headers: createLru(MAX_HEADER_SETS),
     toPrepare: new WeakMap(),
     executed: new WeakMap(),
+    parsed: new WeakMap(),
     served: { fast: 0, yoga: 0 },
   };
 }

@@ -8,16 +8,24 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * Replaces Yoga's POST parser with one that enforces the body cap while reading (a lying or absent
  * Content-Length cannot get past it), accepts only JSON, refuses batches, and never echoes request
  * bytes in its errors (Yoga's own parser passes JSON.parse's message, which quotes the body).
- * GET requests keep Yoga's parser; Yoga itself refuses mutations over GET.
+ * GET requests keep Yoga's parser; Yoga itself refuses mutations over GET. `parsedBefore` gives
+ * the parameters the fast lane already read from a request's body, if it did.
  */
-export function useRequestBody(maxBytes: number): Plugin {
+export function useRequestBody(
+  maxBytes: number,
+  parsedBefore?: (serverContext: unknown) => GraphQLParams | undefined,
+): Plugin {
   return {
-    onRequestParse({ request, setRequestParser }) {
+    onRequestParse({ request, setRequestParser, serverContext }) {
       // Checked here, for every method, so it runs before Yoga's own body limit (25 MB, answered
       // with a different code) can see a huge declared length.
       const declared = Number(request.headers.get('content-length') ?? '0');
       if (declared > maxBytes) throw tooLarge(maxBytes);
       if (request.method !== 'POST') return;
+      // The fast lane read this body and found a JSON object of plain GraphQL parameters, with
+      // the checks below (media type, cap, UTF-8, JSON, object, operationName) already passed.
+      const parsed = parsedBefore?.(serverContext);
+      if (parsed) return setRequestParser(() => parsed);
       setRequestParser(() => parse(request, maxBytes));
     },
   };
