@@ -9,7 +9,7 @@ import {
   type SpanExporter,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
-import type { DocumentNode, ExecutionResult } from 'graphql';
+import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { methodOf, type UpstreamObserver } from '../upstream/client.ts';
 
@@ -112,11 +112,10 @@ export function createTracing(options: TracingOptions): Tracing {
       if (operationSpan) {
         return { onExecuteDone: ({ result }) => operationSpan.end((result as ExecutionResult).errors) };
       }
-      const operation = (args.document as DocumentNode).definitions.find(
-        (definition) => definition.kind === 'OperationDefinition',
-      );
-      const type = operation?.kind === 'OperationDefinition' ? operation.operation : 'query';
-      const name = operation?.kind === 'OperationDefinition' ? operation.name?.value : undefined;
+      // The operation that runs, as the fast lane names it (not the document's first one).
+      const operation = getOperationAST(args.document as DocumentNode, args.operationName);
+      const type = operation?.operation ?? 'query';
+      const name = operation?.name?.value;
       const span = startOperation((header) => request?.headers.get(header) ?? undefined, type, name);
       setExecuteFn((executeArgs) => span.run(() => executeFn(executeArgs)));
       return {

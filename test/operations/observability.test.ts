@@ -213,6 +213,21 @@ describe('OpenTelemetry', () => {
     expect(operations[0]?.attributes['graphql.error.codes']).toEqual(['PET_NOT_FOUND']);
   });
 
+  it('names the span after the operation that runs, in both lanes', async () => {
+    const query = 'query First { pets(limit: 1) { id } } query Second { pets(limit: 2) { name } }';
+    for (let run = 0; run < 4; run++) {
+      exporter.reset();
+      await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: AUTH },
+        body: JSON.stringify({ query, operationName: 'Second' }),
+      });
+      const names = exporter.getFinishedSpans().map((span) => span.name);
+      expect(names).toContain('graphql.query Second');
+      expect(names).not.toContain('graphql.query First');
+    }
+  });
+
   it('continues the caller’s trace from its traceparent', async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     // Through Yoga's lane, then (once prepared) the fast lane.
