@@ -10,6 +10,8 @@ export interface Config {
   readonly upstreamTimeoutMs: number;
   /** Keep-alive connections to the upstream origin. @default 64 */
   readonly upstreamConnections: number;
+  /** One upstream GET for one caller's identical GETs in flight at once. @default true */
+  readonly upstreamCoalesce: boolean;
   /** Browser origins allowed to call the endpoint (CORS); `['*']` allows any. @default ['*'] */
   readonly corsOrigins: readonly string[];
   /** Serve GraphiQL to browsers at /graphql. @default true */
@@ -84,6 +86,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     upstreamUrl: upstreamUrl(env),
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 5000, 1, 120_000),
     upstreamConnections: integer(env, 'UPSTREAM_CONNECTIONS', 64, 1, 1024),
+    upstreamCoalesce: boolean(env, 'UPSTREAM_COALESCE', true),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     metrics: boolean(env, 'METRICS', true),
     fastLane: boolean(env, 'FAST_LANE', true),

@@ -76,6 +76,7 @@ async function main(): Promise<void> {
     baseUrl: upstreamUrl,
     timeoutMs: config.upstreamTimeoutMs,
     connections: config.upstreamConnections,
+    coalesce: config.upstreamCoalesce,
     observers: [metrics?.upstream, tracing?.upstream].filter((observer) => observer !== undefined),
   });
   const cacheStore =

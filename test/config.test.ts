@@ -107,3 +107,13 @@ describe('response cache configuration', () => {
     expect(() => loadConfig({ RESPONSE_CACHE: 'redis', REDIS_URL: 'hunter2' })).not.toThrowError(/hunter2/);
   });
 });
+
+describe('upstream coalescing configuration', () => {
+  it('is on by default and turned off with UPSTREAM_COALESCE=off', () => {
+    expect(loadConfig({}).upstreamCoalesce).toBe(true);
+    expect(loadConfig({ UPSTREAM_COALESCE: 'off' }).upstreamCoalesce).toBe(false);
+    expect(() => loadConfig({ UPSTREAM_COALESCE: 'sometimes' })).toThrowError(
+      /^UPSTREAM_COALESCE must be on or off, got "sometimes"$/,
+    );
+  });
+});

@@ -16,7 +16,7 @@ export interface Metrics {
   registry: Registry;
   /** Serves `/metrics` and records operations, their durations and errors by code. */
   plugin: Plugin;
-  /** Records upstream calls, retries, short circuits and breaker state. */
+  /** Records upstream calls, retries, short circuits, coalesced GETs and breaker state. */
   upstream: UpstreamObserver;
   /** Records a deprecated field's use by the client's self-declared name. */
   deprecatedUse(fields: string[], clientName: string | undefined): void;
@@ -160,6 +160,12 @@ export function createMetrics(): Metrics {
     labelNames: ['route'],
     registers: [registry],
   });
+  const coalesced = new Counter({
+    name: 'pet_gateway_upstream_coalesced_total',
+    help: "GETs served by the same caller's identical GET already in flight: upstream requests saved.",
+    labelNames: ['route'],
+    registers: [registry],
+  });
   const breakerState = new Gauge({
     name: 'pet_gateway_upstream_breaker_state',
     help: 'The upstream circuit breaker: 0 closed, 1 half-open, 2 open.',
@@ -191,6 +197,7 @@ export function createMetrics(): Metrics {
       },
       retry: (route, reason) => retries.inc({ route, reason }),
       shortCircuit: (route) => shortCircuits.inc({ route }),
+      coalesced: (route) => coalesced.inc({ route }),
       breaker: (state) => {
         breakerState.set(BREAKER_STATE[state]);
         breakerTransitions.inc({ state });

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 
 /**
@@ -25,13 +24,6 @@ export interface CacheStats {
   misses: number;
   /** Failed or timed-out commands (each one fell through to the upstream) and connection errors. */
   errors: number;
-}
-
-/** The part of every key that names the caller: a hash of the whole `Authorization` header. */
-export function callerKey(authorization: string): string {
-  // The header is a high-entropy API key; its sha256 cannot be turned back into it, and the token
-  // itself never appears in a key or a value.
-  return createHash('sha256').update(authorization).digest('hex');
 }
 
 /** `pg:v1:<caller>:<rest>`: `v1` changes whenever the shape of keys or values does. */
