@@ -8,6 +8,7 @@ import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { useEndpoint } from '../http/endpoints.ts';
+import type { RateLimitStats } from '../http/rate-limit.ts';
 import type { CacheStats } from '../upstream/cache.ts';
 import type { UpstreamObserver } from '../upstream/client.ts';
 import { createLabelBudget } from './labels.ts';
@@ -29,6 +30,8 @@ export interface Metrics {
   servedFast(operation: FastOperation): void;
   /** Exposes the requests each lane answered. */
   watchLanes(served: { fast: number; yoga: number }): void;
+  /** Exposes the requests the rate limit refused and the decisions its Redis could not take. */
+  watchRateLimit(stats: RateLimitStats): void;
 }
 
 export interface FastOperation {
@@ -227,6 +230,26 @@ export function createMetrics(): Metrics {
           this.reset();
           this.inc({ lane: 'fast' }, served.fast);
           this.inc({ lane: 'yoga' }, served.yoga);
+        },
+      });
+    },
+    watchRateLimit(stats) {
+      new Counter({
+        name: 'pet_gateway_rate_limited_total',
+        help: 'GraphQL requests refused with RATE_LIMITED (429): their API key used up its minute.',
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(stats.limited);
+        },
+      });
+      new Counter({
+        name: 'pet_gateway_rate_limit_store_errors_total',
+        help: 'Rate limit decisions taken by the in-process fallback because Redis did not answer.',
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(stats.storeErrors);
         },
       });
     },

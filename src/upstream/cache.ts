@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { closeRedis, connectRedis } from '../redis.ts';
 
 /**
  * Where cached upstream answers live: this process's memory, or Redis shared by several instances.
@@ -100,8 +100,8 @@ export interface RedisCacheOptions {
 }
 
 /**
- * Redis through ioredis, for several gateway instances sharing one cache. Commands are never
- * queued while disconnected: with Redis down every lookup is an immediate miss, and ioredis keeps
+ * Redis through node-redis, for several gateway instances sharing one cache. Commands are never
+ * queued while disconnected: with Redis down every lookup is an immediate miss, and the client keeps
  * reconnecting in the background.
  */
 export function createRedisCache(url: URL | string, options: RedisCacheOptions = {}): ResponseCache {
@@ -114,19 +114,12 @@ export function createRedisCache(url: URL | string, options: RedisCacheOptions =
       options.onError(error instanceof Error ? error : new Error(String(error)));
     }
   };
-  const redis = new Redis(String(url), {
-    lazyConnect: true,
-    connectTimeout: options.connectTimeoutMs ?? 1000,
-    commandTimeout: options.commandTimeoutMs ?? 250,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    // Reconnect soon after Redis comes back, without hammering it while it is away.
-    retryStrategy: (times) => Math.min(times * 100, 2000),
+  const redis = connectRedis(url, {
+    ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
+    ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+    // Each connection error is counted (and reported at most every 10 s).
+    onError: failed,
   });
-  // Without a listener ioredis prints every connection error; each one is counted instead.
-  redis.on('error', failed);
-  // Connect now, in the background: requests arriving before Redis answers are plain misses.
-  redis.connect().catch(() => {});
 
   return {
     async get(key) {
@@ -142,29 +135,26 @@ export function createRedisCache(url: URL | string, options: RedisCacheOptions =
     },
     async set(key, value, ttlMs) {
       try {
-        await redis.set(key, value, 'PX', ttlMs);
+        await redis.set(key, value, { expiration: { type: 'PX', value: ttlMs } });
       } catch (error) {
         failed(error);
       }
     },
     async setIfAbsent(key, value, ttlMs) {
       try {
-        const replies = await redis.multi().set(key, value, 'PX', ttlMs, 'NX').get(key).exec();
-        const got = replies?.[1];
-        if (!got || got[0]) throw got?.[0] ?? new Error('transaction discarded');
-        return typeof got[1] === 'string' ? got[1] : undefined;
+        const replies = await redis
+          .multi()
+          .set(key, value, { expiration: { type: 'PX', value: ttlMs }, condition: 'NX' })
+          .get(key)
+          .exec();
+        const got = replies[1];
+        return typeof got === 'string' ? got : undefined;
       } catch (error) {
         failed(error);
         return undefined;
       }
     },
     stats,
-    async close() {
-      try {
-        await redis.quit();
-      } catch {
-        redis.disconnect();
-      }
-    },
+    close: () => closeRedis(redis),
   };
 }
