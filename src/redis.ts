@@ -4,8 +4,6 @@ import { createClient, type RedisClientType } from 'redis';
 export type RedisConnection = RedisClientType;
 
 export interface RedisConnectionOptions {
-  /** A command without an answer by then rejects (and whoever sent it falls back). @default 250 */
-  commandTimeoutMs?: number;
   /** @default 1000 */
   connectTimeoutMs?: number;
   /** Every connection error (refused, lost, timed out). Must not throw. */
@@ -23,7 +21,6 @@ export function connectRedis(url: URL | string, options: RedisConnectionOptions)
   const client: RedisConnection = createClient({
     url: String(url),
     disableOfflineQueue: true,
-    commandOptions: { timeout: options.commandTimeoutMs ?? 250 },
     socket: {
       connectTimeout: options.connectTimeoutMs ?? 1000,
       reconnectStrategy: (retries) => Math.min((retries + 1) * 100, 2000),
@@ -37,11 +34,29 @@ export function connectRedis(url: URL | string, options: RedisConnectionOptions)
   return client;
 }
 
-/** Closes a connection whether or not it is up: waits for pending replies when it can. */
+/**
+ * Rejects when `command` has no answer within `ms`. node-redis's own command timeout stops counting
+ * once a command is written to the socket, so a Redis that accepts connections but does not answer
+ * (overloaded, paused) would hold the caller until the socket dies; callers that must fall back
+ * quickly race the reply against this timer instead (the late reply is simply ignored).
+ */
+export function withinMs<T>(command: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([command, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Closes a connection whether or not it is up: waits up to a second for pending replies, then
+ * drops it (a Redis that stopped answering must not hold shutdown).
+ */
 export async function closeRedis(client: RedisConnection): Promise<void> {
+  if (!client.isOpen) return;
   try {
-    if (client.isOpen) await client.close();
+    await withinMs(client.close(), 1000);
   } catch {
-    client.destroy();
+    if (client.isOpen) client.destroy();
   }
 }

@@ -1,6 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  RLWrapperTimeouts,
+} from 'rate-limiter-flexible';
 import { closeRedis, connectRedis, type RedisConnection } from '../redis.ts';
 import { rateLimited } from '../schema/errors.ts';
 import { callerKey } from '../upstream/caller-key.ts';
@@ -47,6 +52,9 @@ export interface RateLimitOptions {
   onError?: (error: Error) => void;
 }
 
+/** A decision Redis has not taken by then is taken in memory. */
+const STORE_TIMEOUT_MS = 250;
+
 const ALLOWED: RateLimitDecision = Object.freeze({ limited: false });
 
 /** Keys are `pg:rl:v1:<sha256 of the canonical Authorization header>`: never the key itself. */
@@ -72,16 +80,21 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
     }
   };
   let redis: RedisConnection | undefined;
-  let shared: RateLimiterRedis | undefined;
+  let shared: RLWrapperTimeouts | undefined;
   if (options.store === 'redis') {
     if (options.redisUrl === undefined) throw new Error('a Redis rate limit needs a Redis URL');
     redis = connectRedis(options.redisUrl, { onError: report });
-    shared = new RateLimiterRedis({
-      ...limits,
-      storeClient: redis,
-      useRedisPackage: true,
-      // Fail at once while disconnected instead of waiting for a command that cannot be sent.
-      rejectIfRedisNotReady: true,
+    shared = new RLWrapperTimeouts({
+      // node-redis stops timing a command once it is written: a Redis that does not answer would
+      // hold the request, so the library's wrapper gives each decision STORE_TIMEOUT_MS.
+      timeoutMs: STORE_TIMEOUT_MS,
+      limiter: new RateLimiterRedis({
+        ...limits,
+        storeClient: redis,
+        useRedisPackage: true,
+        // Fail at once while disconnected instead of waiting for a command that cannot be sent.
+        rejectIfRedisNotReady: true,
+      }),
     });
   }
 

@@ -1,4 +1,4 @@
-import { closeRedis, connectRedis } from '../redis.ts';
+import { closeRedis, connectRedis, withinMs } from '../redis.ts';
 
 /**
  * Where cached upstream answers live: this process's memory, or Redis shared by several instances.
@@ -101,8 +101,8 @@ export interface RedisCacheOptions {
 
 /**
  * Redis through node-redis, for several gateway instances sharing one cache. Commands are never
- * queued while disconnected: with Redis down every lookup is an immediate miss, and the client keeps
- * reconnecting in the background.
+ * queued while disconnected: with Redis down every lookup is an immediate miss, with Redis slow a
+ * miss after `commandTimeoutMs`, and the client keeps reconnecting in the background.
  */
 export function createRedisCache(url: URL | string, options: RedisCacheOptions = {}): ResponseCache {
   const stats: CacheStats = { hits: 0, misses: 0, errors: 0 };
@@ -114,8 +114,8 @@ export function createRedisCache(url: URL | string, options: RedisCacheOptions =
       options.onError(error instanceof Error ? error : new Error(String(error)));
     }
   };
+  const timeoutMs = options.commandTimeoutMs ?? 250;
   const redis = connectRedis(url, {
-    ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
     ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
     // Each connection error is counted (and reported at most every 10 s).
     onError: failed,
@@ -124,7 +124,7 @@ export function createRedisCache(url: URL | string, options: RedisCacheOptions =
   return {
     async get(key) {
       try {
-        const value = await redis.get(key);
+        const value = await withinMs(redis.get(key), timeoutMs);
         if (value === null) stats.misses++;
         else stats.hits++;
         return value ?? undefined;
@@ -135,18 +135,21 @@ export function createRedisCache(url: URL | string, options: RedisCacheOptions =
     },
     async set(key, value, ttlMs) {
       try {
-        await redis.set(key, value, { expiration: { type: 'PX', value: ttlMs } });
+        await withinMs(redis.set(key, value, { expiration: { type: 'PX', value: ttlMs } }), timeoutMs);
       } catch (error) {
         failed(error);
       }
     },
     async setIfAbsent(key, value, ttlMs) {
       try {
-        const replies = await redis
-          .multi()
-          .set(key, value, { expiration: { type: 'PX', value: ttlMs }, condition: 'NX' })
-          .get(key)
-          .exec();
+        const replies = await withinMs(
+          redis
+            .multi()
+            .set(key, value, { expiration: { type: 'PX', value: ttlMs }, condition: 'NX' })
+            .get(key)
+            .exec(),
+          timeoutMs,
+        );
         const got = replies[1];
         return typeof got === 'string' ? got : undefined;
       } catch (error) {

@@ -179,6 +179,24 @@ describe.skipIf(!redisAvailable)('RATE_LIMIT_STORE=redis, shared by two instance
     }
   });
 
+  it('decides in memory within ~250 ms when Redis stops answering, and goes back to Redis after', async () => {
+    const errorsBefore = limitA.stats.storeErrors;
+    redis.pause();
+    try {
+      const started = performance.now();
+      // A key of its own, so the decision taken in A's memory leaves the next test's count alone.
+      const answer = await list(a.url, 'Bearer carol-limit-token');
+      expect(answer.status).toBe(200);
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect(limitA.stats.storeErrors).toBe(errorsBefore + 1);
+    } finally {
+      redis.resume();
+    }
+    await sleep(50);
+    expect((await list(b.url, `Bearer ${ALICE}`)).status).toBe(429);
+    expect(limitA.stats.storeErrors + limitB.stats.storeErrors).toBe(errorsBefore + 1);
+  });
+
   it('keeps answering when Redis is down: each instance then limits on its own (fail-open to per-instance)', async () => {
     await redis.stop();
     const statuses: number[] = [];
