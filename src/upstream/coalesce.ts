@@ -20,8 +20,6 @@ export interface Coalescer {
     start: (shared: SharedCall) => Promise<T>,
     joined?: () => void,
   ): Promise<T>;
-  /** Calls in flight (for tests). */
-  readonly size: number;
 }
 
 /** What the function that makes the shared call gets. */
@@ -34,7 +32,7 @@ interface Flight {
   readonly promise: Promise<unknown>;
   readonly controller: AbortController;
   waiters: number;
-  /** Each waiter's signal, so the caller can compute the shared deadline (see `latest`). */
+  /** The waiters' signals, from which `onJoin` may compute the shared call's deadline. */
   readonly signals: Set<AbortSignal>;
 }
 
@@ -67,9 +65,6 @@ export function createCoalescer(
       const flight: Flight = { controller, promise, waiters: 0, signals: new Set() };
       flights.set(key, flight);
       return wait(key, flight, waiter) as Promise<T>;
-    },
-    get size() {
-      return flights.size;
     },
   };
 
