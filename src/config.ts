@@ -10,6 +10,8 @@ export interface Config {
   readonly upstreamTimeoutMs: number;
   /** Keep-alive connections to the upstream origin. @default 64 */
   readonly upstreamConnections: number;
+  /** One upstream GET for one caller's identical GETs in flight at once. @default true */
+  readonly upstreamCoalesce: boolean;
   /** Browser origins allowed to call the endpoint (CORS); `['*']` allows any. @default ['*'] */
   readonly corsOrigins: readonly string[];
   /** Serve GraphiQL to browsers at /graphql. @default true */
@@ -36,7 +38,9 @@ export interface Config {
   readonly responseCache: 'off' | 'memory' | 'redis';
   /** How long a cached answer is reused. @default 2000 */
   readonly responseCacheTtlMs: number;
-  /** Redis for `responseCache: 'redis'` (redis:// or rediss://); ignored otherwise. */
+  /** Requests per API key per minute, and where the counts live; undefined = no limit. @default undefined */
+  readonly rateLimit: { readonly perMinute: number; readonly store: 'memory' | 'redis' } | undefined;
+  /** Redis for `responseCache: 'redis'` and a rate limit stored in Redis; ignored otherwise. */
   readonly redisUrl: URL | undefined;
   /** Embedded reference service only. @default 'data/petstore.db' */
   readonly petstoreDb: string;
@@ -84,6 +88,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     upstreamUrl: upstreamUrl(env),
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 5000, 1, 120_000),
     upstreamConnections: integer(env, 'UPSTREAM_CONNECTIONS', 64, 1, 1024),
+    upstreamCoalesce: boolean(env, 'UPSTREAM_COALESCE', true),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     metrics: boolean(env, 'METRICS', true),
     fastLane: boolean(env, 'FAST_LANE', true),
@@ -93,7 +98,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     graphiql: boolean(env, 'GRAPHIQL', true),
     introspection: boolean(env, 'INTROSPECTION', true),
     ...persisted(env),
-    ...responseCache(env),
+    ...redisUses(env),
     limits: Object.freeze({
       maxDepth: integer(env, 'MAX_DEPTH', DEFAULT_LIMITS.maxDepth, 1, 100),
       maxAliases: integer(env, 'MAX_ALIASES', DEFAULT_LIMITS.maxAliases, 0, 1000),
@@ -171,19 +176,36 @@ function persisted(env: Record<string, string | undefined>) {
   return { persistedOperations: mode as Config['persistedOperations'], persistedOperationsFile: file };
 }
 
-function responseCache(
+function redisUses(
   env: Record<string, string | undefined>,
-): Pick<Config, 'responseCache' | 'responseCacheTtlMs' | 'redisUrl'> {
+): Pick<Config, 'responseCache' | 'responseCacheTtlMs' | 'rateLimit' | 'redisUrl'> {
   const mode = nonEmpty(env, 'RESPONSE_CACHE')?.toLowerCase() ?? 'off';
   if (mode !== 'off' && mode !== 'memory' && mode !== 'redis') {
     throw new ConfigError(`RESPONSE_CACHE must be off, memory or redis, got "${mode}"`);
   }
   const ttlMs = integer(env, 'RESPONSE_CACHE_TTL_MS', 2000, 1, 60_000);
-  // REDIS_URL alone does not turn the cache on: caching is a choice (answers may be up to a TTL
-  // old), and platforms often inject REDIS_URL for other uses.
-  if (mode !== 'redis') return { responseCache: mode, responseCacheTtlMs: ttlMs, redisUrl: undefined };
+  const perMinute = nonEmpty(env, 'RATE_LIMIT_PER_MINUTE')?.toLowerCase();
+  const store = nonEmpty(env, 'RATE_LIMIT_STORE')?.toLowerCase() ?? 'memory';
+  if (store !== 'memory' && store !== 'redis') {
+    throw new ConfigError(`RATE_LIMIT_STORE must be memory or redis, got "${store}"`);
+  }
+  const rateLimit =
+    perMinute === undefined || perMinute === 'off'
+      ? undefined
+      : Object.freeze({
+          perMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 0, 1, 1_000_000),
+          store: store as 'memory' | 'redis',
+        });
+  // REDIS_URL alone turns nothing on: caching is a choice (answers may be up to a TTL old), and
+  // platforms often inject REDIS_URL for other uses.
+  const needs = [
+    ...(mode === 'redis' ? ['RESPONSE_CACHE=redis'] : []),
+    ...(rateLimit?.store === 'redis' ? ['RATE_LIMIT_STORE=redis'] : []),
+  ];
+  const settings = { responseCache: mode, responseCacheTtlMs: ttlMs, rateLimit } as const;
+  if (needs.length === 0) return { ...settings, redisUrl: undefined };
   const raw = nonEmpty(env, 'REDIS_URL');
-  if (raw === undefined) throw new ConfigError('RESPONSE_CACHE=redis needs REDIS_URL (redis://host:6379)');
+  if (raw === undefined) throw new ConfigError(`${needs[0]} needs REDIS_URL (redis://host:6379)`);
   let url: URL;
   try {
     url = new URL(raw);
@@ -194,7 +216,7 @@ function responseCache(
   if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
     throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL with a host, got "${url.protocol}"`);
   }
-  return { responseCache: mode, responseCacheTtlMs: ttlMs, redisUrl: url };
+  return { ...settings, redisUrl: url };
 }
 
 function integer(

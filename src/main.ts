@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { createEdge } from './http/edge.ts';
 import { createHttpServer } from './http/listener.ts';
 import { loadPersistedDocuments } from './http/persisted-documents.ts';
+import { createRateLimit } from './http/rate-limit.ts';
 import { createLogger } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
 import type { GatewayOptions } from './server.ts';
@@ -76,6 +77,7 @@ async function main(): Promise<void> {
     baseUrl: upstreamUrl,
     timeoutMs: config.upstreamTimeoutMs,
     connections: config.upstreamConnections,
+    coalesce: config.upstreamCoalesce,
     observers: [metrics?.upstream, tracing?.upstream].filter((observer) => observer !== undefined),
   });
   const cacheStore =
@@ -88,11 +90,22 @@ async function main(): Promise<void> {
         ? createMemoryCache()
         : undefined;
   if (cacheStore && metrics) metrics.watchCache(cacheStore.stats);
+  const rateLimit = config.rateLimit
+    ? createRateLimit({
+        perMinute: config.rateLimit.perMinute,
+        store: config.rateLimit.store,
+        ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
+        onError: (error) =>
+          logger.warn({ error: error.message }, 'rate limit store unavailable, limiting per instance'),
+      })
+    : undefined;
+  if (rateLimit && metrics) metrics.watchRateLimit(rateLimit.stats);
   const edge = createEdge({
     fastLane: config.fastLane,
     federation: config.federation,
     upstream,
     ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs } } : {}),
+    ...(rateLimit ? { rateLimit } : {}),
     logger,
     ...(metrics ? { metrics } : {}),
     ...(tracing ? { tracing } : {}),
@@ -117,6 +130,13 @@ async function main(): Promise<void> {
   } else {
     console.log(`pet-gateway: upstream ${upstreamUrl.origin}`);
   }
+  if (config.rateLimit) {
+    const where =
+      config.rateLimit.store === 'redis' && config.redisUrl ? `Redis at ${config.redisUrl.host}` : 'memory';
+    console.log(
+      `pet-gateway: rate limit ${config.rateLimit.perMinute} requests per API key per minute (${where})`,
+    );
+  }
   if (cacheStore) {
     const where = config.redisUrl ? ` at ${config.redisUrl.host}` : '';
     console.log(
@@ -140,6 +160,7 @@ async function main(): Promise<void> {
     await closed;
     await upstream.close();
     await cacheStore?.close();
+    await rateLimit?.close();
     await closeEmbedded();
     await tracing?.shutdown();
     logger.flush();

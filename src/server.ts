@@ -17,6 +17,7 @@ import { useOperationChoice } from './http/operation-choice.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './http/persisted-documents.ts';
 import { type Lanes, PER_ANSWER_HEADERS, type PreparedOperation } from './http/prepared-operations.ts';
 import { useQueryParams } from './http/query-params.ts';
+import { type RateLimit, useRateLimit } from './http/rate-limit.ts';
 import { useRequestBody } from './http/request-body.ts';
 import { useCodedRequestErrors } from './http/request-errors.ts';
 import { useResponseCompression } from './http/response-compression.ts';
@@ -54,6 +55,8 @@ export interface GatewayOptions {
   tracing?: Tracing;
   /** Per-caller response cache for `pets`/`pet` (see README "Response cache"); undefined = off. */
   cache?: ResponseCacheOptions;
+  /** Requests per API key per minute, checked before anything runs; undefined = no limit. */
+  rateLimit?: RateLimit;
   /**
    * Serve the schema as an Apollo Federation v2 subgraph (`_service`, `_entities`, `Pet @key`);
    * off, the public schema is exactly schema/schema.graphql. @default false
@@ -197,6 +200,8 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
       return lanes && req ? lanes.parsed.get(req) : undefined;
     }),
     useQueryParams(),
+    // Before every other onParams hook and the document limits: a refused request costs nothing more.
+    ...(options.rateLimit ? [useRateLimit(options.rateLimit)] : []),
     maxTokensPlugin({ n: limits.maxTokens, ...armorOptions('TOKEN_LIMIT_EXCEEDED') }),
     maxDepthPlugin({
       n: limits.maxDepth,

@@ -107,3 +107,46 @@ describe('response cache configuration', () => {
     expect(() => loadConfig({ RESPONSE_CACHE: 'redis', REDIS_URL: 'hunter2' })).not.toThrowError(/hunter2/);
   });
 });
+
+describe('upstream coalescing configuration', () => {
+  it('is on by default and turned off with UPSTREAM_COALESCE=off', () => {
+    expect(loadConfig({}).upstreamCoalesce).toBe(true);
+    expect(loadConfig({ UPSTREAM_COALESCE: 'off' }).upstreamCoalesce).toBe(false);
+    expect(() => loadConfig({ UPSTREAM_COALESCE: 'sometimes' })).toThrowError(
+      /^UPSTREAM_COALESCE must be on or off, got "sometimes"$/,
+    );
+  });
+});
+
+describe('rate limit configuration', () => {
+  it('is off by default; RATE_LIMIT_PER_MINUTE turns it on in memory, or in Redis with REDIS_URL', () => {
+    expect(loadConfig({}).rateLimit).toBeUndefined();
+    expect(loadConfig({ RATE_LIMIT_STORE: 'redis' })).toMatchObject({
+      rateLimit: undefined,
+      redisUrl: undefined,
+    });
+    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '120' }).rateLimit).toEqual({
+      perMinute: 120,
+      store: 'memory',
+    });
+    const shared = loadConfig({
+      RATE_LIMIT_PER_MINUTE: '60',
+      RATE_LIMIT_STORE: 'redis',
+      REDIS_URL: 'redis://limits:6379',
+    });
+    expect(shared).toMatchObject({ rateLimit: { perMinute: 60, store: 'redis' }, responseCache: 'off' });
+    expect(shared.redisUrl?.host).toBe('limits:6379');
+  });
+
+  it.each([
+    [{ RATE_LIMIT_PER_MINUTE: '0' }, /^RATE_LIMIT_PER_MINUTE must be an integer from 1 to 1000000, got "0"$/],
+    [{ RATE_LIMIT_PER_MINUTE: 'lots' }, /^RATE_LIMIT_PER_MINUTE must be an integer/],
+    [
+      { RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_STORE: 'disk' },
+      /^RATE_LIMIT_STORE must be memory or redis, got "disk"$/,
+    ],
+    [{ RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_STORE: 'redis' }, /^RATE_LIMIT_STORE=redis needs REDIS_URL/],
+  ])('refuses %o naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrowError(message);
+  });
+});

@@ -92,10 +92,11 @@ describe('npm start', () => {
         LOG_LEVEL: 'silent',
       });
       const [, url] = await gateway.waitFor(/GraphiQL at (http:\/\/\S+\/graphql)/);
-      const inFlight = Array.from({ length: 3 }, () =>
+      // Three different lists: identical ones would share one upstream call (coalescing).
+      const inFlight = Array.from({ length: 3 }, (_, i) =>
         postJson<{ pets: Array<{ name: string }> }>(
           url as string,
-          { query: '{ pets { name } }' },
+          { query: `{ pets(limit: ${i + 1}) { name } }` },
           'Bearer t',
         ),
       );

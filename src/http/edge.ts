@@ -50,6 +50,7 @@ export function createEdge(options: EdgeOptions): Edge {
     logger,
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.tracing ? { tracing: options.tracing } : {}),
+    ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
     onDeprecatedUse: deprecatedUseReporter(logger, options.metrics),
   });
   options.metrics?.watchLanes(lanes.served);

@@ -10,6 +10,7 @@ import type { Tracing } from '../observability/tracing.ts';
 import { chooseEncoding, encode } from './compression.ts';
 import { clientIdentity, type DeprecatedUse, deprecationHeaders } from './deprecation-headers.ts';
 import { headersKey, type Lanes, operationKey, type PreparedOperation } from './prepared-operations.ts';
+import type { RateLimit } from './rate-limit.ts';
 
 /** Yoga's node handler: the server of record, for every request the fast lane does not answer. */
 export type YogaHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
@@ -22,6 +23,8 @@ export interface FastLaneOptions {
   logger: Logger;
   metrics?: Metrics;
   tracing?: Tracing;
+  /** The per-key limit, consulted before execution; Yoga words a refusal. */
+  rateLimit?: RateLimit;
   onDeprecatedUse: (use: DeprecatedUse) => void;
 }
 
@@ -93,6 +96,11 @@ async function serve(
     lanes.toPrepare.set(req, { operation: key, headers: headersKey });
     return handOver(req, res, body, options);
   }
+
+  // A refused request goes to Yoga, which answers the 429; the limit remembers its decision for
+  // this request, so Yoga's check does not count it again (nor does it for a result with errors).
+  if (options.rateLimit && (await options.rateLimit.check(req, req.headers.authorization)).limited)
+    return handOver(req, res, body, options);
 
   const variables = params.variables ?? {};
   const context = createContext(req.headers.authorization, options.context, variables);

@@ -8,6 +8,7 @@ import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { useEndpoint } from '../http/endpoints.ts';
+import type { RateLimitStats } from '../http/rate-limit.ts';
 import type { CacheStats } from '../upstream/cache.ts';
 import type { UpstreamObserver } from '../upstream/client.ts';
 import { createLabelBudget } from './labels.ts';
@@ -16,7 +17,7 @@ export interface Metrics {
   registry: Registry;
   /** Serves `/metrics` and records operations, their durations and errors by code. */
   plugin: Plugin;
-  /** Records upstream calls, retries, short circuits and breaker state. */
+  /** Records upstream calls, retries, short circuits, coalesced GETs and breaker state. */
   upstream: UpstreamObserver;
   /** Records a deprecated field's use by the client's self-declared name. */
   deprecatedUse(fields: string[], clientName: string | undefined): void;
@@ -29,6 +30,8 @@ export interface Metrics {
   servedFast(operation: FastOperation): void;
   /** Exposes the requests each lane answered. */
   watchLanes(served: { fast: number; yoga: number }): void;
+  /** Exposes the requests the rate limit refused and the decisions its Redis could not take. */
+  watchRateLimit(stats: RateLimitStats): void;
 }
 
 export interface FastOperation {
@@ -160,6 +163,12 @@ export function createMetrics(): Metrics {
     labelNames: ['route'],
     registers: [registry],
   });
+  const coalesced = new Counter({
+    name: 'pet_gateway_upstream_coalesced_total',
+    help: "GETs served by the same caller's identical GET already in flight: upstream requests saved.",
+    labelNames: ['route'],
+    registers: [registry],
+  });
   const breakerState = new Gauge({
     name: 'pet_gateway_upstream_breaker_state',
     help: 'The upstream circuit breaker: 0 closed, 1 half-open, 2 open.',
@@ -191,6 +200,7 @@ export function createMetrics(): Metrics {
       },
       retry: (route, reason) => retries.inc({ route, reason }),
       shortCircuit: (route) => shortCircuits.inc({ route }),
+      coalesced: (route) => coalesced.inc({ route }),
       breaker: (state) => {
         breakerState.set(BREAKER_STATE[state]);
         breakerTransitions.inc({ state });
@@ -220,6 +230,26 @@ export function createMetrics(): Metrics {
           this.reset();
           this.inc({ lane: 'fast' }, served.fast);
           this.inc({ lane: 'yoga' }, served.yoga);
+        },
+      });
+    },
+    watchRateLimit(stats) {
+      new Counter({
+        name: 'pet_gateway_rate_limited_total',
+        help: 'GraphQL requests refused with RATE_LIMITED (429): their API key used up its minute.',
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(stats.limited);
+        },
+      });
+      new Counter({
+        name: 'pet_gateway_rate_limit_store_errors_total',
+        help: 'Rate limit decisions taken by the in-process fallback because Redis did not answer.',
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(stats.storeErrors);
         },
       });
     },

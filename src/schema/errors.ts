@@ -40,6 +40,20 @@ export function representationsLimitExceeded(count: number, limit: number): Grap
   });
 }
 
+/**
+ * The caller's API key has used up its `RATE_LIMIT_PER_MINUTE`: refused before anything runs, with
+ * a 429 and `Retry-After` (whole seconds until the key's minute ends).
+ */
+export function rateLimited(retryAfterSeconds: number): GraphQLError {
+  return new GraphQLError(`Too many requests for this API key; retry in ${retryAfterSeconds} s.`, {
+    extensions: {
+      code: 'RATE_LIMITED',
+      retryAfter: retryAfterSeconds,
+      http: { status: 429, headers: { 'retry-after': String(retryAfterSeconds) } },
+    },
+  });
+}
+
 /** For a resolver's `.catch`: whatever the loaders rejected with, as the client must see it. */
 export function rethrowForClient(error: unknown): never {
   throw toGraphQLError(error);

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { closeRedis, connectRedis, withinMs } from '../redis.ts';
 
 /**
  * Where cached upstream answers live: this process's memory, or Redis shared by several instances.
@@ -25,13 +24,6 @@ export interface CacheStats {
   misses: number;
   /** Failed or timed-out commands (each one fell through to the upstream) and connection errors. */
   errors: number;
-}
-
-/** The part of every key that names the caller: a hash of the whole `Authorization` header. */
-export function callerKey(authorization: string): string {
-  // The header is a high-entropy API key; its sha256 cannot be turned back into it, and the token
-  // itself never appears in a key or a value.
-  return createHash('sha256').update(authorization).digest('hex');
 }
 
 /** `pg:v1:<caller>:<rest>`: `v1` changes whenever the shape of keys or values does. */
@@ -108,9 +100,9 @@ export interface RedisCacheOptions {
 }
 
 /**
- * Redis through ioredis, for several gateway instances sharing one cache. Commands are never
- * queued while disconnected: with Redis down every lookup is an immediate miss, and ioredis keeps
- * reconnecting in the background.
+ * Redis through node-redis, for several gateway instances sharing one cache. Commands are never
+ * queued while disconnected: with Redis down every lookup is an immediate miss, with Redis slow a
+ * miss after `commandTimeoutMs`, and the client keeps reconnecting in the background.
  */
 export function createRedisCache(url: URL | string, options: RedisCacheOptions = {}): ResponseCache {
   const stats: CacheStats = { hits: 0, misses: 0, errors: 0 };
@@ -122,24 +114,17 @@ export function createRedisCache(url: URL | string, options: RedisCacheOptions =
       options.onError(error instanceof Error ? error : new Error(String(error)));
     }
   };
-  const redis = new Redis(String(url), {
-    lazyConnect: true,
-    connectTimeout: options.connectTimeoutMs ?? 1000,
-    commandTimeout: options.commandTimeoutMs ?? 250,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    // Reconnect soon after Redis comes back, without hammering it while it is away.
-    retryStrategy: (times) => Math.min(times * 100, 2000),
+  const timeoutMs = options.commandTimeoutMs ?? 250;
+  const redis = connectRedis(url, {
+    ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+    // Each connection error is counted (and reported at most every 10 s).
+    onError: failed,
   });
-  // Without a listener ioredis prints every connection error; each one is counted instead.
-  redis.on('error', failed);
-  // Connect now, in the background: requests arriving before Redis answers are plain misses.
-  redis.connect().catch(() => {});
 
   return {
     async get(key) {
       try {
-        const value = await redis.get(key);
+        const value = await withinMs(redis.get(key), timeoutMs);
         if (value === null) stats.misses++;
         else stats.hits++;
         return value ?? undefined;
@@ -150,29 +135,29 @@ export function createRedisCache(url: URL | string, options: RedisCacheOptions =
     },
     async set(key, value, ttlMs) {
       try {
-        await redis.set(key, value, 'PX', ttlMs);
+        await withinMs(redis.set(key, value, { expiration: { type: 'PX', value: ttlMs } }), timeoutMs);
       } catch (error) {
         failed(error);
       }
     },
     async setIfAbsent(key, value, ttlMs) {
       try {
-        const replies = await redis.multi().set(key, value, 'PX', ttlMs, 'NX').get(key).exec();
-        const got = replies?.[1];
-        if (!got || got[0]) throw got?.[0] ?? new Error('transaction discarded');
-        return typeof got[1] === 'string' ? got[1] : undefined;
+        const replies = await withinMs(
+          redis
+            .multi()
+            .set(key, value, { expiration: { type: 'PX', value: ttlMs }, condition: 'NX' })
+            .get(key)
+            .exec(),
+          timeoutMs,
+        );
+        const got = replies[1];
+        return typeof got === 'string' ? got : undefined;
       } catch (error) {
         failed(error);
         return undefined;
       }
     },
     stats,
-    async close() {
-      try {
-        await redis.quit();
-      } catch {
-        redis.disconnect();
-      }
-    },
+    close: () => closeRedis(redis),
   };
 }

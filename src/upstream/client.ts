@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, Pool } from 'undici';
 import { type BreakerOptions, type BreakerState, CircuitBreaker } from './breaker.ts';
+import { callerKey } from './caller-key.ts';
+import { createCoalescer } from './coalesce.ts';
 import {
   type ListPetsQuery,
   type NewPetDto,
@@ -11,6 +13,7 @@ import {
   serializeNewPet,
 } from './contract.ts';
 import {
+  copyUpstreamError,
   UpstreamBadResponseError,
   UpstreamError,
   UpstreamRateLimitedError,
@@ -33,6 +36,11 @@ export interface UpstreamClientOptions {
   breaker?: Omit<BreakerOptions, 'now' | 'onStateChange'>;
   /** Metrics, traces and logs watch the upstream through these; none by default. */
   observers?: UpstreamObserver[];
+  /**
+   * Share one in-flight GET between the operations of one caller that need it at the same time
+   * (see coalesce.ts). @default true
+   */
+  coalesce?: boolean;
 }
 
 /** One operation's deadline: the signal every call and backoff of the operation honours. */
@@ -65,6 +73,8 @@ export interface UpstreamObserver {
   shortCircuit?(route: UpstreamRoute): void;
   /** The origin's breaker changed state. */
   breaker?(state: BreakerState): void;
+  /** A GET was served by the same caller's identical GET already in flight: one request saved. */
+  coalesced?(route: UpstreamRoute): void;
 }
 
 /** What the upstream announced about a deprecated route (RFC 9745 / RFC 8594 header values). */
@@ -277,6 +287,46 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     throw new UpstreamBadResponseError(`unexpected status ${response.status}`);
   }
 
+  // Identical GETs of one caller in flight at once are one request. The key holds the hash of the
+  // canonical Authorization header, never the header: two callers never share a call. Not undici's
+  // deduplicate interceptor: its key holds every request header verbatim (the token, in a map and on
+  // a diagnostics channel), and the first request's abort fails every request that joined it,
+  // whereas here each operation keeps its own deadline and the call ends only when all gave up.
+  const coalescer =
+    options.coalesce === false
+      ? undefined
+      : createCoalescer((shared, waiters) => {
+          // The shared call may wait (for a 429's Retry-After) until the latest waiter's deadline.
+          let end = 0;
+          for (const waiter of waiters) end = Math.max(end, deadlines.get(waiter) ?? 0);
+          if (end > 0) deadlines.set(shared, end);
+        });
+
+  /**
+   * A GET, shared with the same caller's identical GET when one is in flight. Waiters share only
+   * the raw answer (status, headers, text): each parses its own objects, and a failure reaches each
+   * as an error of its own.
+   */
+  function get(route: UpstreamRoute, path: string, auth: Authorization, signal: AbortSignal) {
+    if (coalescer === undefined || auth === undefined) return call(route, path, auth, undefined, signal);
+    return coalescer
+      .run(
+        `${callerKey(auth)} ${path}`,
+        signal,
+        (shared) => {
+          const end = deadlines.get(signal);
+          if (end !== undefined) deadlines.set(shared.signal, end);
+          return call(route, path, auth, undefined, shared.signal);
+        },
+        () => {
+          for (const observer of observers) observer.coalesced?.(route);
+        },
+      )
+      .catch((error: unknown) => {
+        throw copyUpstreamError(error);
+      });
+  }
+
   /** A call made without an operation's deadline gets one of its own, released when it settles. */
   const withOwnDeadline = async <T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> => {
     const own = deadline();
@@ -291,25 +341,13 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     async listPets(auth, query, signal) {
       if (signal === undefined) return withOwnDeadline((own) => client.listPets(auth, query, own));
       const status = query.status === undefined ? '' : `&status=${query.status}`;
-      const response = await call(
-        'GET /pets',
-        `/pets?limit=${query.limit}${status}`,
-        auth,
-        undefined,
-        signal,
-      );
+      const response = await get('GET /pets', `/pets?limit=${query.limit}${status}`, auth, signal);
       if (response.status !== 200) fail(response);
       return parsePets(response.text);
     },
     async getPet(auth, id, signal, onDeprecation) {
       if (signal === undefined) return withOwnDeadline((own) => client.getPet(auth, id, own, onDeprecation));
-      const response = await call(
-        'GET /pets/{petId}',
-        `/pets/${encodeURIComponent(id)}`,
-        auth,
-        undefined,
-        signal,
-      );
+      const response = await get('GET /pets/{petId}', `/pets/${encodeURIComponent(id)}`, auth, signal);
       const { deprecation, sunset } = response.headers;
       if (onDeprecation && (typeof deprecation === 'string' || typeof sunset === 'string')) {
         onDeprecation({

@@ -44,3 +44,19 @@ export class UpstreamRateLimitedError extends UpstreamError {
 export class UpstreamBadResponseError extends UpstreamError {
   override name = 'UpstreamBadResponseError';
 }
+
+/**
+ * A new error of the same type and content: an upstream call shared by several operations (see
+ * coalesce.ts) fails each of them with an error of its own, never one object they could all mutate.
+ */
+export function copyUpstreamError(error: unknown): unknown {
+  if (error instanceof UpstreamResponseError)
+    return new UpstreamResponseError(error.status, error.code, error.message, error.retryAfter);
+  if (error instanceof UpstreamRateLimitedError) return new UpstreamRateLimitedError(error.retryAfter);
+  if (error instanceof UpstreamTimeoutError) return new UpstreamTimeoutError(error.message, { cause: error });
+  if (error instanceof UpstreamUnavailableError)
+    return new UpstreamUnavailableError(error.message, { cause: error });
+  if (error instanceof UpstreamBadResponseError)
+    return new UpstreamBadResponseError(error.message, { cause: error });
+  return error;
+}

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import DataLoader from 'dataloader';
-import { cacheKey, callerKey, type ResponseCache } from './cache.ts';
+import { cacheKey, type ResponseCache } from './cache.ts';
+import { callerKey } from './caller-key.ts';
 import type { Authorization, Deadline, UpstreamClient, UpstreamDeprecation } from './client.ts';
 import type { ListPetsQuery, NewPetDto, PetDto } from './contract.ts';
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
+import { createClient } from 'redis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createMemoryCache, createRedisCache, type ResponseCache } from '../../src/upstream/cache.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
@@ -210,7 +210,7 @@ describe.skipIf(!redisAvailable)('Redis response cache shared by two gateway ins
   let storeB: ResponseCache;
   let a: RunningGateway;
   let b: RunningGateway;
-  let inspect: Redis;
+  let inspect: ReturnType<typeof createClient>;
 
   /** Waits until the store's background connection is up, so the first lookups are not misses. */
   async function connected(store: ResponseCache) {
@@ -229,13 +229,13 @@ describe.skipIf(!redisAvailable)('Redis response cache shared by two gateway ins
     await Promise.all([connected(storeA), connected(storeB)]);
     a = await startGateway({ upstreamUrl: upstream.url, cache: { store: storeA, ttlMs: 10_000 } });
     b = await startGateway({ upstreamUrl: upstream.url, cache: { store: storeB, ttlMs: 10_000 } });
-    inspect = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    inspect = createClient({ url: redis.url, socket: { reconnectStrategy: false } });
     inspect.on('error', () => {});
     await inspect.connect();
   });
 
   afterAll(async () => {
-    inspect?.disconnect();
+    if (inspect?.isOpen) inspect.destroy();
     await a?.close();
     await b?.close();
     await storeA?.close();

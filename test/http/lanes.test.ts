@@ -1,6 +1,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createRateLimit, type RateLimit } from '../../src/http/rate-limit.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
 import { BIG_ID, type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
@@ -27,7 +28,7 @@ let upstream: FakeUpstream;
 let yoga: Side;
 let fast: Side;
 
-async function side(fastLane: boolean): Promise<Side> {
+async function side(fastLane: boolean, rateLimit?: RateLimit): Promise<Side> {
   const logs: string[] = [];
   const metrics = createMetrics();
   const gateway = await startGateway({
@@ -40,6 +41,7 @@ async function side(fastLane: boolean): Promise<Side> {
       metrics,
       logger: createLogger('info', { write: (line: string) => void logs.push(line) }),
       persistedOperations: { mode: 'allow', documents: new Map([[DOCUMENT_ID, PERSISTED]]) },
+      ...(rateLimit ? { rateLimit } : {}),
     },
   });
   return { gateway, logs, metrics };
@@ -395,5 +397,44 @@ describe('the fast lane answers exactly as Yoga does', () => {
     await answer.body.text();
     expect(fast.gateway.lanes?.served.fast).toBe(before + 1);
     expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('a rate limit holds in both lanes, one point per request', () => {
+  let limitedYoga: Side;
+  let limitedFast: Side;
+  const limits = [createRateLimit({ perMinute: 5 }), createRateLimit({ perMinute: 5 })];
+
+  beforeAll(async () => {
+    limitedYoga = await side(false, limits[0]);
+    limitedFast = await side(true, limits[1]);
+  });
+
+  afterAll(async () => {
+    await limitedYoga.gateway.close();
+    await limitedFast.gateway.close();
+    for (const limit of limits) await limit.close();
+  });
+
+  it('answers the same 429, and counts a request the fast lane hands to Yoga once', async () => {
+    const found = { query: 'query Limited($id: ID!) { pet(id: $id) { id name } }', variables: { id: '2' } };
+    const missing = { ...found, variables: { id: '404' } };
+    // The fourth is executed by the fast lane and answered by Yoga (it has an error): were it
+    // counted by both, the fifth would be refused.
+    const statuses: number[] = [];
+    for (const body of [found, found, found, missing, found, found]) {
+      const viaYoga = await send(limitedYoga, body);
+      const viaFast = await send(limitedFast, body);
+      // Both minutes opened within a millisecond of each other: Retry-After may round apart.
+      const seconds = (answer: Answer) => Number(answer.headers['retry-after'] ?? 0);
+      expect(Math.abs(seconds(viaFast) - seconds(viaYoga))).toBeLessThanOrEqual(1);
+      const same = (answer: Answer) =>
+        JSON.parse(JSON.stringify(answer).replaceAll(/(retry-after":"|retryAfter\\":|retry in )\d+/g, '$1N'));
+      expect(same(viaFast)).toEqual(same(viaYoga));
+      statuses.push(viaYoga.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    expect(limits.map((limit) => limit.stats.limited)).toEqual([1, 1]);
+    expect(limitedFast.gateway.lanes?.served.fast).toBeGreaterThan(0);
   });
 });

@@ -26,6 +26,10 @@ export interface RunningRedis {
   kill(): Promise<void>;
   /** Stops it (SIGTERM) if still running. */
   stop(): Promise<void>;
+  /** Freezes it (SIGSTOP): connections stay open and nothing answers, as with an overloaded Redis. */
+  pause(): void;
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void;
 }
 
 async function freePort(): Promise<number> {
@@ -63,5 +67,16 @@ export async function startRedis(): Promise<RunningRedis> {
     child.kill(signal);
     await exited;
   };
-  return { url: `redis://127.0.0.1:${port}`, port, kill: () => end('SIGKILL'), stop: () => end('SIGTERM') };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    kill: () => end('SIGKILL'),
+    // A paused server is let go first, or SIGTERM would wait for it forever.
+    stop: () => {
+      child.kill('SIGCONT');
+      return end('SIGTERM');
+    },
+    pause: () => child.kill('SIGSTOP'),
+    resume: () => child.kill('SIGCONT'),
+  };
 }

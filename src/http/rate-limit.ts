@@ -1,0 +1,151 @@
+import type { IncomingMessage } from 'node:http';
+import type { Plugin } from 'graphql-yoga';
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  RLWrapperTimeouts,
+} from 'rate-limiter-flexible';
+import { closeRedis, connectRedis, type RedisConnection } from '../redis.ts';
+import { rateLimited } from '../schema/errors.ts';
+import { callerKey } from '../upstream/caller-key.ts';
+import { bearerAuthorization } from './authorization.ts';
+
+/** Whether one GraphQL request may run. */
+export type RateLimitDecision = { limited: false } | { limited: true; retryAfterSeconds: number };
+
+export interface RateLimitStats {
+  /** Requests refused with RATE_LIMITED. */
+  limited: number;
+  /** Decisions the in-process fallback took because Redis did not answer. */
+  storeErrors: number;
+}
+
+/**
+ * The per-API-key limit on GraphQL requests. Consulted once per request, whichever lane serves it:
+ * the decision is kept per Node request, so a request the fast lane hands to Yoga (refused, or with
+ * errors to word) is never counted twice.
+ */
+export interface RateLimit {
+  /**
+   * The decision for one request: the first call for `req` consumes a point of the caller's
+   * minute, later calls for the same `req` return that decision. Requests without a usable bearer
+   * key are never counted (they are refused with UNAUTHENTICATED before any upstream call, or are
+   * introspection). Never rejects.
+   */
+  check(
+    req: IncomingMessage | undefined,
+    authorization: string | null | undefined,
+  ): Promise<RateLimitDecision>;
+  readonly stats: RateLimitStats;
+  close(): Promise<void>;
+}
+
+export interface RateLimitOptions {
+  /** GraphQL requests one API key may send per minute. */
+  perMinute: number;
+  /** Where the counts live: this process, or Redis shared by every instance. @default 'memory' */
+  store?: 'memory' | 'redis';
+  /** Required with `store: 'redis'`. */
+  redisUrl?: URL | string;
+  /** Told when Redis fails (at most once per 10 s); the count is in `stats.storeErrors`. Must not throw. */
+  onError?: (error: Error) => void;
+}
+
+/** A decision Redis has not taken by then is taken in memory. */
+const STORE_TIMEOUT_MS = 250;
+
+const ALLOWED: RateLimitDecision = Object.freeze({ limited: false });
+
+/** Keys are `pg:rl:v1:<sha256 of the canonical Authorization header>`: never the key itself. */
+const KEY_PREFIX = 'pg:rl:v1';
+
+/**
+ * Creates the limit: rate-limiter-flexible's fixed-window counter, `perMinute` points per key per
+ * 60 s window (the window opens with the key's first request). With Redis the count is one atomic
+ * script per request, shared by every instance. When Redis fails or is slow (250 ms), the decision
+ * falls back to a counter in this process (fail-open to a per-instance limit): each instance then
+ * enforces `perMinute` on its own, so the gateway keeps answering and a caller still cannot go
+ * unlimited.
+ */
+export function createRateLimit(options: RateLimitOptions): RateLimit {
+  const stats: RateLimitStats = { limited: 0, storeErrors: 0 };
+  const limits = { points: options.perMinute, duration: 60, keyPrefix: KEY_PREFIX };
+  const memory = new RateLimiterMemory(limits);
+  let lastReport = Number.NEGATIVE_INFINITY;
+  const report = (error: unknown) => {
+    if (options.onError && Date.now() - lastReport >= 10_000) {
+      lastReport = Date.now();
+      options.onError(error instanceof Error ? error : new Error(String(error)));
+    }
+  };
+  let redis: RedisConnection | undefined;
+  let shared: RLWrapperTimeouts | undefined;
+  if (options.store === 'redis') {
+    if (options.redisUrl === undefined) throw new Error('a Redis rate limit needs a Redis URL');
+    redis = connectRedis(options.redisUrl, { onError: report });
+    shared = new RLWrapperTimeouts({
+      // node-redis stops timing a command once it is written: a Redis that does not answer would
+      // hold the request, so the library's wrapper gives each decision STORE_TIMEOUT_MS.
+      timeoutMs: STORE_TIMEOUT_MS,
+      limiter: new RateLimiterRedis({
+        ...limits,
+        storeClient: redis,
+        useRedisPackage: true,
+        // Fail at once while disconnected instead of waiting for a command that cannot be sent.
+        rejectIfRedisNotReady: true,
+      }),
+    });
+  }
+
+  const consume = async (key: string): Promise<RateLimitDecision> => {
+    try {
+      if (shared) {
+        try {
+          await shared.consume(key);
+          return ALLOWED;
+        } catch (error) {
+          if (error instanceof RateLimiterRes) throw error;
+          stats.storeErrors++;
+          report(error);
+        }
+      }
+      await memory.consume(key);
+      return ALLOWED;
+    } catch (error) {
+      if (!(error instanceof RateLimiterRes)) return ALLOWED;
+      stats.limited++;
+      return { limited: true, retryAfterSeconds: Math.max(1, Math.ceil(error.msBeforeNext / 1000)) };
+    }
+  };
+
+  const decisions = new WeakMap<IncomingMessage, Promise<RateLimitDecision>>();
+  return {
+    check(req, authorization) {
+      const known = req && decisions.get(req);
+      if (known) return known;
+      const bearer = bearerAuthorization(authorization).authorization;
+      const decision = bearer === undefined ? Promise.resolve(ALLOWED) : consume(callerKey(bearer));
+      if (req) decisions.set(req, decision);
+      return decision;
+    },
+    stats,
+    close: async () => {
+      if (redis) await closeRedis(redis);
+    },
+  };
+}
+
+/**
+ * Yoga's side of the limit: every GraphQL request is checked once its parameters are read, before
+ * its document is parsed or anything runs. A refused request is answered 429 with `Retry-After`.
+ */
+export function useRateLimit(limit: RateLimit): Plugin {
+  return {
+    async onParams({ request, context }) {
+      const req = (context as { req?: IncomingMessage }).req;
+      const decision = await limit.check(req, request.headers.get('authorization'));
+      if (decision.limited) throw rateLimited(decision.retryAfterSeconds);
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisCache, type ResponseCache } from '../../src/upstream/cache.ts';
+import { haveRedisServer, type RunningRedis, startRedis } from '../support/redis.ts';
+
+// node-redis stops timing a command once it is written to the socket; a Redis that keeps its
+// connections but answers nothing (overloaded, paused) must still cost the cache one short wait.
+
+describe.skipIf(!haveRedisServer('redis-timeouts.test'))(
+  'Redis response cache against a Redis that stops answering',
+  () => {
+    let redis: RunningRedis;
+    let store: ResponseCache;
+
+    beforeAll(async () => {
+      redis = await startRedis();
+      store = createRedisCache(redis.url, { commandTimeoutMs: 100 });
+      for (let i = 0; i < 100 && (await store.setIfAbsent('pg:test:ready', '1', 1000)) === undefined; i++)
+        await sleep(20);
+    });
+
+    afterAll(async () => {
+      await store?.close();
+      await redis?.stop();
+    });
+
+    it('reads a miss after commandTimeoutMs, counts it, and reads again once Redis answers', async () => {
+      await store.set('pg:test:key', 'value', 10_000);
+      expect(await store.get('pg:test:key')).toBe('value');
+      const errors = store.stats.errors;
+      redis.pause();
+      try {
+        const started = performance.now();
+        expect(await store.get('pg:test:key')).toBeUndefined();
+        expect(await store.setIfAbsent('pg:test:other', 'x', 1000)).toBeUndefined();
+        expect(performance.now() - started).toBeLessThan(600);
+        expect(store.stats.errors).toBe(errors + 2);
+      } finally {
+        redis.resume();
+      }
+      expect(await store.get('pg:test:key')).toBe('value');
+    });
+  },
+);
