@@ -53,6 +53,11 @@ const FIRST_KILL_MS = 2_000;
 /** Limits for "memory came back": garbage not yet collected and V8's sizing leave room, a leak does not. */
 // V8 collects the old generation only once it has grown well past what the last full collection
 // kept, so without a full collection "after" may hold up to about twice the live heap.
+/**
+ * How long "after" is watched, idle: V8's memory reducer runs a full collection some 8 s after
+ * allocation stops. Samples are 500 ms apart: every scrape allocates too.
+ */
+const AFTER_MS = 12_000;
 const HEAP_SLACK = { factor: 2, bytes: 32 * 2 ** 20 };
 const RSS_SLACK = { factor: 2, bytes: 128 * 2 ** 20 };
 
@@ -264,7 +269,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       if (sample(metricsText, 'pet_gateway_upstream_breaker_state') === 0) break;
       await sleep(250);
     }
-    const after = await lowestMemory(memory, 3_000, () => traffic(keys, 2, 3_000, send, run));
+    const after = await lowestMemory(memory, AFTER_MS, () => sleep(AFTER_MS));
     const endSentinel = await createDirect(rest, keys[0] as Key, `chaos-${run}-sentinel-end`);
 
     // Every pet created during the run has an id between the sentinels: ids are SQLite rowids,
@@ -394,7 +399,7 @@ async function traffic(
   return sent;
 }
 
-/** The lowest heap and RSS sampled every 200 ms over `ms`, while `load` runs. */
+/** The lowest heap and RSS sampled every 500 ms over `ms`, while `load` runs. */
 async function lowestMemory(
   read: () => Promise<{ heap: number; rss: number }>,
   ms: number,
@@ -403,7 +408,7 @@ async function lowestMemory(
   const running = load();
   let lowest = await read();
   for (const until = Date.now() + ms; Date.now() < until; ) {
-    await sleep(200);
+    await sleep(500);
     const now = await read();
     lowest = { heap: Math.min(lowest.heap, now.heap), rss: Math.min(lowest.rss, now.rss) };
   }
