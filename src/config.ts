@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os';
+
 /** Configuration, parsed and validated once at start-up. Only `main.ts` passes `process.env` in. */
 export interface Config {
   /** @default 4000 */
@@ -46,6 +48,11 @@ export interface Config {
   readonly petstoreDb: string;
   /** Embedded reference service only: a key it always accepts. */
   readonly petstoreApiKey: string | undefined;
+  /**
+   * Worker processes sharing the port (node:cluster); `WORKERS=auto` is one per core. 1 runs no
+   * cluster at all. @default 1
+   */
+  readonly workers: number;
 }
 
 export interface Limits {
@@ -110,7 +117,23 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }),
     petstoreDb: nonEmpty(env, 'PETSTORE_DB') ?? 'data/petstore.db',
     petstoreApiKey: nonEmpty(env, 'PETSTORE_API_KEY'),
+    workers: workers(env),
   });
+}
+
+/** The most WORKERS may ask for: past this, processes only compete for the same cores. */
+const MAX_WORKERS = 256;
+
+function workers(env: Record<string, string | undefined>): number {
+  if (nonEmpty(env, 'WORKERS')?.toLowerCase() === 'auto')
+    return Math.min(availableParallelism(), MAX_WORKERS);
+  try {
+    return integer(env, 'WORKERS', 1, 1, MAX_WORKERS);
+  } catch {
+    throw new ConfigError(
+      `WORKERS must be auto or an integer from 1 to ${MAX_WORKERS}, got "${nonEmpty(env, 'WORKERS')}"`,
+    );
+  }
 }
 
 function nonEmpty(env: Record<string, string | undefined>, name: string): string | undefined {

@@ -1,20 +1,34 @@
+import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { ConfigError, loadConfig } from './config.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
 import { createEdge } from './http/edge.ts';
 import { createHttpServer } from './http/listener.ts';
 import { loadPersistedDocuments } from './http/persisted-documents.ts';
 import { createRateLimit } from './http/rate-limit.ts';
+import {
+  aggregateWorkerMetrics,
+  askPrimaryForMetrics,
+  shareMetricsWithPrimary,
+} from './observability/cluster-metrics.ts';
 import { createLogger } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
 import type { GatewayOptions } from './server.ts';
 import { listen, petstoreDbError, StartupError } from './startup-errors.ts';
 import { createMemoryCache, createRedisCache } from './upstream/cache.ts';
 import { createUpstreamClient } from './upstream/client.ts';
+import { STARTUP_FAILED, superviseWorkers } from './workers.ts';
 
 /** How long SIGTERM waits for in-flight operations before closing anyway. */
 const DRAIN_TIMEOUT_MS = 10_000;
+
+/**
+ * How the primary hands a worker the embedded reference service it runs (WORKERS > 1, no
+ * UPSTREAM_URL): the service runs once, and every worker points at it.
+ */
+const EMBEDDED_URL = 'PET_GATEWAY_EMBEDDED_URL';
+const EMBEDDED_KEY = 'PET_GATEWAY_EMBEDDED_KEY';
 
 /** Ends start-up with the error's one line, as a bad configuration value does. */
 function exit(error: unknown): never {
@@ -23,8 +37,102 @@ function exit(error: unknown): never {
   process.exit(1);
 }
 
+/** A worker's start-up failure goes to the primary, which prints it once for all workers. */
+function exitWorker(error: unknown): Promise<never> {
+  if (!(error instanceof StartupError)) throw error;
+  return new Promise(() => {
+    process.send?.({ type: STARTUP_FAILED, message: error.message }, () => process.exit(1));
+  });
+}
+
+interface Embedded {
+  url: URL;
+  key: string;
+  close(): Promise<void>;
+}
+
+/**
+ * No upstream configured: run the reference service beside the gateway so `npm start` works out
+ * of the box. A key made for this process is printed and prefilled in GraphiQL.
+ */
+async function startEmbedded(config: Config): Promise<Embedded> {
+  const { startPetstore } = await import('./petstore/server.ts');
+  const key = config.petstoreApiKey ?? `dev-${randomBytes(18).toString('base64url')}`;
+  try {
+    if (config.petstoreDb !== ':memory:') mkdirSync(dirname(config.petstoreDb), { recursive: true });
+    const petstore = await startPetstore({ dbPath: config.petstoreDb, apiKey: key, port: 0 });
+    return { url: new URL(petstore.url), key, close: () => petstore.close() };
+  } catch (error) {
+    exit(petstoreDbError(config.petstoreDb, error));
+  }
+}
+
+/** The start-up lines for people: where GraphQL is, which upstream, the embedded key. */
+function announce(config: Config, port: number, upstreamUrl: URL, embeddedKey: string | undefined): void {
+  const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const served = config.graphiql ? 'GraphQL and GraphiQL' : 'GraphQL';
+  console.log(`pet-gateway: ${served} at http://${shownHost}:${port}/graphql`);
+  if (embeddedKey) {
+    console.log(`pet-gateway: no UPSTREAM_URL, serving the reference animal store at ${upstreamUrl.href}`);
+    if (!config.petstoreApiKey) console.log(`pet-gateway: API key for this run: ${embeddedKey}`);
+  } else {
+    console.log(`pet-gateway: upstream ${upstreamUrl.origin}`);
+  }
+  if (config.rateLimit) {
+    const where =
+      config.rateLimit.store === 'redis' && config.redisUrl ? `Redis at ${config.redisUrl.host}` : 'memory';
+    console.log(
+      `pet-gateway: rate limit ${config.rateLimit.perMinute} requests per API key per minute (${where})`,
+    );
+  }
+  if (config.responseCache !== 'off') {
+    const where = config.redisUrl ? ` at ${config.redisUrl.host}` : '';
+    console.log(
+      `pet-gateway: response cache ${config.responseCache}${where}, ${config.responseCacheTtlMs} ms`,
+    );
+  }
+}
+
+/**
+ * WORKERS > 1: this process only supervises. It runs the embedded reference service (once, for
+ * every worker), forks the workers, answers their requests for aggregated metrics, and on
+ * SIGTERM drains them all and exits 0.
+ */
+async function runPrimary(config: Config): Promise<void> {
+  const embedded = config.upstreamUrl === undefined ? await startEmbedded(config) : undefined;
+  if (config.metrics) aggregateWorkerMetrics();
+  const workers = superviseWorkers({
+    count: config.workers,
+    env: embedded ? { [EMBEDDED_URL]: embedded.url.href, [EMBEDDED_KEY]: embedded.key } : {},
+    log: (line) => console.log(line),
+  });
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`pet-gateway: ${signal}, finishing in-flight requests in ${config.workers} workers`);
+    await workers.stop();
+    await embedded?.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+
+  let port: number;
+  try {
+    port = await workers.ready;
+  } catch (error) {
+    stopping = true;
+    await workers.stop();
+    await embedded?.close();
+    exit(error);
+  }
+  announce(config, port, embedded?.url ?? (config.upstreamUrl as URL), embedded?.key);
+  console.log(`pet-gateway: ${config.workers} workers (pids ${workers.pids().join(', ')})`);
+}
+
 async function main(): Promise<void> {
-  let config: ReturnType<typeof loadConfig>;
+  let config: Config;
   try {
     config = loadConfig(process.env);
   } catch (error) {
@@ -48,27 +156,27 @@ async function main(): Promise<void> {
     }
   }
 
+  if (config.workers > 1 && cluster.isPrimary) return runPrimary(config);
+  const worker = cluster.isWorker;
+
   let upstreamUrl = config.upstreamUrl;
   let embeddedKey: string | undefined;
   let closeEmbedded = async () => {};
-  if (upstreamUrl === undefined) {
-    // No upstream configured: run the reference service beside the gateway so `npm start` works
-    // out of the box. A key made for this process is printed and prefilled in GraphiQL.
-    const { startPetstore } = await import('./petstore/server.ts');
-    embeddedKey = config.petstoreApiKey ?? `dev-${randomBytes(18).toString('base64url')}`;
-    let petstore: Awaited<ReturnType<typeof startPetstore>>;
-    try {
-      if (config.petstoreDb !== ':memory:') mkdirSync(dirname(config.petstoreDb), { recursive: true });
-      petstore = await startPetstore({ dbPath: config.petstoreDb, apiKey: embeddedKey, port: 0 });
-    } catch (error) {
-      exit(petstoreDbError(config.petstoreDb, error));
-    }
-    upstreamUrl = new URL(petstore.url);
-    closeEmbedded = () => petstore.close();
+  if (worker && process.env[EMBEDDED_URL]) {
+    upstreamUrl = new URL(process.env[EMBEDDED_URL]);
+    embeddedKey = process.env[EMBEDDED_KEY];
+  } else if (upstreamUrl === undefined) {
+    const embedded = await startEmbedded(config);
+    upstreamUrl = embedded.url;
+    embeddedKey = embedded.key;
+    closeEmbedded = embedded.close;
   }
 
   const logger = createLogger(config.logLevel);
-  const metrics = config.metrics ? createMetrics() : undefined;
+  const metrics = config.metrics
+    ? createMetrics(worker ? { exposition: askPrimaryForMetrics() } : {})
+    : undefined;
+  if (worker && metrics) shareMetricsWithPrimary(metrics.registry);
   // Loaded only when configured: the OpenTelemetry SDK and exporter add ~40 MB of RSS at start.
   const tracing = config.otlpEndpoint
     ? (await import('./observability/tracing.ts')).createTracing({ exporter: config.otlpEndpoint })
@@ -118,29 +226,14 @@ async function main(): Promise<void> {
   });
   const server = createHttpServer(edge.handle);
 
-  await listen(server, config.port, config.host).catch(exit);
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-  const served = config.graphiql ? 'GraphQL and GraphiQL' : 'GraphQL';
-  console.log(`pet-gateway: ${served} at http://${shownHost}:${port}/graphql`);
-  if (embeddedKey) {
-    console.log(`pet-gateway: no UPSTREAM_URL, serving the reference animal store at ${upstreamUrl.href}`);
-    if (!config.petstoreApiKey) console.log(`pet-gateway: API key for this run: ${embeddedKey}`);
-  } else {
-    console.log(`pet-gateway: upstream ${upstreamUrl.origin}`);
-  }
-  if (config.rateLimit) {
-    const where =
-      config.rateLimit.store === 'redis' && config.redisUrl ? `Redis at ${config.redisUrl.host}` : 'memory';
-    console.log(
-      `pet-gateway: rate limit ${config.rateLimit.perMinute} requests per API key per minute (${where})`,
-    );
-  }
-  if (cacheStore) {
-    const where = config.redisUrl ? ` at ${config.redisUrl.host}` : '';
-    console.log(
-      `pet-gateway: response cache ${config.responseCache}${where}, ${config.responseCacheTtlMs} ms`,
+  await listen(server, config.port, config.host).catch(worker ? exitWorker : exit);
+  if (!worker) {
+    const address = server.address();
+    announce(
+      config,
+      typeof address === 'object' && address ? address.port : config.port,
+      upstreamUrl,
+      embeddedKey,
     );
   }
 
@@ -148,7 +241,8 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`pet-gateway: ${signal}, finishing in-flight requests`);
+    // In a worker the primary has already said so, once for all of them.
+    if (!worker) console.log(`pet-gateway: ${signal}, finishing in-flight requests`);
     const forced = setTimeout(() => {
       console.error('pet-gateway: drain timeout, closing remaining connections');
       server.closeAllConnections();
@@ -169,6 +263,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // A worker whose primary is gone (killed outright) can no longer be handed connections.
+  if (worker) process.on('disconnect', () => void stop('primary gone'));
 }
 
 await main();

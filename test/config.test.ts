@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 
@@ -148,5 +149,22 @@ describe('rate limit configuration', () => {
     [{ RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_STORE: 'redis' }, /^RATE_LIMIT_STORE=redis needs REDIS_URL/],
   ])('refuses %o naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrowError(message);
+  });
+});
+
+describe('workers configuration', () => {
+  it('is 1 by default (no cluster), takes a count or auto (one per core)', () => {
+    expect(loadConfig({}).workers).toBe(1);
+    expect(loadConfig({ WORKERS: '4' }).workers).toBe(4);
+    expect(loadConfig({ WORKERS: 'auto' }).workers).toBe(availableParallelism());
+    expect(loadConfig({ WORKERS: ' AUTO ' }).workers).toBe(availableParallelism());
+  });
+
+  it('refuses anything else with one line naming the variable', () => {
+    for (const value of ['0', '-1', '2.5', 'all', '257']) {
+      expect(() => loadConfig({ WORKERS: value })).toThrow(
+        new ConfigError(`WORKERS must be auto or an integer from 1 to 256, got "${value}"`),
+      );
+    }
   });
 });

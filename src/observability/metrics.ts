@@ -46,13 +46,22 @@ export interface FastOperation {
 
 const BREAKER_STATE = { closed: 0, 'half-open': 1, open: 2 } as const;
 
+export interface MetricsOptions {
+  /**
+   * What `/metrics` serves; by default this registry's text. With WORKERS > 1, the primary's
+   * aggregate over every worker (see cluster-metrics.ts).
+   */
+  exposition?: () => Promise<string>;
+}
+
 /**
  * All of the gateway's Prometheus metrics, in one registry of their own. No label carries a token,
  * an id or free text: routes are templates, names are bounded (see labels.ts), codes come from
  * the documented table.
  */
-export function createMetrics(): Metrics {
+export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
+  const exposition = options.exposition ?? (() => registry.metrics());
   collectDefaultMetrics({ register: registry, prefix: 'pet_gateway_' });
   const operationName = createLabelBudget(200);
   const clientName = createLabelBudget(100);
@@ -136,7 +145,7 @@ export function createMetrics(): Metrics {
         useEndpoint(
           '/metrics',
           async (fetchAPI) =>
-            new fetchAPI.Response(await registry.metrics(), {
+            new fetchAPI.Response(await exposition(), {
               headers: { 'Content-Type': registry.contentType },
             }),
         ),
@@ -173,6 +182,8 @@ export function createMetrics(): Metrics {
     name: 'pet_gateway_upstream_breaker_state',
     help: 'The upstream circuit breaker: 0 closed, 1 half-open, 2 open.',
     registers: [registry],
+    // Each worker has its own breaker: across workers, the worst of them.
+    aggregator: 'max',
   });
   const breakerTransitions = new Counter({
     name: 'pet_gateway_upstream_breaker_transitions_total',

@@ -1,0 +1,31 @@
+import { readFileSync } from 'node:fs';
+
+/**
+ * Every `extensions.code` a client may see, as the README documents them: the gateway's error
+ * table, and the reference service's codes (passed through verbatim). Read from the README so a
+ * code added there is accepted here, and one that is not documented fails the run.
+ */
+export function documentedCodes(
+  readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8'),
+): Set<string> {
+  const codes = new Set<string>();
+  // The gateway's table has its codes in the first column, the service's in the second.
+  const tables: Array<[string, number]> = [
+    [section(readme, '## Error codes', '## Limits and failure behaviour'), 1],
+    [section(readme, '### Error codes', '### Storage and keys'), 2],
+  ];
+  for (const [table, column] of tables) {
+    for (const line of table.split('\n')) {
+      const cell = line.startsWith('|') ? line.split('|')[column] : undefined;
+      for (const match of cell?.matchAll(/`([A-Z][A-Z0-9_]+)`/g) ?? []) codes.add(match[1] as string);
+    }
+  }
+  return codes;
+}
+
+function section(text: string, start: string, end: string): string {
+  const from = text.indexOf(start);
+  const to = text.indexOf(end, from + start.length);
+  if (from === -1 || to === -1) throw new Error(`README: no section between "${start}" and "${end}"`);
+  return text.slice(from, to);
+}

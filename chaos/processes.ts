@@ -1,0 +1,65 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+
+/** A process the chaos run started: its output's tail, and a way to wait for a line. */
+export interface Started {
+  child: ChildProcess;
+  /** Resolves with the first match of `pattern` in the output since the start. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  /** Signals the process and resolves once it has exited; SIGKILL after `graceMs`. */
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | null>;
+  /** The last few KB of output, for a failure message. */
+  tail(): string;
+}
+
+const everyChild = new Set<ChildProcess>();
+// Whatever way the chaos run ends, nothing it started outlives it.
+process.on('exit', () => {
+  for (const child of everyChild) child.kill('SIGKILL');
+});
+
+const TAIL_CHARS = 8_000;
+
+/** Spawns `node <script>` (this Node) in the repository root, output piped and kept short. */
+export function startNode(script: string, env: Record<string, string>, args: string[] = []): Started {
+  const child = spawn(process.execPath, [script, ...args], {
+    cwd: new URL('..', import.meta.url),
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  everyChild.add(child);
+  let output = '';
+  // Matched lines are kept whole until seen; only the tail of the rest is kept (the petstore logs
+  // one line per request).
+  const append = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    if (output.length > 4 * TAIL_CHARS) output = output.slice(-TAIL_CHARS);
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  const exited = once(child, 'exit').then(([code]) => {
+    everyChild.delete(child);
+    return code as number | null;
+  });
+  return {
+    child,
+    async waitFor(pattern, timeoutMs = 30_000) {
+      for (const until = Date.now() + timeoutMs; Date.now() < until; ) {
+        const match = pattern.exec(output);
+        if (match) return match;
+        if (child.exitCode !== null || child.signalCode !== null) break;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      throw new Error(`${script}: no ${pattern} in its output:\n${output.slice(-TAIL_CHARS)}`);
+    },
+    async stop(signal = 'SIGTERM', graceMs = 12_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const force = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const code = await exited;
+      clearTimeout(force);
+      return code;
+    },
+    tail: () => output.slice(-TAIL_CHARS),
+  };
+}
