@@ -176,8 +176,9 @@ describe('WORKERS=2', { timeout: 60_000 }, () => {
       const gateway = start({ UPSTREAM_URL: upstream.url, LOG_LEVEL: 'silent' });
       const [, url] = await gateway.waitFor(/GraphiQL at (http:\/\/\S+\/graphql)/);
       await gateway.waitFor(/2 workers/);
-      const inFlight = Array.from({ length: 6 }, () =>
-        post(url as string, { query: '{ pets { name } }' }, 'Bearer t'),
+      // Six different lists: identical ones of one caller would be coalesced into one upstream call.
+      const inFlight = Array.from({ length: 6 }, (_, i) =>
+        post(url as string, { query: `{ pets(limit: ${i + 1}) { name } }` }, 'Bearer t'),
       );
       while (upstream.requests.length < 6) await new Promise((resolve) => setTimeout(resolve, 10));
 
