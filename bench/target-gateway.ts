@@ -9,6 +9,7 @@
 import { loadConfig } from '../src/config.ts';
 import { createEdge } from '../src/http/edge.ts';
 import { createHttpServer } from '../src/http/listener.ts';
+import { createRateLimit } from '../src/http/rate-limit.ts';
 import { createLogger } from '../src/observability/logging.ts';
 import { createMetrics } from '../src/observability/metrics.ts';
 import { createUpstreamClient } from '../src/upstream/client.ts';
@@ -23,14 +24,22 @@ const upstream = createUpstreamClient({
   baseUrl: config.upstreamUrl as URL,
   timeoutMs: config.upstreamTimeoutMs,
   connections: config.upstreamConnections,
+  // As main.ts: UPSTREAM_COALESCE (on by default) decides; measured both ways in the closing note.
+  coalesce: config.upstreamCoalesce,
   observers: metrics ? [metrics.upstream] : [],
 });
+// RATE_LIMIT_PER_MINUTE, as main.ts wires it (memory store here: the bench runs no Redis).
+const rateLimit = config.rateLimit
+  ? createRateLimit({ perMinute: config.rateLimit.perMinute, store: 'memory' })
+  : undefined;
+if (rateLimit && metrics) metrics.watchRateLimit(rateLimit.stats);
 const edge = createEdge({
   fastLane: config.fastLane,
   upstream,
   limits: config.limits,
   logger: createLogger(config.logLevel),
   corsOrigins: config.corsOrigins,
+  ...(rateLimit ? { rateLimit } : {}),
   ...(metrics ? { metrics } : {}),
 });
 announce(`${await listenLoopback(createHttpServer(edge.handle))}/graphql`);
