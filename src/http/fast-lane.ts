@@ -84,23 +84,23 @@ async function serve(
   const { lanes } = options;
   const params = plainBody(body);
   if (params === undefined) return handOver(req, res, body, options);
-  // From here on Yoga, if it gets the request, need not parse the body again.
-  lanes.parsed.set(req, params as GraphQLParams);
   const key = operationKey(params.query, params.documentId, params.operationName);
-  if (key === undefined) return handOver(req, res, body, options);
+  if (key === undefined) return handOver(req, res, body, options, params);
   // A JSON number past 2^53 was rounded by the parse: Yoga's lane refuses it where an ID is expected.
-  if (params.variables && hasUnsafeNumber(params.variables)) return handOver(req, res, body, options);
+  if (params.variables && hasUnsafeNumber(params.variables)) {
+    return handOver(req, res, body, options, params);
+  }
   const prepared = lanes.prepared.get(key);
   const headers = lanes.headers.get(headersKey);
   if (prepared === undefined || headers === undefined) {
     lanes.toPrepare.set(req, { operation: key, headers: headersKey });
-    return handOver(req, res, body, options);
+    return handOver(req, res, body, options, params);
   }
 
   // A refused request goes to Yoga, which answers the 429; the limit remembers its decision for
   // this request, so Yoga's check does not count it again (nor does it for a result with errors).
   if (options.rateLimit && (await options.rateLimit.check(req, req.headers.authorization)).limited)
-    return handOver(req, res, body, options);
+    return handOver(req, res, body, options, params);
 
   const variables = params.variables ?? {};
   const context = createContext(req.headers.authorization, options.context, variables);
@@ -118,7 +118,7 @@ async function serve(
     // Yoga ends the span with the errors it finally answers.
     if (span) context.operationSpan = span;
     lanes.executed.set(req, { context, result: result as ExecutionResult });
-    return handOver(req, res, body, options);
+    return handOver(req, res, body, options, params);
   }
   span?.end();
   write(req, res, prepared, context, result as ExecutionResult, headers, started, executeSeconds, options);
@@ -177,9 +177,20 @@ function write(
   });
 }
 
-/** Gives the request, whose body the fast lane has read, to Yoga: Node's body stays readable as `req.body`. */
-function handOver(req: IncomingMessage, res: ServerResponse, body: Buffer, options: FastLaneOptions): void {
+/**
+ * Gives the request, whose body the fast lane has read, to Yoga. `params`, when the body was a plain
+ * one, spares Yoga's parser a second decode and parse (kept only for handed-over requests: a WeakMap
+ * entry per request would cost every request).
+ */
+function handOver(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+  options: FastLaneOptions,
+  params?: PlainParams,
+): void {
   options.lanes.served.yoga++;
+  if (params) options.lanes.parsed.set(req, params as GraphQLParams);
   // @whatwg-node/server builds the fetch Request from `req.body` when a framework has read it.
   (req as IncomingMessage & { body?: Buffer }).body = body;
   options.yoga(req, res);
