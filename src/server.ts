@@ -190,6 +190,8 @@ function usePreparation(lanes: Lanes, compiled: CompiledExecution): Plugin {
  */
 export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
   const limits = options.limits ?? DEFAULT_LIMITS;
+  // Built once, not per request: the fast lane builds its own from the same options.
+  const deps = contextDeps(options);
   const logger = options.logger ?? createLogger('info');
   const { metrics, tracing } = options;
   const headers = { Authorization: options.graphiqlAuthorization ?? 'Bearer <your API key>' };
@@ -311,10 +313,6 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
       // A request the fast lane already executed keeps the context it ran with (its loaders, the
       // upstream calls it counted, the deprecations it saw).
       (lanes && req && lanes.executed.get(req)?.context) ||
-      createContext(
-        request.headers.get('authorization') ?? undefined,
-        contextDeps(options),
-        params.variables,
-      ),
+      createContext(request.headers.get('authorization') ?? undefined, deps, params.variables),
   });
 }

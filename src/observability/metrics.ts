@@ -44,6 +44,9 @@ export interface FastOperation {
   status: number;
 }
 
+/** Seconds, for operation and HTTP request durations (both lanes record into the same series). */
+const REQUEST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
 const BREAKER_STATE = { closed: 0, 'half-open': 1, open: 2 } as const;
 
 export interface MetricsOptions {
@@ -86,7 +89,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       name: 'pet_gateway_operation_duration_seconds',
       help: 'Time to execute a GraphQL operation (upstream calls included), by operation name.',
       labelNames: ['operationName', 'operationType'],
-      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      buckets: REQUEST_BUCKETS,
     },
     fillLabelsFn: operationLabels,
   });
@@ -96,7 +99,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       name: 'pet_gateway_http_request_duration_seconds',
       help: 'Time to answer an HTTP request to /graphql, by method and status.',
       labelNames: ['method', 'statusCode'],
-      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      buckets: REQUEST_BUCKETS,
     },
     fillLabelsFn: (params) => {
       const { request, response } = params as unknown as { request: Request; response: Response };
