@@ -51,15 +51,10 @@ export function createContext(
   // The canonical `Bearer <key>` is what goes upstream and what the response cache hashes.
   const { authorization: bearer, error: authError } = bearerAuthorization(authorization);
   const deprecations = new DeprecationNotices();
-  let calls = 0;
-  const loaders = createLoaders(
-    countCalls(deps.upstream, () => calls++),
-    bearer,
-    {
-      ...(authError ? { authError } : { cache: deps.cache }),
-      onDeprecation: (headers) => deprecations.upstreamPet(headers),
-    },
-  );
+  const loaders = createLoaders(deps.upstream, bearer, {
+    ...(authError ? { authError } : { cache: deps.cache }),
+    deprecations,
+  });
   return {
     loaders,
     maxCost: deps.maxCost,
@@ -67,31 +62,7 @@ export function createContext(
     variables,
     deprecations,
     now: deps.now,
-    upstreamCalls: () => calls,
+    upstreamCalls: () => loaders.upstreamCalls,
     release: () => loaders.release(),
-  };
-}
-
-/** The same client, counting this request's calls; a cache in the loaders keeps hits out of the count. */
-function countCalls(client: UpstreamClient, onCall: () => void): UpstreamClient {
-  return {
-    listPets: (auth, query, signal) => {
-      onCall();
-      return client.listPets(auth, query, signal);
-    },
-    getPet: (auth, id, signal, onDeprecation) => {
-      onCall();
-      return client.getPet(auth, id, signal, onDeprecation);
-    },
-    createPet: (auth, pet, signal) => {
-      onCall();
-      return client.createPet(auth, pet, signal);
-    },
-    deadline: () => client.deadline(),
-    probe: () => client.probe(),
-    get breakerState() {
-      return client.breakerState;
-    },
-    close: () => client.close(),
   };
 }

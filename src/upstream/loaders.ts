@@ -5,17 +5,47 @@ import { callerKey } from './caller-key.ts';
 import type { Authorization, Deadline, UpstreamClient, UpstreamDeprecation } from './client.ts';
 import type { ListPetsQuery, NewPetDto, PetDto } from './contract.ts';
 
-/** Per-request data access. Resolvers reach the upstream only through these. */
-export interface Loaders {
-  /** `GET /pets/{petId}`, de-duplicated per id within the request; pets already listed or created need no call. */
-  petById: DataLoader<string, PetDto>;
-  /** `GET /pets`, de-duplicated per (status, limit) within the request. */
-  petList: DataLoader<ListPetsQuery, PetDto[], string>;
-  /** `POST /pets`, exactly once per call; the new pet primes `petById`. */
+/**
+ * One request's upstream calls for one caller, each made at most once per key: `GET /pets` per
+ * (status, limit), `GET /pets/{petId}` per id (pets already listed or created need no call). A
+ * compiled plan (execution/plan.ts) calls these directly; the resolvers go through `petList` and
+ * `petById`, DataLoaders that share the same memo, so when a plan hands a request over, the
+ * resolvers find what the plan already received and nothing is sent twice.
+ */
+export interface UpstreamCalls {
+  listPets(query: ListPetsQuery): Promise<PetDto[]>;
+  getPet(id: string): Promise<PetDto>;
+  /**
+   * `POST /pets`, exactly once per call. After `replay()`, the same calls in the same order are
+   * answered from the first round (a plan that hands over must not create the pet twice).
+   */
   createPet(pet: NewPetDto): Promise<PetDto>;
+}
+
+/** Per-request data access. Resolvers reach the upstream only through these. */
+export interface Loaders extends UpstreamCalls {
+  /** `GET /pets/{petId}`, de-duplicated per id within the request; pets already listed or created need no call. */
+  readonly petById: DataLoader<string, PetDto>;
+  /** `GET /pets`, de-duplicated per (status, limit) within the request. */
+  readonly petList: DataLoader<ListPetsQuery, PetDto[], string>;
+  /** Upstream requests this request has made so far (cache hits and shared answers not counted). */
+  readonly upstreamCalls: number;
+  /** Answers the next `createPet` calls from those already made, in order (see UpstreamCalls). */
+  replay(): void;
   /** Ends the request's deadline; call once no load is pending (the operation has its result). */
   release(): void;
 }
+
+export interface LoaderOptions {
+  /** Set when the caller's `Authorization` cannot be used: every call fails with it, nothing is sent. */
+  authError?: Error;
+  /** Told the upstream's `Deprecation`/`Sunset` headers on `GET /pets/{petId}`. */
+  deprecations?: { upstreamPet(headers: UpstreamDeprecation): void };
+  cache?: ResponseCacheOptions;
+}
+
+/** The memo key of a `GET /pets` query (also DataLoader's cache key for `petList`). */
+const listKey = (query: ListPetsQuery) => `${query.status ?? ''}|${query.limit}`;
 
 /**
  * Creates the loaders for one GraphQL request and one caller's `Authorization`. They are never
@@ -26,76 +56,161 @@ export interface Loaders {
 export function createLoaders(
   client: UpstreamClient,
   auth: Authorization,
-  options: {
-    authError?: Error;
-    onDeprecation?: (headers: UpstreamDeprecation) => void;
-    cache?: ResponseCacheOptions;
-  } = {},
+  options: LoaderOptions = {},
 ): Loaders {
-  const { authError, onDeprecation } = options;
+  return new RequestLoaders(client, auth, options);
+}
+
+/**
+ * A class rather than closures: one object per request, its methods shared, so a request in flight
+ * keeps little alive (what it keeps is promoted at every scavenge under load).
+ */
+class RequestLoaders implements Loaders {
+  readonly #client: UpstreamClient;
+  readonly #auth: Authorization;
+  readonly #options: LoaderOptions;
   // One deadline for all of this request's upstream calls, retries included; started on first use
   // so requests that never reach the upstream (introspection, refused input) arm no timer.
-  let deadline: Deadline | undefined;
-  const signal = () => {
-    deadline ??= client.deadline();
-    return deadline.signal;
-  };
-
-  // The contract has no batch endpoint: a batch is the set of distinct keys asked for in one tick,
-  // fetched in parallel. A failure rejects its own key only (typed: see errors.ts), so one failure
-  // fails one field.
-  // A refused caller never touches the cache; anyone else reads through it when one is configured.
-  const upstream =
-    options.cache && !authError && auth !== undefined
-      ? cachedCalls(client, auth, options.cache, signal)
-      : {
-          listPets: (query: ListPetsQuery) => client.listPets(auth, query, signal()),
-          getPet: (id: string, notify?: (headers: UpstreamDeprecation) => void) =>
-            client.getPet(auth, id, signal(), notify),
-          createdPet: async () => {},
-        };
-
+  #deadline: Deadline | undefined;
+  #calls = 0;
+  #cached: CachedCalls | undefined;
   // Pets already seen in this request (lists, a created pet), by id: `pet(id)` is answered from
   // them without a call. A plain map, not DataLoader.prime: priming made a promise per listed pet
   // on every request, and most requests never ask for a pet by id.
-  const known = new Map<string, PetDto>();
-  const remember = (pets: PetDto[]) => {
-    for (const pet of pets) if (!known.has(pet.id)) known.set(pet.id, pet);
+  #known: Map<string, PetDto> | undefined;
+  // The memos, shared with the DataLoaders as their cache maps; created on first use.
+  #lists: Map<string, Promise<PetDto[]>> | undefined;
+  #pets: Map<string, Promise<PetDto>> | undefined;
+  #created: Promise<PetDto>[] | undefined;
+  #replayed = 0;
+  #petById: DataLoader<string, PetDto> | undefined;
+  #petList: DataLoader<ListPetsQuery, PetDto[], string> | undefined;
+
+  constructor(client: UpstreamClient, auth: Authorization, options: LoaderOptions) {
+    this.#client = client;
+    this.#auth = auth;
+    this.#options = options;
+  }
+
+  get upstreamCalls(): number {
+    return this.#calls;
+  }
+
+  listPets(query: ListPetsQuery): Promise<PetDto[]> {
+    this.#lists ??= new Map();
+    const key = listKey(query);
+    let promise = this.#lists.get(key);
+    if (promise === undefined) {
+      promise = this.#fetchList(query);
+      this.#lists.set(key, promise);
+    }
+    return promise;
+  }
+
+  getPet(id: string): Promise<PetDto> {
+    this.#pets ??= new Map();
+    let promise = this.#pets.get(id);
+    if (promise === undefined) {
+      promise = this.#fetchPet(id);
+      this.#pets.set(id, promise);
+    }
+    return promise;
+  }
+
+  async createPet(pet: NewPetDto): Promise<PetDto> {
+    this.#created ??= [];
+    const earlier = this.#created[this.#replayed];
+    if (this.#replayed < this.#created.length) {
+      this.#replayed++;
+      return earlier as Promise<PetDto>;
+    }
+    const created = this.#create(pet);
+    this.#created.push(created);
+    this.#replayed++;
+    return created;
+  }
+
+  replay(): void {
+    this.#replayed = 0;
+  }
+
+  get petById(): DataLoader<string, PetDto> {
+    this.#pets ??= new Map();
+    this.#petById ??= new DataLoader<string, PetDto>(
+      (ids) => Promise.all(ids.map((id) => this.#fetchPet(id).catch(asError))),
+      { cacheMap: this.#pets },
+    );
+    return this.#petById;
+  }
+
+  get petList(): DataLoader<ListPetsQuery, PetDto[], string> {
+    this.#lists ??= new Map();
+    this.#petList ??= new DataLoader<ListPetsQuery, PetDto[], string>(
+      (queries) => Promise.all(queries.map((query) => this.#fetchList(query).catch(asError))),
+      { cacheKeyFn: listKey, cacheMap: this.#lists },
+    );
+    return this.#petList;
+  }
+
+  release(): void {
+    this.#deadline?.release();
+  }
+
+  #signal(): AbortSignal {
+    this.#deadline ??= this.#client.deadline();
+    return this.#deadline.signal;
+  }
+
+  /** The cache, for a caller it may serve; undefined when off or the caller is refused. */
+  #cache(): CachedCalls | undefined {
+    const { cache, authError } = this.#options;
+    if (cache === undefined || authError !== undefined || this.#auth === undefined) return undefined;
+    this.#cached ??= cachedCalls(
+      this.#client,
+      this.#auth,
+      cache,
+      () => this.#signal(),
+      () => this.#calls++,
+    );
+    return this.#cached;
+  }
+
+  async #fetchList(query: ListPetsQuery): Promise<PetDto[]> {
+    if (this.#options.authError) throw this.#options.authError;
+    const cached = this.#cache();
+    let pets: PetDto[];
+    if (cached) pets = await cached.listPets(query);
+    else {
+      this.#calls++;
+      pets = await this.#client.listPets(this.#auth, query, this.#signal());
+    }
+    this.#known ??= new Map();
+    for (const pet of pets) if (!this.#known.has(pet.id)) this.#known.set(pet.id, pet);
     return pets;
-  };
-  // Created on first use: most operations need one of the two.
-  let petById: DataLoader<string, PetDto> | undefined;
-  let petList: DataLoader<ListPetsQuery, PetDto[], string> | undefined;
-  return {
-    get petById() {
-      petById ??= new DataLoader<string, PetDto>((ids) =>
-        authError
-          ? Promise.resolve(ids.map(() => authError))
-          : Promise.all(ids.map((id) => known.get(id) ?? upstream.getPet(id, onDeprecation).catch(asError))),
-      );
-      return petById;
-    },
-    get petList() {
-      petList ??= new DataLoader<ListPetsQuery, PetDto[], string>(
-        (queries) =>
-          authError
-            ? Promise.resolve(queries.map(() => authError))
-            : Promise.all(queries.map((query) => upstream.listPets(query).then(remember, asError))),
-        { cacheKeyFn: (query) => `${query.status ?? ''}|${query.limit}` },
-      );
-      return petList;
-    },
-    async createPet(pet) {
-      if (authError) throw authError;
-      const created = remember([await client.createPet(auth, pet, signal())])[0] as PetDto;
-      // Before answering, so this caller's next `pets` cannot be served a list without the new pet.
-      await upstream.createdPet();
-      return created;
-    },
-    release() {
-      deadline?.release();
-    },
-  };
+  }
+
+  async #fetchPet(id: string): Promise<PetDto> {
+    if (this.#options.authError) throw this.#options.authError;
+    const known = this.#known?.get(id);
+    if (known) return known;
+    const { deprecations } = this.#options;
+    const notify = deprecations && ((headers: UpstreamDeprecation) => deprecations.upstreamPet(headers));
+    const cached = this.#cache();
+    if (cached) return cached.getPet(id, notify);
+    this.#calls++;
+    return this.#client.getPet(this.#auth, id, this.#signal(), notify);
+  }
+
+  async #create(pet: NewPetDto): Promise<PetDto> {
+    if (this.#options.authError) throw this.#options.authError;
+    this.#calls++;
+    const created = await this.#client.createPet(this.#auth, pet, this.#signal());
+    this.#known ??= new Map();
+    if (!this.#known.has(created.id)) this.#known.set(created.id, created);
+    // Before answering, so this caller's next `pets` cannot be served a list without the new pet.
+    await this.#cache()?.createdPet();
+    return created;
+  }
 }
 
 /** DataLoader rejects a key whose batch result is an Error. */
@@ -117,6 +232,13 @@ export interface ResponseCacheOptions {
 const GENERATION_TTL_MS = 60 * 60 * 1000;
 const newGeneration = () => randomBytes(12).toString('base64url');
 
+interface CachedCalls {
+  listPets(query: ListPetsQuery): Promise<PetDto[]>;
+  getPet(id: string, notify?: (headers: UpstreamDeprecation) => void): Promise<PetDto>;
+  /** A create succeeded: this caller's cached lists are stale. */
+  createdPet(): Promise<void>;
+}
+
 /**
  * `GET /pets` and `GET /pets/{petId}` through the cache, for one caller. Keys carry the hash of
  * the caller's whole Authorization header, so two keys never share an entry; list keys carry the
@@ -128,7 +250,8 @@ function cachedCalls(
   auth: string,
   { store, ttlMs }: ResponseCacheOptions,
   signal: () => AbortSignal,
-) {
+  onCall: () => void,
+): CachedCalls {
   const caller = callerKey(auth);
   const generationKey = cacheKey(caller, 'gen');
   // Stores never reject by contract; this guards a value that does not decode, or a store that does.
@@ -146,13 +269,17 @@ function cachedCalls(
         store.setIfAbsent(generationKey, newGeneration(), GENERATION_TTL_MS),
       );
       // Without a known generation, a cached list cannot be told fresh from stale: bypass the cache.
-      if (generation === undefined) return client.listPets(auth, query, signal());
+      if (generation === undefined) {
+        onCall();
+        return client.listPets(auth, query, signal());
+      }
       const key = cacheKey(caller, 'pets', generation, query.status ?? '-', String(query.limit));
       const hit = await attempt(async () => {
         const text = await store.get(key);
         return text === undefined ? undefined : decodePets(JSON.parse(text));
       });
       if (hit) return hit;
+      onCall();
       const pets = await client.listPets(auth, query, signal());
       await attempt(() => store.set(key, JSON.stringify(pets), ttlMs));
       return pets;
@@ -169,6 +296,7 @@ function cachedCalls(
         return hit.pet;
       }
       let upstream: UpstreamDeprecation | undefined;
+      onCall();
       const pet = await client.getPet(auth, id, signal(), (headers) => {
         upstream = headers;
         notify?.(headers);
