@@ -4,6 +4,7 @@ import { builder } from './builder.ts';
 import { PET_DEPRECATION_REASON } from './deprecation.ts';
 import { rethrowForClient, sunset } from './errors.ts';
 import { int64Argument, int64Key, LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, limitArgument } from './inputs.ts';
+import { resolveUpstream, UPSTREAM_EXTENSION, type UpstreamField } from './upstream-field.ts';
 
 export const PetStatus = builder.enumType('PetStatus', {
   description: 'Availability of an animal in the store.',
@@ -61,6 +62,45 @@ const NewPetInput = builder.inputType('NewPetInput', {
   }),
 });
 
+// What each root field does upstream, declared once: the resolvers below are derived from these, and
+// compiled plans (execution/plan.ts) read them from the fields' extensions.
+
+/** `pets(status, limit)` → `GET /pets?limit=…&status=…`; limit checked against the contract first. */
+const listPets: UpstreamField<{ status?: string | null; limit?: number | null }, 'listPets'> = {
+  call: 'listPets',
+  request: (args) => ({
+    limit: limitArgument(args.limit),
+    ...(args.status ? { status: args.status as PetStatusDto } : {}),
+  }),
+};
+
+/** `pet(id)` → `GET /pets/{petId}`: refused after the sunset, noted as a deprecated use before. */
+const getPet: UpstreamField<{ id: string }, 'getPet'> = {
+  call: 'getPet',
+  before: (ctx) => {
+    if (ctx.now() >= PET_SUNSET) {
+      throw sunset(
+        'pet(id) was removed on 2030-12-05 with the upstream GET /pets/{petId}; use pets(status:, limit:).',
+      );
+    }
+    ctx.deprecations.usePet();
+  },
+  request: (args) => int64Argument(args.id, 'id'),
+};
+
+/** `createPet(input)` → `POST /pets`, exactly once. */
+const createPet: UpstreamField<
+  { input: { name: string; categoryId: string; status?: string | null } },
+  'createPet'
+> = {
+  call: 'createPet',
+  request: ({ input }) => ({
+    name: input.name,
+    categoryId: int64Argument(input.categoryId, 'input.categoryId'),
+    ...(input.status ? { status: input.status as PetStatusDto } : {}),
+  }),
+};
+
 builder.queryType({
   description: 'Reading the animal store.',
   fields: (t) => ({
@@ -80,13 +120,8 @@ builder.queryType({
         field: 1,
         multiplier: Math.min(Math.max(args.limit ?? LIMIT_DEFAULT, LIMIT_MIN), LIMIT_MAX),
       }),
-      resolve: (_root, args, ctx) =>
-        ctx.loaders.petList
-          .load({
-            limit: limitArgument(args.limit),
-            ...(args.status ? { status: args.status as PetStatusDto } : {}),
-          })
-          .catch(rethrowForClient),
+      extensions: { [UPSTREAM_EXTENSION]: listPets },
+      resolve: resolveUpstream(listPets),
     }),
     pet: t.field({
       type: Pet,
@@ -100,15 +135,8 @@ builder.queryType({
           description: 'Identifier of the animal (a 64-bit integer, as a decimal string).',
         }),
       },
-      resolve: (_root, args, ctx) => {
-        if (ctx.now() >= PET_SUNSET) {
-          throw sunset(
-            'pet(id) was removed on 2030-12-05 with the upstream GET /pets/{petId}; use pets(status:, limit:).',
-          );
-        }
-        ctx.deprecations.usePet();
-        return ctx.loaders.petById.load(int64Argument(args.id, 'id')).catch(rethrowForClient);
-      },
+      extensions: { [UPSTREAM_EXTENSION]: getPet },
+      resolve: resolveUpstream(getPet),
     }),
   }),
 });
@@ -120,14 +148,8 @@ builder.mutationType({
       type: Pet,
       description: 'Adds an animal (REST `POST /pets`). Sent exactly once: never retried.',
       args: { input: t.arg({ type: NewPetInput, required: true, description: 'The animal to add.' }) },
-      resolve: (_root, { input }, ctx) =>
-        ctx.loaders
-          .createPet({
-            name: input.name,
-            categoryId: int64Argument(input.categoryId, 'input.categoryId'),
-            ...(input.status ? { status: input.status as PetStatusDto } : {}),
-          })
-          .catch(rethrowForClient),
+      extensions: { [UPSTREAM_EXTENSION]: createPet },
+      resolve: resolveUpstream(createPet),
     }),
   }),
 });

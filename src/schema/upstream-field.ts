@@ -1,0 +1,60 @@
+import type { Context } from '../context.ts';
+import type { ListPetsQuery, NewPetDto, PetDto } from '../upstream/contract.ts';
+import { rethrowForClient } from './errors.ts';
+
+/** What each upstream call (loaders.ts `UpstreamCalls`) is asked for, and what it answers. */
+export interface UpstreamCallTypes {
+  listPets: { request: ListPetsQuery; result: PetDto[] };
+  getPet: { request: string; result: PetDto };
+  createPet: { request: NewPetDto; result: PetDto };
+}
+
+export type UpstreamCallName = keyof UpstreamCallTypes;
+
+/**
+ * What a root field does upstream, declared once beside the field: its resolver is derived from it
+ * (`resolveUpstream`), and the planner (execution/plan.ts) reads it from the field's extensions to
+ * compile operations into upstream calls without running the resolver. Nothing else about the
+ * field's upstream behaviour may live in its resolver.
+ */
+export interface UpstreamField<Args, Call extends UpstreamCallName = UpstreamCallName> {
+  /** The per-request call the field makes: `GET /pets`, `GET /pets/{petId}` or `POST /pets`. */
+  readonly call: Call;
+  /**
+   * The call's request from the field's arguments (as graphql-js coerced them). Throws a
+   * GraphQLError for a value the contract refuses: then no call is made.
+   */
+  readonly request: (args: Args) => UpstreamCallTypes[Call]['request'];
+  /** What must hold, or be noted, before the call (a sunset, a deprecation notice); may throw. */
+  readonly before?: (ctx: Context) => void;
+}
+
+/** The key under which a field's `UpstreamField` sits in its GraphQL extensions. */
+export const UPSTREAM_EXTENSION = 'upstream';
+
+/** The field's resolver: `before`, the request, then the call through the request's loaders. */
+export function resolveUpstream<Args, Call extends UpstreamCallName>(
+  field: UpstreamField<Args, Call>,
+): (root: unknown, args: Args, ctx: Context) => Promise<UpstreamCallTypes[Call]['result']> {
+  return (_root, args, ctx) => {
+    field.before?.(ctx);
+    return load(ctx, field.call, field.request(args)).catch(rethrowForClient) as Promise<
+      UpstreamCallTypes[Call]['result']
+    >;
+  };
+}
+
+/**
+ * Resolvers load through DataLoader (keys asked for in one tick make one batch, as graphql-js
+ * resolves sibling fields); the DataLoaders share their memo with the plan's direct calls.
+ */
+function load(ctx: Context, call: UpstreamCallName, request: unknown): Promise<unknown> {
+  switch (call) {
+    case 'listPets':
+      return ctx.loaders.petList.load(request as ListPetsQuery);
+    case 'getPet':
+      return ctx.loaders.petById.load(request as string);
+    case 'createPet':
+      return ctx.loaders.createPet(request as NewPetDto);
+  }
+}
