@@ -210,6 +210,7 @@ async function main(): Promise<void> {
   if (rateLimit && metrics) metrics.watchRateLimit(rateLimit.stats);
   const edge = createEdge({
     fastLane: config.fastLane,
+    plans: config.plans,
     federation: config.federation,
     upstream,
     ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs } } : {}),

@@ -17,6 +17,11 @@ export interface EdgeOptions extends GatewayOptions {
    * goes through Yoga. @default true
    */
   fastLane?: boolean;
+  /**
+   * In the fast lane, compile prepared operations into plans of upstream calls where every field
+   * allows it (src/execution/plan.ts); off, the fast lane runs compiled execution only. @default true
+   */
+  plans?: boolean;
 }
 
 export interface Edge {
@@ -33,14 +38,14 @@ export interface Edge {
  * prepared operations.
  */
 export function createEdge(options: EdgeOptions): Edge {
-  const { fastLane = true, ...gatewayOptions } = options;
+  const { fastLane = true, plans = true, ...gatewayOptions } = options;
   const logger = options.logger ?? createLogger('info');
   const resolved: GatewayOptions = { ...gatewayOptions, logger };
   if (!fastLane) {
     const yoga = createGateway(resolved);
     return { yoga, handle: (req, res) => void yoga(req, res) };
   }
-  const lanes = createLanes();
+  const lanes = createLanes(plans);
   const yoga = createGateway(resolved, lanes);
   const handle = createFastLane({
     lanes,
