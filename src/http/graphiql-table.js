@@ -175,7 +175,9 @@
 .pg-table-panel h3 button{font-size:12px;border:1px solid hsla(var(--color-neutral),0.2);background:none;color:inherit;border-radius:4px;padding:1px 8px;cursor:pointer}
 .pg-table{border-collapse:collapse;margin-bottom:8px}
 .pg-table th,.pg-table td{border:1px solid hsla(var(--color-neutral),0.15);padding:3px 8px;text-align:left;white-space:nowrap}
-.pg-table th{cursor:pointer;user-select:none;background:hsla(var(--color-neutral),0.06);position:sticky;top:0}
+.pg-table th{background:hsla(var(--color-neutral),0.06);position:sticky;top:0}
+.pg-table th button{all:unset;cursor:pointer;font-weight:600}
+.pg-table th button:focus-visible{outline:2px solid hsl(var(--color-primary))}
 .pg-table td.pg-null{color:hsla(var(--color-neutral),0.4)}
 .pg-counts{list-style:none;padding:0;margin:4px 0 8px;max-width:420px}
 .pg-counts li{display:grid;grid-template-columns:120px 1fr 40px;gap:6px;align-items:center;margin:2px 0}
@@ -207,19 +209,25 @@
   function tableSection(table) {
     const [column, descending] = state.sort.get(table.path) ?? [];
     const rows = column === undefined ? table.rows : sortRows(table.rows, column, descending);
+    // A button in each header, so sorting works from the keyboard too.
     const header = table.columns.map((name) =>
       element(
         'th',
         {
           'data-column': name,
           'aria-sort': name === column ? (descending ? 'descending' : 'ascending') : 'none',
-          title: 'Sort by this column',
-          onclick: () => {
-            state.sort.set(table.path, [name, name === column ? !descending : false]);
-            render();
-          },
         },
-        [name === column ? `${name} ${descending ? '▼' : '▲'}` : name],
+        [
+          element('button', {
+            type: 'button',
+            title: 'Sort by this column',
+            text: name === column ? `${name} ${descending ? '▼' : '▲'}` : name,
+            onclick: () => {
+              state.sort.set(table.path, [name, name === column ? !descending : false]);
+              render();
+            },
+          }),
+        ],
       ),
     );
     const body = rows.map((row) =>
