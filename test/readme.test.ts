@@ -92,6 +92,24 @@ describe('README and docs/', () => {
     expect(missing).toEqual([]);
   });
 
+  it('passes scripts only options they read (parseArgs options of the file the script runs)', () => {
+    const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
+    const unknown: string[] = [];
+    let flags = 0;
+    for (const page of PAGES) {
+      for (const { script, flag } of shownCommands(read(page)).npmFlags) {
+        flags++;
+        const file = /^node (\S+)$/.exec(scripts[script] ?? '')?.[1];
+        const source = file ? read(file) : '';
+        if (!source.includes(`${flag}: {`) && !source.includes(`'${flag}': {`)) {
+          unknown.push(`${page}: npm run ${script} -- --${flag}`);
+        }
+      }
+    }
+    expect(flags).toBeGreaterThan(10);
+    expect(unknown).toEqual([]);
+  });
+
   it('the reference service table lists exactly the variables src/petstore reads', () => {
     const page = read('docs/reference-service.md');
     const start = page.indexOf('<!-- petstore:start -->');
@@ -174,6 +192,14 @@ describe('the Markdown reader behind these checks', () => {
     expect(shownCommands(text)).toEqual({
       npmScripts: ['bench', 'chaos'],
       nodeFiles: ['src/petstore/main.ts', 'bench/parse.ts'],
+      npmFlags: [{ script: 'bench', flag: 'smoke' }],
     });
+    expect(
+      shownCommands('`npm run bench -- --workload x --gateway-node-args="--max-old-space-size=1"` # --not')
+        .npmFlags,
+    ).toEqual([
+      { script: 'bench', flag: 'workload' },
+      { script: 'bench', flag: 'gateway-node-args' },
+    ]);
   });
 });
