@@ -484,6 +484,11 @@ describe('the fast lane answers exactly as Yoga does', () => {
     expect(await series(compiled.metrics)).toEqual(await series(yoga.metrics));
     expect(await httpCounts(fast.metrics)).toEqual(await httpCounts(yoga.metrics));
     expect(await httpCounts(compiled.metrics)).toEqual(await httpCounts(yoga.metrics));
+    const planned = async (metrics: Metrics) =>
+      (await metrics.registry.getSingleMetric('pet_gateway_planned_requests_total')?.get())?.values[0]?.value;
+    expect(await planned(fast.metrics)).toBe(fast.gateway.lanes?.served.planned);
+    expect(await planned(fast.metrics)).toBeGreaterThan(10);
+    expect(await planned(compiled.metrics)).toBe(0);
   });
 
   it('sends a new request id, as Yoga does, when the caller sends none', async () => {
