@@ -11,6 +11,8 @@ export interface ChildStats {
   cpuMicros: number;
   /** Requests served so far, for targets that count them (the static upstream). */
   calls?: number;
+  /** Distinct bearer keys seen since the previous report, for targets that count them (the static upstream). */
+  keysSeen?: number;
 }
 
 export type ParentMessage = { type: 'stats' } | { type: 'stop' };
@@ -24,7 +26,10 @@ const RSS_SAMPLE_MS = 50;
  * the process exits, so no target outlives the bench). Without IPC (started by hand, e.g. under
  * `--cpu-prof`) it prints the URL and exits on SIGINT/SIGTERM, which lets a CPU profile be written.
  */
-export function announce(url: string, counters: { calls?: () => number } = {}): void {
+export function announce(
+  url: string,
+  counters: { calls?: () => number; keysSeen?: () => number } = {},
+): void {
   let peakRss = process.memoryUsage.rss();
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
@@ -51,12 +56,18 @@ export function announce(url: string, counters: { calls?: () => number } = {}): 
         peakRss: Math.max(peakRss, rss),
         cpuMicros: cpu.user + cpu.system,
         ...(counters.calls ? { calls: counters.calls() } : {}),
+        ...(counters.keysSeen ? { keysSeen: counters.keysSeen() } : {}),
       };
       peakRss = rss;
       send(stats);
     }
   });
   send({ type: 'ready', url } satisfies ChildMessage);
+}
+
+/** BENCH_API_KEYS: the comma-separated keys an upstream accepts (see apiKeys in workloads.ts). */
+export function requireKeys(): string[] {
+  return requireEnv('BENCH_API_KEYS').split(',');
 }
 
 /** The environment variable a target reads, or a clear failure naming it. */

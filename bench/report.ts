@@ -26,6 +26,8 @@ export interface RunResult {
   /** Share of the machine's CPU (all cores) busy with processes not of this bench during the run. */
   othersCpuShare: number | undefined;
   peakRssBytes: number;
+  /** Distinct bearer keys the upstream saw during the run (static upstreams count them). */
+  upstreamKeys: number | undefined;
 }
 
 /** The medians of one target's runs of one workload (a run without its round and request count). */
@@ -89,6 +91,9 @@ export function summarise(runs: readonly RunResult[], callsPerOp: number | undef
     generatorCpuMicrosPerRequest: median(runs.map((r) => r.generatorCpuMicrosPerRequest)),
     othersCpuShare: others.length === 0 ? undefined : median(others),
     peakRssBytes: Math.max(...runs.map((r) => r.peakRssBytes)),
+    upstreamKeys: runs.every((r) => r.upstreamKeys === undefined)
+      ? undefined
+      : Math.min(...definedValues(runs.map((r) => r.upstreamKeys))),
     upstreamCallsPerOp: callsPerOp,
   };
 }
@@ -158,6 +163,7 @@ export function formatTable(summaries: readonly Summary[]): string {
     'upstream calls/op',
     'generator',
     'generator CPU µs/req',
+    'upstream keys',
   ];
   const rows = summaries.map((s) => [
     s.workload,
@@ -175,6 +181,7 @@ export function formatTable(summaries: readonly Summary[]): string {
     fixed(s.upstreamCallsPerOp, 2),
     s.generator,
     fixed(s.generatorCpuMicrosPerRequest, 0),
+    fixed(s.upstreamKeys, 0),
   ]);
   return table(header, rows);
 }

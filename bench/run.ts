@@ -28,7 +28,7 @@ import {
   summarise,
 } from './report.ts';
 import {
-  API_KEY,
+  apiKeys,
   type HopKind,
   headersOf,
   petIdsOf,
@@ -40,6 +40,8 @@ import {
 } from './workloads.ts';
 import { findWrk } from './wrk.ts';
 
+/** Bearer keys per run unless --keys says otherwise: a crowd, as real traffic is. */
+const DEFAULT_KEYS = 200;
 /** Sequential operations sent to count upstream calls per operation exactly. */
 const CALLS_CHECK_OPS = 20;
 /** A short pause between runs so the previous run's sockets are closed (not in a smoke run). */
@@ -54,6 +56,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --rounds <n>         rounds; targets alternate within each round (default 3)
   --warmup <s>         unmeasured seconds per target before the first round (default 1)
   --connections <n>    connections (default 50)
+  --keys <n>           bearer keys the requests of every workload take in turn (default 200): a crowd of
+                       callers, so nothing keyed by caller merges their upstream calls; 1 = one caller
   --generator <name>   auto (default: wrk when on PATH, else autocannon), wrk or autocannon;
                        a fixed-rate workload (list20-steady) always uses autocannon
   --workload <name>    run only this workload; repeatable (${WORKLOADS.map((w) => w.name).join(', ')})
@@ -71,6 +75,8 @@ interface Settings {
   duration: number;
   warmup: number;
   connections: number;
+  /** The bearer keys requests rotate through (apiKeys(--keys)). */
+  keys: string[];
   workloads: Workload[];
   json: string | undefined;
   profile: boolean;
@@ -86,6 +92,7 @@ function parseSettings(argv: string[]): Settings {
       rounds: { type: 'string' },
       warmup: { type: 'string' },
       connections: { type: 'string' },
+      keys: { type: 'string' },
       generator: { type: 'string', default: 'auto' },
       workload: { type: 'string', multiple: true },
       json: { type: 'string' },
@@ -125,6 +132,7 @@ function parseSettings(argv: string[]): Settings {
     duration: number('duration', values.duration, smoke ? 1 : 4, true),
     warmup: number('warmup', values.warmup, smoke ? 0 : 1, false),
     connections: number('connections', values.connections, smoke ? 10 : 50, true),
+    keys: apiKeys(number('keys', values.keys, DEFAULT_KEYS, true)),
     workloads: WORKLOADS.filter((w) => names.length === 0 || names.includes(w.name)),
     json: values.json,
     profile: values.profile,
@@ -166,11 +174,12 @@ interface Stack {
 
 async function startStack(kind: UpstreamKind, workloads: Workload[], settings: Settings): Promise<Stack> {
   const ids = petIdsOf(kind);
+  const keys = settings.keys.join(',');
   const upstream =
     ids === undefined
-      ? await startTarget('reference service', 'bench/target-petstore.ts', { BENCH_API_KEY: API_KEY })
+      ? await startTarget('reference service', 'bench/target-petstore.ts', { BENCH_API_KEYS: keys })
       : await startTarget(`${kind} upstream`, 'bench/target-static-upstream.ts', {
-          BENCH_API_KEY: API_KEY,
+          BENCH_API_KEYS: keys,
           BENCH_PET_IDS: ids,
         });
   const needed = new Set(
@@ -216,11 +225,17 @@ function processFor(stack: Stack, target: TargetKind): TargetProcess {
 
 const agent = new Agent();
 
-/** One request outside the load, to check the answer is the expected one before measuring it. */
-async function sendOnce(url: string, spec: RequestSpec): Promise<void> {
+let keyTurn = 0;
+
+/**
+ * One request outside the load, to check the answer is the expected one before measuring it; the
+ * keys rotate across these too, so the operations that count upstream calls are different callers'.
+ */
+async function sendOnce(url: string, spec: RequestSpec, settings: Settings): Promise<void> {
+  const key = settings.keys[keyTurn++ % settings.keys.length] as string;
   const response = await request(url, {
     method: spec.method,
-    headers: headersOf(spec),
+    headers: headersOf(spec, key),
     body: nextBody(spec) ?? null,
     dispatcher: agent,
   });
@@ -230,9 +245,14 @@ async function sendOnce(url: string, spec: RequestSpec): Promise<void> {
 }
 
 /** Upstream requests per operation, with nothing else running: exact, unlike a count under load. */
-async function upstreamCallsPerOp(stack: Stack, url: string, spec: RequestSpec): Promise<number> {
+async function upstreamCallsPerOp(
+  stack: Stack,
+  url: string,
+  spec: RequestSpec,
+  settings: Settings,
+): Promise<number> {
   const before = (await stack.upstream.stats()).calls ?? 0;
-  for (let i = 0; i < CALLS_CHECK_OPS; i++) await sendOnce(url, spec);
+  for (let i = 0; i < CALLS_CHECK_OPS; i++) await sendOnce(url, spec, settings);
   const after = (await stack.upstream.stats()).calls ?? 0;
   return (after - before) / CALLS_CHECK_OPS;
 }
@@ -280,8 +300,9 @@ async function measure(
   const spec = workload.targets[target] as RequestSpec;
   const proc = processFor(stack, target);
   const upstream = target === 'direct' ? undefined : stack.upstream;
-  // Stats (peak RSS) are asked for outside the CPU marks, so answering them is not counted.
+  // Stats (peak RSS, keys seen) are asked for outside the CPU marks, so answering them is not counted.
   await proc.stats();
+  await stack.upstream.stats();
   const before = await markCpu(proc, upstream);
   const load = await runLoad(wrk, {
     url: proc.url + spec.path,
@@ -289,9 +310,11 @@ async function measure(
     seconds: settings.duration,
     connections: workload.connections ?? settings.connections,
     ...(workload.rate === undefined ? {} : { rate: workload.rate }),
+    keys: settings.keys,
   });
   const after = await markCpu(proc, upstream);
   const stats = await proc.stats();
+  const upstreamStats = proc === stack.upstream ? stats : await stack.upstream.stats();
   const requests = load.requests;
   const perRequest = (micros: number) => (requests > 0 ? micros / requests : Number.NaN);
   const othersBusy =
@@ -324,6 +347,7 @@ async function measure(
     othersCpuShare:
       othersBusy === undefined || !(machineTotal > 0) ? undefined : Math.max(0, othersBusy / machineTotal),
     peakRssBytes: stats.peakRss,
+    upstreamKeys: upstreamStats.keysSeen,
   };
 }
 
@@ -342,6 +366,15 @@ function commandLine(argv: string[]): string {
   const args = argv.join(' ');
   if (process.env.npm_lifecycle_event === 'bench') return `npm run bench${args ? ` -- ${args}` : ''}`;
   return `node bench/run.ts${args ? ` ${args}` : ''}`;
+}
+
+/** Who the requests come from, for the report's header. */
+function describeKeys(keys: readonly string[]): string {
+  if (keys.length === 1) return `1 bearer key (${keys[0]}) on every request: one caller`;
+  return (
+    `${keys.length} bearer keys (${keys[0]} … ${keys[keys.length - 1]}) taken in turn by successive ` +
+    'requests, every upstream accepting each: a crowd of callers'
+  );
 }
 
 /** How the load is made, for the report's header. */
@@ -373,6 +406,7 @@ async function main(): Promise<void> {
     cpu: cpuModel(),
     cores: availableParallelism(),
     load: describeLoad(wrk, settings),
+    keys: describeKeys(settings.keys),
   };
   console.log('# pet-gateway benchmark');
   console.log(`command: ${meta.command}`);
@@ -385,6 +419,7 @@ async function main(): Promise<void> {
         : ''),
   );
   console.log(`load: ${meta.load}`);
+  console.log(`keys: ${meta.keys}`);
   // Other work on the machine skews every figure; the load average at start says whether there was any.
   console.log(
     `load average at start: ${loadavg()
@@ -431,7 +466,10 @@ async function main(): Promise<void> {
     'process, highest sample; upstream calls/op: exact, counted on the static upstream over ' +
       `${CALLS_CHECK_OPS} sequential`,
   );
-  console.log('operations; generator CPU µs/req: what the load generator itself used, per request.');
+  console.log('operations; generator CPU µs/req: what the load generator itself used, per request;');
+  console.log(
+    'upstream keys: distinct bearer keys the static upstream received during a run (fewest of the rounds).',
+  );
   const others = runs.flatMap((r) => (r.othersCpuShare === undefined ? [] : [r.othersCpuShare]));
   if (others.length > 0) {
     const percent = (share: number) => `${(100 * share).toFixed(0)}%`;
@@ -462,7 +500,7 @@ async function main(): Promise<void> {
   if (settings.json !== undefined) {
     writeFileSync(
       settings.json,
-      `${JSON.stringify({ meta, settings: { ...settings, workloads: settings.workloads.map((w) => w.name) }, summaries, ratios, runs }, null, 2)}\n`,
+      `${JSON.stringify({ meta, settings: { ...settings, keys: settings.keys.length, workloads: settings.workloads.map((w) => w.name) }, summaries, ratios, runs }, null, 2)}\n`,
     );
     console.log(`\nwrote ${settings.json}`);
   }
@@ -484,9 +522,9 @@ async function runWorkload(
   for (const target of targets) {
     const spec = workload.targets[target] as RequestSpec;
     const url = processFor(stack, target).url + spec.path;
-    await sendOnce(url, spec);
+    await sendOnce(url, spec, settings);
     if (petIdsOf(workload.upstream) !== undefined)
-      callsPerOp.set(target, await upstreamCallsPerOp(stack, url, spec));
+      callsPerOp.set(target, await upstreamCallsPerOp(stack, url, spec, settings));
     if (settings.warmup > 0) {
       await runLoad(wrk, {
         url,
@@ -494,6 +532,7 @@ async function runWorkload(
         seconds: settings.warmup,
         connections,
         ...(workload.rate === undefined ? {} : { rate: workload.rate }),
+        keys: settings.keys,
       });
       await settle(settings);
     }

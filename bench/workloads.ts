@@ -6,8 +6,14 @@ export type HopKind = Exclude<TargetKind, 'direct'>;
 /** `static-bigids` is the static upstream serving int64 ids beyond 2^53. */
 export type UpstreamKind = 'static' | 'static-bigids' | 'reference';
 
-/** The key every request carries and every upstream accepts. */
-export const API_KEY = 'bench-key';
+/**
+ * The bearer keys a run rotates across its requests, one per caller of a crowd: every upstream
+ * accepts each of them and the hops forward each caller's own, so nothing keyed by caller (the
+ * gateway's coalescing, a cache) can merge two callers' requests.
+ */
+export function apiKeys(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `bench-key-${i}`);
+}
 
 /**
  * A body that differs on every request: `before + token + after`, with a token unique to the
@@ -27,9 +33,9 @@ export interface RequestSpec {
   check(status: number, body: string): string | undefined;
 }
 
-/** The headers of every request of a spec. */
-export function headersOf(spec: RequestSpec): Record<string, string> {
-  const authorization = `Bearer ${API_KEY}`;
+/** The headers of a request of `spec` made with `key`. */
+export function headersOf(spec: RequestSpec, key: string): Record<string, string> {
+  const authorization = `Bearer ${key}`;
   return spec.body === undefined ? { authorization } : { authorization, 'content-type': 'application/json' };
 }
 
