@@ -34,6 +34,8 @@ export interface RunResult {
 export type Summary = Omit<RunResult, 'round' | 'requests'> & {
   /** Upstream requests per operation, counted on the static upstream with nothing else running. */
   upstreamCallsPerOp: number | undefined;
+  /** What was wrong with a peer's checked answer (see PEERS in run.ts); undefined when it was right. */
+  wrongAnswer: string | undefined;
 };
 
 /** What a ratio compares: throughput, CPU per request, or p99 latency at a steady rate. */
@@ -70,7 +72,11 @@ const definedValues = (values: ReadonlyArray<number | undefined>) =>
   values.flatMap((v) => (v === undefined ? [] : [v]));
 
 /** Medians across rounds for rates, latencies and CPU, sums for failures, the maximum for memory. */
-export function summarise(runs: readonly RunResult[], callsPerOp: number | undefined): Summary {
+export function summarise(
+  runs: readonly RunResult[],
+  callsPerOp: number | undefined,
+  wrongAnswer?: string,
+): Summary {
   const first = runs[0];
   if (first === undefined) throw new Error('no runs to summarise');
   const upstreamCpu = definedValues(runs.map((r) => r.upstreamCpuMicrosPerRequest));
@@ -95,6 +101,7 @@ export function summarise(runs: readonly RunResult[], callsPerOp: number | undef
       ? undefined
       : Math.min(...definedValues(runs.map((r) => r.upstreamKeys))),
     upstreamCallsPerOp: callsPerOp,
+    wrongAnswer,
   };
 }
 
@@ -164,6 +171,7 @@ export function formatTable(summaries: readonly Summary[]): string {
     'generator',
     'generator CPU µs/req',
     'upstream keys',
+    'answer',
   ];
   const rows = summaries.map((s) => [
     s.workload,
@@ -182,8 +190,12 @@ export function formatTable(summaries: readonly Summary[]): string {
     s.generator,
     fixed(s.generatorCpuMicrosPerRequest, 0),
     fixed(s.upstreamKeys, 0),
+    s.wrongAnswer === undefined ? 'ok' : 'WRONG',
   ]);
-  return table(header, rows);
+  const wrong = summaries.flatMap((s) =>
+    s.wrongAnswer === undefined ? [] : [`- ${s.workload} ${s.target} answered wrongly: ${s.wrongAnswer}`],
+  );
+  return [table(header, rows), ...(wrong.length > 0 ? ['', ...wrong] : [])].join('\n');
 }
 
 /** `median (lowest–highest round)`, or the one value of a single round. */
