@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: the gateway (fast lane on and off) against hand-written Node hops (a bare proxy
- * and a JSON-rewriting hop) and the upstream itself, on the static upstream (the hop is the
- * bottleneck) and on the reference service. Every target runs in its own process; wrk (or, without
- * it, autocannon in this process) drives them, target by target in alternating rounds.
+ * and a JSON-rewriting hop), Tailcall (the fastest peer, a Rust binary) and the upstream itself, on
+ * the static upstream (the hop is the bottleneck) and on the reference service, each request
+ * carrying one of --keys bearer keys in turn. Every target runs in its own process; wrk (or,
+ * without it, autocannon in this process) drives them, target by target in alternating rounds.
  * `npm run bench -- --help` lists the options.
  */
 import { spawnSync } from 'node:child_process';
