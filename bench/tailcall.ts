@@ -1,6 +1,6 @@
 /**
  * Tailcall (tailcallhq/tailcall, Rust), the fastest REST-to-GraphQL peer, as a bench target: its
- * binary comes in the `@tailcallhq/core-linux-x64-gnu` devDependency, pinned to 1.0.0 (later builds
+ * binary comes in the `@tailcallhq/core-linux-x64-gnu` optional dependency (Linux x64 only: elsewhere npm skips it and this target cannot run), pinned to 1.0.0 (later builds
  * need glibc ≥ 2.38; Debian 12 has 2.36). Its 1.x configuration language: `@upstream` takes
  * `allowedHeaders` (no `baseURL`), `@http` a full `url` and `query` entries (`skipEmpty`, or an absent
  * argument goes out as an empty `status=`).
