@@ -110,10 +110,12 @@ async function serve(
     prepared.operationType,
     prepared.operationName,
   );
-  const execute = async (): Promise<string | ExecutionResult> => {
+  let planned = false;
+  const execute = async (): Promise<ExecutionResult> => {
     if (prepared.plan) {
       const data = await prepared.plan.run(context, variables);
-      if (data !== undefined) return data;
+      planned = data !== undefined;
+      if (data !== undefined) return { data };
       // The compiled path runs the same operation with the same context: what the plan received
       // is in the loaders' memo, and any POST it made is answered again, not sent again.
       context.loaders.replay();
@@ -123,14 +125,14 @@ async function serve(
   const result = await (span ? span.run(execute) : execute());
   context.release();
   const executeSeconds = (performance.now() - executeStarted) / 1000;
-  if (typeof result !== 'string' && (result.errors?.length || result.data == null)) {
+  if (result.errors?.length || result.data == null) {
     // Yoga ends the span with the errors it finally answers.
     if (span) context.operationSpan = span;
     lanes.executed.set(req, { context, result });
     return handOver(req, res, body, options, params);
   }
   span?.end();
-  if (typeof result === 'string') lanes.served.planned++;
+  if (planned) lanes.served.planned++;
   write(req, res, prepared, context, result, headers, started, executeSeconds, options);
 }
 
@@ -139,8 +141,7 @@ function write(
   res: ServerResponse,
   prepared: PreparedOperation,
   context: Context,
-  /** The execution's result, or a plan's `data` as JSON text. */
-  result: ExecutionResult | string,
+  result: ExecutionResult,
   learned: readonly string[],
   started: number,
   executeSeconds: number,
@@ -154,14 +155,10 @@ function write(
       fields: list.map((notice) => notice.field),
       ...clientIdentity((name) => headerValue(req, name)),
     });
-    extensions = { ...(typeof result === 'string' ? {} : result.extensions), deprecations: list };
+    extensions = { ...result.extensions, deprecations: list };
     deprecation = deprecationHeaders(list[0] as (typeof list)[0]);
   }
-  // The bytes JSON.stringify writes for { data, extensions? } (a plan's result holds no other key).
-  const text =
-    typeof result === 'string'
-      ? `{"data":${result}${extensions ? `,"extensions":${JSON.stringify(extensions)}` : ''}}`
-      : JSON.stringify(extensions ? { ...result, extensions } : result);
+  const text = JSON.stringify(extensions ? { ...result, extensions } : result);
   const requestId = requestIdOf(headerValue(req, 'x-request-id'));
   const acceptEncoding = headerValue(req, 'accept-encoding') ?? undefined;
   // The same choice and bytes as Yoga's lane (http/compression.ts), never a second encoder.
