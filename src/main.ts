@@ -7,6 +7,7 @@ import { createEdge } from './http/edge.ts';
 import { createHttpServer } from './http/listener.ts';
 import { loadPersistedDocuments } from './http/persisted-documents.ts';
 import { createRateLimit } from './http/rate-limit.ts';
+import { createMemoryDocumentStore, createRedisDocumentStore } from './http/registered-documents.ts';
 import {
   aggregateWorkerMetrics,
   askPrimaryForMetrics,
@@ -208,6 +209,17 @@ async function main(): Promise<void> {
       })
     : undefined;
   if (rateLimit && metrics) metrics.watchRateLimit(rateLimit.stats);
+  const apqStore =
+    config.apq?.store === 'redis' && config.redisUrl
+      ? createRedisDocumentStore(config.redisUrl, {
+          maxDocuments: config.apq.maxDocuments,
+          maxBytes: config.apq.maxBytes,
+          onError: (error) =>
+            logger.warn({ error: error.message }, 'APQ store unavailable, hashes answered as not found'),
+        })
+      : config.apq
+        ? createMemoryDocumentStore({ maxDocuments: config.apq.maxDocuments, maxBytes: config.apq.maxBytes })
+        : undefined;
   const edge = createEdge({
     fastLane: config.fastLane,
     federation: config.federation,
@@ -222,6 +234,7 @@ async function main(): Promise<void> {
     graphiql: config.graphiql,
     introspection: config.introspection,
     ...(persistedOperations ? { persistedOperations } : {}),
+    ...(apqStore ? { automaticPersistedQueries: apqStore } : {}),
     ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
   });
   const server = createHttpServer(edge.handle);
@@ -255,6 +268,7 @@ async function main(): Promise<void> {
     await upstream.close();
     await cacheStore?.close();
     await rateLimit?.close();
+    await apqStore?.close();
     await closeEmbedded();
     await tracing?.shutdown();
     logger.flush();

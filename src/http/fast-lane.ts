@@ -7,6 +7,7 @@ import { type Context, type ContextDeps, createContext } from '../context.ts';
 import { logOperation, type OperationRecord, requestIdOf } from '../observability/logging.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Tracing } from '../observability/tracing.ts';
+import { cacheControl } from './cache-headers.ts';
 import { chooseEncoding, encode } from './compression.ts';
 import { clientIdentity, type DeprecatedUse, deprecationHeaders } from './deprecation-headers.ts';
 import { headersKey, type Lanes, operationKey, type PreparedOperation } from './prepared-operations.ts';
@@ -25,6 +26,8 @@ export interface FastLaneOptions {
   tracing?: Tracing;
   /** The per-key limit, consulted before execution; Yoga words a refusal. */
   rateLimit?: RateLimit;
+  /** `max-age` of a successful query's answer (the response cache's TTL in seconds); 0: none. */
+  cacheMaxAgeSeconds: number;
   onDeprecatedUse: (use: DeprecatedUse) => void;
 }
 
@@ -34,8 +37,19 @@ const JSON_MEDIA_TYPES: ReadonlySet<string | undefined> = new Set([
   'application/json;charset=utf-8',
 ]);
 
-/** Body keys the fast lane understands; anything else (extensions, APQ hashes) goes to Yoga. */
-const BODY_KEYS: ReadonlySet<string> = new Set(['query', 'operationName', 'variables', 'documentId']);
+/** Body keys the fast lane understands; anything else goes to Yoga. */
+const BODY_KEYS: ReadonlySet<string> = new Set([
+  'query',
+  'operationName',
+  'variables',
+  'documentId',
+  'extensions',
+]);
+/**
+ * Extensions the fast lane understands: an APQ hash sent alone (registration, with the text, is
+ * Yoga's), and Apollo Client 4's `clientLibrary`, which nothing in the gateway reads.
+ */
+const EXTENSION_KEYS: ReadonlySet<string> = new Set(['persistedQuery', 'clientLibrary']);
 
 /**
  * The fast lane: serves operations Yoga has already prepared (see prepared-operations.ts) without
@@ -84,7 +98,12 @@ async function serve(
   const { lanes } = options;
   const params = plainBody(body);
   if (params === undefined) return handOver(req, res, body, options);
-  const key = operationKey(params.query, params.documentId, params.operationName);
+  const key = operationKey(
+    params.query,
+    params.documentId,
+    params.operationName,
+    params.extensions?.persistedQuery?.sha256Hash,
+  );
   if (key === undefined) return handOver(req, res, body, options, params);
   // A JSON number past 2^53 was rounded by the parse: Yoga's lane refuses it where an ID is expected.
   if (params.variables && hasUnsafeNumber(params.variables)) {
@@ -152,7 +171,13 @@ function write(
   // The same choice and bytes as Yoga's lane (http/compression.ts), never a second encoder.
   const encoding = acceptEncoding ? chooseEncoding(acceptEncoding, Buffer.byteLength(text)) : undefined;
   const body = encoding ? encode(text, encoding) : text;
-  const headers = [...learned, 'content-length', String(Buffer.byteLength(body))];
+  const headers = [
+    ...learned,
+    'content-length',
+    String(Buffer.byteLength(body)),
+    'cache-control',
+    cacheControl({ ok: true, operationType: prepared.operationType }, options.cacheMaxAgeSeconds),
+  ];
   if (encoding) headers.push('content-encoding', encoding);
   if (deprecation) headers.push('deprecation', deprecation.deprecation, 'sunset', deprecation.sunset);
   headers.push('x-request-id', requestId);
@@ -216,6 +241,8 @@ function plainRequest(req: IncomingMessage, maxBodyBytes: number): string | unde
 interface PlainParams {
   query?: string;
   documentId?: string;
+  /** Only `persistedQuery` (an APQ hash sent alone) and `clientLibrary`. */
+  extensions?: { persistedQuery?: { sha256Hash: string } };
   operationName?: string | null;
   variables?: Record<string, unknown> | null;
 }
@@ -232,13 +259,33 @@ function plainBody(body: Buffer): PlainParams | undefined {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   for (const key in value) if (!BODY_KEYS.has(key)) return undefined;
-  const { query, documentId, operationName, variables } = value as Record<string, unknown>;
-  if ((query === undefined) === (documentId === undefined)) return undefined;
+  const { query, documentId, operationName, variables, extensions } = value as Record<string, unknown>;
+  const hash = extensions === undefined ? undefined : persistedHash(extensions);
+  if (hash === null) return undefined;
+  if ([query, documentId, hash].filter((given) => given !== undefined).length !== 1) return undefined;
   if (query !== undefined && typeof query !== 'string') return undefined;
   if (documentId !== undefined && typeof documentId !== 'string') return undefined;
   if (operationName != null && typeof operationName !== 'string') return undefined;
   if (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
   return value as PlainParams;
+}
+
+/**
+ * The APQ hash in plain extensions (undefined when they hold none), or null when the extensions
+ * are anything else: Yoga words whatever they need.
+ */
+function persistedHash(extensions: unknown): string | undefined | null {
+  if (typeof extensions !== 'object' || extensions === null || Array.isArray(extensions)) return null;
+  for (const key in extensions) if (!EXTENSION_KEYS.has(key)) return null;
+  const { persistedQuery, clientLibrary } = extensions as Record<string, unknown>;
+  if (clientLibrary !== undefined && (typeof clientLibrary !== 'object' || clientLibrary === null))
+    return null;
+  if (persistedQuery === undefined) return undefined;
+  if (typeof persistedQuery !== 'object' || persistedQuery === null) return null;
+  const keys = Object.keys(persistedQuery);
+  const { version, sha256Hash } = persistedQuery as Record<string, unknown>;
+  if (keys.length !== 2 || version !== 1 || typeof sha256Hash !== 'string' || sha256Hash === '') return null;
+  return sha256Hash;
 }
 
 /** Whether a JSON value holds a number a double cannot hold exactly. */
