@@ -105,16 +105,17 @@ export interface RedisDocumentStoreOptions extends DocumentStoreBounds {
 
 /**
  * Registration in one step on the Redis side, so instances sharing the store agree on its bounds:
- * documents in a hash, their last use in a sorted set, the bytes they hold in a counter. The
- * least recently used go first until the new one fits. Should the set and the hash ever disagree
- * (keys deleted by hand), the loop ends when the set is empty and the store starts over.
+ * documents in a hash, their last use in a sorted set (ordered by a counter every instance
+ * shares, so no clock skew between them reorders it), the bytes they hold in a key. The least
+ * recently used go first until the new one fits. Should the set and the hash ever disagree (keys
+ * deleted by hand), the loop ends when the set is empty and the store starts over.
  */
 const REGISTER = `
-local docs, used, total = KEYS[1], KEYS[2], KEYS[3]
-local hash, doc, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local maxDocuments, maxBytes = tonumber(ARGV[4]), tonumber(ARGV[5])
+local docs, used, total, clock = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local hash, doc = ARGV[1], ARGV[2]
+local maxDocuments, maxBytes = tonumber(ARGV[3]), tonumber(ARGV[4])
 if redis.call('HEXISTS', docs, hash) == 1 then
-  redis.call('ZADD', used, now, hash)
+  redis.call('ZADD', used, redis.call('INCR', clock), hash)
   return 0
 end
 local size = string.len(hash) + string.len(doc)
@@ -135,9 +136,16 @@ while count >= maxDocuments or bytes + size > maxBytes do
   end
 end
 redis.call('HSET', docs, hash, doc)
-redis.call('ZADD', used, now, hash)
+redis.call('ZADD', used, redis.call('INCR', clock), hash)
 redis.call('SET', total, bytes + size)
 return 1
+`;
+
+/** A lookup, which makes the document the most recently used. */
+const LOOK_UP = `
+local doc = redis.call('HGET', KEYS[1], ARGV[1])
+if doc then redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), ARGV[1]) end
+return doc
 `;
 
 /**
@@ -152,8 +160,7 @@ export function createRedisDocumentStore(
   const maxDocuments = options.maxDocuments ?? DEFAULT_APQ_MAX_DOCUMENTS;
   const maxBytes = options.maxBytes ?? DEFAULT_APQ_MAX_BYTES;
   const prefix = options.prefix ?? 'pg:apq:v1';
-  const keys = [`${prefix}:docs`, `${prefix}:used`, `${prefix}:bytes`];
-  const [docs, used] = keys as [string, string, string];
+  const keys = [`${prefix}:docs`, `${prefix}:used`, `${prefix}:bytes`, `${prefix}:clock`];
   const timeoutMs = options.commandTimeoutMs ?? 250;
   const stats: DocumentStoreStats = { hits: 0, misses: 0, registered: 0, errors: 0 };
   let lastReport = Number.NEGATIVE_INFINITY;
@@ -171,10 +178,7 @@ export function createRedisDocumentStore(
   return {
     async get(hash) {
       try {
-        const [document] = await withinMs(
-          redis.multi().hGet(docs, hash).zAdd(used, { score: Date.now(), value: hash }, { XX: true }).exec(),
-          timeoutMs,
-        );
+        const document = await withinMs(redis.eval(LOOK_UP, { keys, arguments: [hash] }), timeoutMs);
         if (typeof document !== 'string') {
           stats.misses++;
           return undefined;
@@ -191,7 +195,7 @@ export function createRedisDocumentStore(
         const written = await withinMs(
           redis.eval(REGISTER, {
             keys,
-            arguments: [hash, document, String(Date.now()), String(maxDocuments), String(maxBytes)],
+            arguments: [hash, document, String(maxDocuments), String(maxBytes)],
           }),
           timeoutMs,
         );
