@@ -1,9 +1,13 @@
+import { createHash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRateLimit, type RateLimit } from '../../src/http/rate-limit.ts';
+import { createMemoryDocumentStore } from '../../src/http/registered-documents.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
+import { createMemoryCache } from '../../src/upstream/cache.ts';
+import type { ResponseCacheOptions } from '../../src/upstream/loaders.ts';
 import { BIG_ID, type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 
@@ -28,11 +32,12 @@ let upstream: FakeUpstream;
 let yoga: Side;
 let fast: Side;
 
-async function side(fastLane: boolean, rateLimit?: RateLimit): Promise<Side> {
+async function side(fastLane: boolean, rateLimit?: RateLimit, cache?: ResponseCacheOptions): Promise<Side> {
   const logs: string[] = [];
   const metrics = createMetrics();
   const gateway = await startGateway({
     upstreamUrl: upstream.url,
+    ...(cache ? { cache } : {}),
     timeoutMs: 400,
     // One attempt, no breaker surprises: a fault must hit both sides identically.
     client: { maxRetries: 0 },
@@ -41,6 +46,8 @@ async function side(fastLane: boolean, rateLimit?: RateLimit): Promise<Side> {
       metrics,
       logger: createLogger('info', { write: (line: string) => void logs.push(line) }),
       persistedOperations: { mode: 'allow', documents: new Map([[DOCUMENT_ID, PERSISTED]]) },
+      // Each side registers APQ documents in a store of its own.
+      automaticPersistedQueries: createMemoryDocumentStore(),
       ...(rateLimit ? { rateLimit } : {}),
     },
   });
@@ -73,6 +80,8 @@ interface Case {
   body: Body;
   /** A body with the same document that succeeds, sent first so the fast lane prepares it. @default body */
   warm?: Body;
+  /** Sent once to each side before warming (an APQ registration). */
+  register?: Body;
   headers?: Record<string, string>;
   /** Installs an upstream fault before each side's request. */
   setup?: () => void;
@@ -91,6 +100,13 @@ const headersFault = (extra: Record<string, string>) => () =>
     },
     1,
   );
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const persistedQuery = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });
+const APQ_LIST = 'query ApqList($limit: Int) { pets(limit: $limit) { id name status } }';
+const APQ_PET = 'query ApqPet($id: ID!) { pet(id: $id) { id name } }';
+const APQ_ADD =
+  'mutation ApqAdd($name: String!) { createPet(input: { name: $name, categoryId: "2" }) { name } }';
 
 const cases: Case[] = [
   { name: 'a list with every field', body: { query: '{ pets(limit: 20) { id name categoryId status } }' } },
@@ -274,6 +290,51 @@ const cases: Case[] = [
     yogaOnly: true,
   },
   {
+    name: 'an APQ hash alone, registered before',
+    register: { query: APQ_LIST, variables: { limit: 1 }, extensions: persistedQuery(sha256(APQ_LIST)) },
+    body: { variables: { limit: 3 }, extensions: persistedQuery(sha256(APQ_LIST)) },
+  },
+  {
+    name: 'an APQ hash alone, with Apollo Client 4’s clientLibrary extension',
+    register: { query: APQ_LIST, extensions: persistedQuery(sha256(APQ_LIST)) },
+    body: {
+      operationName: 'ApqList',
+      variables: { limit: 2 },
+      extensions: {
+        ...persistedQuery(sha256(APQ_LIST)),
+        clientLibrary: { name: '@apollo/client', version: '4.3.8' },
+      },
+    },
+  },
+  {
+    name: 'an APQ mutation by hash (no-store), sent once',
+    register: { query: APQ_ADD, variables: { name: 'Reg' }, extensions: persistedQuery(sha256(APQ_ADD)) },
+    body: { variables: { name: 'Hashed' }, extensions: persistedQuery(sha256(APQ_ADD)) },
+  },
+  {
+    name: 'a manifest document by its bare hash (extensions.persistedQuery)',
+    body: { extensions: persistedQuery('lanes-list') },
+  },
+  {
+    name: 'an APQ hash whose document then meets an upstream 404',
+    code: 'PET_NOT_FOUND',
+    register: { query: APQ_PET, variables: { id: '2' }, extensions: persistedQuery(sha256(APQ_PET)) },
+    warm: { variables: { id: '2' }, extensions: persistedQuery(sha256(APQ_PET)) },
+    body: { variables: { id: '404' }, extensions: persistedQuery(sha256(APQ_PET)) },
+  },
+  {
+    name: 'an unknown APQ hash (PersistedQueryNotFound)',
+    code: 'PERSISTED_QUERY_NOT_FOUND',
+    body: { extensions: persistedQuery(sha256('{ never { registered } }')) },
+    yogaOnly: true,
+  },
+  {
+    name: 'an APQ hash beside text it is not the SHA-256 of',
+    code: 'PERSISTED_QUERY_HASH_MISMATCH',
+    body: { query: '{ pets(limit: 1) { id } }', extensions: persistedQuery(sha256('{ other }')) },
+    yogaOnly: true,
+  },
+  {
     name: 'extensions in the body (Yoga reads them)',
     body: { query: '{ pets(limit: 1) { name } }', extensions: { anything: true } },
     yogaOnly: true,
@@ -323,6 +384,10 @@ function operationLines(logs: string[]) {
 
 describe('the fast lane answers exactly as Yoga does', () => {
   it.each(cases)('$name', async (c) => {
+    if (c.register) {
+      await send(yoga, c.register, c.headers);
+      await send(fast, c.register, c.headers);
+    }
     for (let run = 0; run < 3; run++) {
       await send(yoga, c.warm ?? c.body, c.headers);
       await send(fast, c.warm ?? c.body, c.headers);
@@ -436,5 +501,48 @@ describe('a rate limit holds in both lanes, one point per request', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
     expect(limits.map((limit) => limit.stats.limited)).toEqual([1, 1]);
     expect(limitedFast.gateway.lanes?.served.fast).toBeGreaterThan(0);
+  });
+});
+
+describe('caching headers are the same in both lanes', () => {
+  let cachedYoga: Side;
+  let cachedFast: Side;
+  const ttlMs = 3000;
+
+  beforeAll(async () => {
+    cachedYoga = await side(false, undefined, { store: createMemoryCache(), ttlMs });
+    cachedFast = await side(true, undefined, { store: createMemoryCache(), ttlMs });
+  });
+
+  afterAll(async () => {
+    await cachedYoga.gateway.close();
+    await cachedFast.gateway.close();
+  });
+
+  it.each([
+    ['a query with the response cache on', { query: '{ pets(limit: 2) { id } }' }, 'private, max-age=3'],
+    [
+      'a query by APQ hash',
+      { extensions: persistedQuery(sha256(APQ_LIST)), variables: { limit: 2 } },
+      'private, max-age=3',
+    ],
+    [
+      'a mutation',
+      { query: 'mutation { createPet(input: { name: "Cc", categoryId: "1" }) { name } }' },
+      'no-store',
+    ],
+  ])('%s: %s', async (_name, body, cacheControl) => {
+    const register = { query: APQ_LIST, extensions: persistedQuery(sha256(APQ_LIST)) };
+    await send(cachedYoga, register);
+    await send(cachedFast, register);
+    for (let run = 0; run < 3; run++) await send(cachedFast, body);
+    const before = cachedFast.gateway.lanes?.served.fast ?? 0;
+    const viaYoga = await send(cachedYoga, body);
+    const viaFast = await send(cachedFast, body);
+    expect(cachedFast.gateway.lanes?.served.fast).toBe(before + 1);
+    expect(viaFast.headers['cache-control']).toBe(cacheControl);
+    expect(viaYoga.headers['cache-control']).toBe(cacheControl);
+    expect(viaFast.headers.vary).toBe('Accept, Accept-Encoding, Authorization, Origin');
+    expect(viaFast.headers).toEqual(viaYoga.headers);
   });
 });
