@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { request } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadPersistedDocuments } from '../../src/http/persisted-documents.ts';
 import { createMemoryDocumentStore, type DocumentStore } from '../../src/http/registered-documents.ts';
@@ -317,5 +318,29 @@ describe('caching headers', () => {
       expect(answer.headers.get('cache-control')).toBe('no-store');
       expect(answer.headers.get('vary')).toBe(vary);
     }
+  });
+
+  it('a request the listener refuses before GraphQL (two Authorization headers): no-store', async () => {
+    const answer = await new Promise<{ status: number; cacheControl: string | undefined }>(
+      (resolve, reject) => {
+        const req = request(gateways.apq.url, {
+          method: 'POST',
+          // A raw header list (so both are sent) gets no Host from Node: it is given here.
+          headers: [
+            ['host', new URL(gateways.apq.url).host],
+            ['content-type', 'application/json'],
+            ['authorization', AUTH],
+            ['authorization', AUTH],
+          ].flat(),
+        });
+        req.on('response', (res) => {
+          res.resume();
+          resolve({ status: res.statusCode ?? 0, cacheControl: res.headers['cache-control'] });
+        });
+        req.on('error', reject);
+        req.end('{"query":"{ pets { id } }"}');
+      },
+    );
+    expect(answer).toEqual({ status: 400, cacheControl: 'no-store' });
   });
 });
