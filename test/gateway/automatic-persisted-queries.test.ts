@@ -2,10 +2,15 @@ import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadPersistedDocuments } from '../../src/http/persisted-documents.ts';
-import { createMemoryDocumentStore, type DocumentStore } from '../../src/http/registered-documents.ts';
+import {
+  createMemoryDocumentStore,
+  createRedisDocumentStore,
+  type DocumentStore,
+} from '../../src/http/registered-documents.ts';
 import { createMemoryCache } from '../../src/upstream/cache.ts';
 import { type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { haveRedisServer, type RunningRedis, startRedis } from '../support/redis.ts';
 
 // Automatic persisted queries as Apollo's PersistedQueryLink and urql's persistedExchange speak
 // them, on the wire: what an unknown hash, a registration, a wrong hash and a refused mode answer.
@@ -342,5 +347,57 @@ describe('caching headers', () => {
       },
     );
     expect(answer).toEqual({ status: 400, cacheControl: 'no-store' });
+  });
+});
+
+const redisAvailable = haveRedisServer('automatic-persisted-queries.test');
+
+describe.skipIf(!redisAvailable)('APQ_STORE=redis: two instances behind one endpoint', () => {
+  let redis: RunningRedis;
+  let stores: DocumentStore[];
+  let a: RunningGateway;
+  let b: RunningGateway;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    stores = [createRedisDocumentStore(redis.url), createRedisDocumentStore(redis.url)];
+    // The connection starts in the background: wait until a lookup no longer fails.
+    for (const store of stores) {
+      for (let i = 0; i < 100 && (await lookupFails(store)); i++) await new Promise((r) => setTimeout(r, 20));
+    }
+    a = await startGateway({ upstreamUrl: upstream.url, gateway: { automaticPersistedQueries: stores[0] } });
+    b = await startGateway({ upstreamUrl: upstream.url, gateway: { automaticPersistedQueries: stores[1] } });
+  });
+
+  async function lookupFails(store: DocumentStore): Promise<boolean> {
+    const before = store.stats.errors;
+    await store.get('0'.repeat(64));
+    return store.stats.errors > before;
+  }
+
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    for (const store of stores ?? []) await store.close();
+    await redis?.stop();
+  });
+
+  it('a document registered through one instance runs by hash through the other', async () => {
+    const text = 'query Shared { pets(limit: 2) { id name } }';
+    const viaA = await post(a, { query: text, extensions: persisted(sha256(text)) });
+    expect(viaA.body.errors).toBeUndefined();
+    const viaB = await post(b, { extensions: persisted(sha256(text)) });
+    expect(viaB.body).toEqual(viaA.body);
+  });
+
+  it('with Redis gone, a hash is a miss and the text still runs: the client loses a round trip, never a request', async () => {
+    await redis.kill();
+    const text = 'query AfterRedis { pets(limit: 1) { id } }';
+    const miss = await post(a, { extensions: persisted(sha256(text)) });
+    expect(code(miss)).toBe('PERSISTED_QUERY_NOT_FOUND');
+    const withText = await post(a, { query: text, extensions: persisted(sha256(text)) });
+    expect(withText.status).toBe(200);
+    expect(withText.body.errors).toBeUndefined();
+    expect(stores[0]?.stats.errors).toBeGreaterThan(0);
   });
 });
