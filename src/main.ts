@@ -220,6 +220,7 @@ async function main(): Promise<void> {
       : config.apq
         ? createMemoryDocumentStore({ maxDocuments: config.apq.maxDocuments, maxBytes: config.apq.maxBytes })
         : undefined;
+  if (apqStore && metrics) metrics.watchDocumentStore(apqStore.stats);
   const edge = createEdge({
     fastLane: config.fastLane,
     federation: config.federation,

@@ -9,6 +9,7 @@ import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { useEndpoint } from '../http/endpoints.ts';
 import type { RateLimitStats } from '../http/rate-limit.ts';
+import type { DocumentStoreStats } from '../http/registered-documents.ts';
 import type { CacheStats } from '../upstream/cache.ts';
 import type { UpstreamObserver } from '../upstream/client.ts';
 import { createLabelBudget } from './labels.ts';
@@ -32,6 +33,8 @@ export interface Metrics {
   watchLanes(served: { fast: number; yoga: number }): void;
   /** Exposes the requests the rate limit refused and the decisions its Redis could not take. */
   watchRateLimit(stats: RateLimitStats): void;
+  /** Exposes the APQ store's lookups, registrations and failures (see docs/mobile.md). */
+  watchDocumentStore(stats: DocumentStoreStats): void;
 }
 
 export interface FastOperation {
@@ -264,6 +267,37 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
         collect() {
           this.reset();
           this.inc(stats.storeErrors);
+        },
+      });
+    },
+    watchDocumentStore(stats) {
+      new Counter({
+        name: 'pet_gateway_apq_lookups_total',
+        help: 'APQ hashes looked up in the store by result: hit, or miss (answered PersistedQueryNotFound).',
+        labelNames: ['result'],
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc({ result: 'hit' }, stats.hits);
+          this.inc({ result: 'miss' }, stats.misses);
+        },
+      });
+      new Counter({
+        name: 'pet_gateway_apq_registered_total',
+        help: 'Documents registered in the APQ store (hash verified, document validated).',
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(stats.registered);
+        },
+      });
+      new Counter({
+        name: 'pet_gateway_apq_store_errors_total',
+        help: 'APQ store commands that failed or timed out (each a miss or a lost registration), and Redis connection errors.',
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(stats.errors);
         },
       });
     },

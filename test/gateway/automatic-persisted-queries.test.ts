@@ -7,6 +7,7 @@ import {
   createRedisDocumentStore,
   type DocumentStore,
 } from '../../src/http/registered-documents.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
 import { createMemoryCache } from '../../src/upstream/cache.ts';
 import { type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
@@ -216,6 +217,31 @@ describe('APQ (default configuration)', () => {
       expect((await get(gateways.apq, { extensions })).status).toBe(405);
       expect(upstream.requests).toEqual([]);
     });
+  });
+});
+
+describe('APQ metrics', () => {
+  it('/metrics counts lookups by result and registrations, read from the store at scrape time', async () => {
+    const metrics = createMetrics();
+    const counted = createMemoryDocumentStore();
+    metrics.watchDocumentStore(counted.stats);
+    const gateway = await startGateway({
+      upstreamUrl: upstream.url,
+      gateway: { automaticPersistedQueries: counted, metrics },
+    });
+    try {
+      const text = 'query Counted { pets(limit: 1) { id } }';
+      await post(gateway, { extensions: persisted(sha256(text)) });
+      await post(gateway, { query: text, extensions: persisted(sha256(text)) });
+      await post(gateway, { extensions: persisted(sha256(text)) });
+      const exposition = await (await fetch(`${gateway.origin}/metrics`)).text();
+      expect(exposition).toContain('pet_gateway_apq_lookups_total{result="hit"} 1');
+      expect(exposition).toContain('pet_gateway_apq_lookups_total{result="miss"} 1');
+      expect(exposition).toContain('pet_gateway_apq_registered_total 1');
+      expect(exposition).toContain('pet_gateway_apq_store_errors_total 0');
+    } finally {
+      await gateway.close();
+    }
   });
 });
 
