@@ -67,6 +67,8 @@ export function usePersistedDocuments(options: PersistedDocumentsOptions): Plugi
   const fromManifest = (id: string) => documents?.get(id) ?? documents?.get(`sha256:${id}`);
   return {
     onParams({ params, setParams, request }) {
+      // Yoga refuses a query that is not a string; it must not be replaced by a document here.
+      if (params.query != null && typeof params.query !== 'string') return;
       const documentId = (params as { documentId?: unknown }).documentId;
       const id = typeof documentId === 'string' ? documentId : undefined;
       const hash = persistedQueryHash(params.extensions);
