@@ -11,6 +11,7 @@ import { cacheControl } from './cache-headers.ts';
 import { chooseEncoding, encode } from './compression.ts';
 import { clientIdentity, type DeprecatedUse, deprecationHeaders } from './deprecation-headers.ts';
 import { headersKey, type Lanes, operationKey, type PreparedOperation } from './prepared-operations.ts';
+import { parseQueryParams, type QueryParams } from './query-params.ts';
 import type { RateLimit } from './rate-limit.ts';
 
 /** Yoga's node handler: the server of record, for every request the fast lane does not answer. */
@@ -65,6 +66,18 @@ export function createFastLane(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const { lanes, yoga } = options;
   return (req, res) => {
+    const getKey = plainGet(req);
+    if (getKey !== undefined) {
+      const toYoga = () => {
+        lanes.served.yoga++;
+        yoga(req, res);
+      };
+      serve(req, res, getParams(req.url as string), getKey, performance.now(), options, toYoga).catch(() => {
+        if (!res.headersSent) toYoga();
+        else res.destroy();
+      });
+      return;
+    }
     const headersKey = plainRequest(req, options.maxBodyBytes);
     if (headersKey === undefined) {
       lanes.served.yoga++;
@@ -77,7 +90,8 @@ export function createFastLane(
     req.on('error', () => res.destroy());
     req.on('end', () => {
       const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      serve(req, res, body, headersKey, started, options).catch(() => {
+      const toYoga = (params?: PlainParams) => handOver(req, res, body, options, params);
+      serve(req, res, plainBody(body), headersKey, started, options, toYoga).catch(() => {
         // Only a bug of ours gets here (serve hands every unexpected case to Yoga): Yoga answers
         // it, which may run the operation again; nothing has been written yet.
         if (!res.headersSent) handOver(req, res, body, options);
@@ -87,39 +101,43 @@ export function createFastLane(
   };
 }
 
+/**
+ * Serves one request whose GraphQL parameters were read (from the body or the query string), or
+ * gives it to Yoga with `toYoga`; `params` undefined: they are not the plain case.
+ */
 async function serve(
   req: IncomingMessage,
   res: ServerResponse,
-  body: Buffer,
+  params: PlainParams | undefined,
   headersKey: string,
   started: number,
   options: FastLaneOptions,
+  toYoga: (params?: PlainParams) => void,
 ): Promise<void> {
   const { lanes } = options;
-  const params = plainBody(body);
-  if (params === undefined) return handOver(req, res, body, options);
+  if (params === undefined) return toYoga();
   const key = operationKey(
     params.query,
     params.documentId,
     params.operationName,
     params.extensions?.persistedQuery?.sha256Hash,
   );
-  if (key === undefined) return handOver(req, res, body, options, params);
+  if (key === undefined) return toYoga(params);
   // A JSON number past 2^53 was rounded by the parse: Yoga's lane refuses it where an ID is expected.
-  if (params.variables && hasUnsafeNumber(params.variables)) {
-    return handOver(req, res, body, options, params);
-  }
+  if (params.variables && hasUnsafeNumber(params.variables)) return toYoga(params);
   const prepared = lanes.prepared.get(key);
   const headers = lanes.headers.get(headersKey);
   if (prepared === undefined || headers === undefined) {
     lanes.toPrepare.set(req, { operation: key, headers: headersKey });
-    return handOver(req, res, body, options, params);
+    return toYoga(params);
   }
+  // Only queries run over GET: Yoga answers anything else 405.
+  if (req.method === 'GET' && prepared.operationType !== 'query') return toYoga(params);
 
   // A refused request goes to Yoga, which answers the 429; the limit remembers its decision for
   // this request, so Yoga's check does not count it again (nor does it for a result with errors).
   if (options.rateLimit && (await options.rateLimit.check(req, req.headers.authorization)).limited)
-    return handOver(req, res, body, options, params);
+    return toYoga(params);
 
   const variables = params.variables ?? {};
   const context = createContext(req.headers.authorization, options.context, variables);
@@ -137,7 +155,7 @@ async function serve(
     // Yoga ends the span with the errors it finally answers.
     if (span) context.operationSpan = span;
     lanes.executed.set(req, { context, result: result as ExecutionResult });
-    return handOver(req, res, body, options, params);
+    return toYoga(params);
   }
   span?.end();
   write(req, res, prepared, context, result as ExecutionResult, headers, started, executeSeconds, options);
@@ -199,6 +217,7 @@ function write(
     executeSeconds,
     httpSeconds: (performance.now() - started) / 1000,
     status: 200,
+    method: req.method === 'GET' ? 'GET' : 'POST',
   });
 }
 
@@ -238,6 +257,33 @@ function plainRequest(req: IncomingMessage, maxBodyBytes: number): string | unde
   return headersKey(headers.accept, headers.origin, headers['accept-encoding']);
 }
 
+/**
+ * For a GET the fast lane may take, the key of the headers its answer depends on (kept apart from
+ * POSTs'); undefined sends it to Yoga. It must be a GET of /graphql with a query string, no body,
+ * and not a browser asking for HTML (GraphiQL is Yoga's).
+ */
+function plainGet(req: IncomingMessage): string | undefined {
+  if (req.method !== 'GET' || !req.url?.startsWith('/graphql?')) return undefined;
+  const headers = req.headers;
+  if (headers['transfer-encoding'] !== undefined || headers['content-encoding'] !== undefined)
+    return undefined;
+  if (headers['content-length'] !== undefined && headers['content-length'] !== '0') return undefined;
+  if (typeof headers.accept === 'string' && headers.accept.includes('text/html')) return undefined;
+  const key = headersKey(headers.accept, headers.origin, headers['accept-encoding']);
+  return key === undefined ? undefined : `GET\u0000${key}`;
+}
+
+/** A GET's GraphQL parameters, read as Yoga's lane reads them (query-params.ts), when plain. */
+function getParams(url: string): PlainParams | undefined {
+  let params: QueryParams;
+  try {
+    params = parseQueryParams(url);
+  } catch {
+    return undefined;
+  }
+  return plainParams(params as Record<string, unknown>);
+}
+
 interface PlainParams {
   query?: string;
   documentId?: string;
@@ -259,7 +305,12 @@ function plainBody(body: Buffer): PlainParams | undefined {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   for (const key in value) if (!BODY_KEYS.has(key)) return undefined;
-  const { query, documentId, operationName, variables, extensions } = value as Record<string, unknown>;
+  return plainParams(value as Record<string, unknown>);
+}
+
+/** The parameters when they are the plain case (one document, plain extensions), else undefined. */
+function plainParams(value: Record<string, unknown>): PlainParams | undefined {
+  const { query, documentId, operationName, variables, extensions } = value;
   const hash = extensions === undefined ? undefined : persistedHash(extensions);
   if (hash === null) return undefined;
   if ([query, documentId, hash].filter((given) => given !== undefined).length !== 1) return undefined;

@@ -45,6 +45,8 @@ export interface FastOperation {
   /** From the request's arrival to its answer. */
   httpSeconds: number;
   status: number;
+  /** The HTTP method: the fast lane serves POST and, for queries, GET. */
+  method: 'GET' | 'POST';
 }
 
 /** Seconds, for operation and HTTP request durations (both lanes record into the same series). */
@@ -235,7 +237,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       } as FillLabelsFnParams);
       operations.counter.inc(labels);
       operationDuration.histogram.observe(labels, operation.executeSeconds);
-      httpDuration.histogram.observe({ method: 'POST', statusCode: operation.status }, operation.httpSeconds);
+      httpDuration.histogram.observe(
+        { method: operation.method, statusCode: operation.status },
+        operation.httpSeconds,
+      );
     },
     watchLanes(served) {
       new Counter({

@@ -80,8 +80,10 @@ interface Case {
   body: Body;
   /** A body with the same document that succeeds, sent first so the fast lane prepares it. @default body */
   warm?: Body;
-  /** Sent once to each side before warming (an APQ registration). */
+  /** Sent once to each side before warming (an APQ registration, over POST). */
   register?: Body;
+  /** @default 'POST' */
+  method?: 'GET';
   headers?: Record<string, string>;
   /** Installs an upstream fault before each side's request. */
   setup?: () => void;
@@ -335,6 +337,38 @@ const cases: Case[] = [
     yogaOnly: true,
   },
   {
+    name: 'GET: a query by its text',
+    method: 'GET',
+    body: { query: 'query Got($limit: Int) { pets(limit: $limit) { id name } }', variables: { limit: 3 } },
+  },
+  {
+    name: 'GET: an APQ hash alone (useGETForHashedQueries, urql)',
+    method: 'GET',
+    register: { query: APQ_LIST, extensions: persistedQuery(sha256(APQ_LIST)) },
+    body: { variables: { limit: 4 }, extensions: persistedQuery(sha256(APQ_LIST)) },
+  },
+  {
+    name: 'GET: a persisted documentId, with Accept-Encoding and an Origin',
+    method: 'GET',
+    body: { documentId: DOCUMENT_ID },
+    headers: { 'accept-encoding': 'gzip', origin: 'https://app.example' },
+  },
+  {
+    name: 'GET: a query whose result has an error (executed once, answered by Yoga)',
+    method: 'GET',
+    code: 'PET_NOT_FOUND',
+    warm: { query: 'query GotPet($id: ID!) { pet(id: $id) { id } }', variables: { id: '2' } },
+    body: { query: 'query GotPet($id: ID!) { pet(id: $id) { id } }', variables: { id: '404' } },
+  },
+  {
+    name: 'GET: a mutation prepared over POST, sent by hash over GET (405, never run)',
+    method: 'GET',
+    code: 'BAD_REQUEST',
+    register: { query: APQ_ADD, variables: { name: 'ByPost' }, extensions: persistedQuery(sha256(APQ_ADD)) },
+    body: { variables: { name: 'ByGet' }, extensions: persistedQuery(sha256(APQ_ADD)) },
+    yogaOnly: true,
+  },
+  {
     name: 'extensions in the body (Yoga reads them)',
     body: { query: '{ pets(limit: 1) { name } }', extensions: { anything: true } },
     yogaOnly: true,
@@ -349,18 +383,30 @@ interface Answer {
   headers: Record<string, string | string[] | undefined>;
 }
 
-async function send(target: Side, body: Body, extra: Record<string, string> = {}): Promise<Answer> {
+async function send(
+  target: Side,
+  body: Body,
+  extra: Record<string, string> = {},
+  method: 'GET' | 'POST' = 'POST',
+): Promise<Answer> {
   const headers: Record<string, string> = {
-    'content-type': 'application/json',
+    ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
     authorization: AUTH,
     'x-request-id': 'lanes-1',
     ...extra,
   };
   if (headers.authorization === '') delete headers.authorization;
-  const response = await request(target.gateway.url, {
-    method: 'POST',
+  // Over GET the parameters go in the query string, JSON ones as JSON (GraphQL over HTTP).
+  const search = new URLSearchParams(
+    Object.entries(body).map(([name, value]) => [
+      name,
+      typeof value === 'string' ? value : JSON.stringify(value),
+    ]),
+  );
+  const response = await request(method === 'GET' ? `${target.gateway.url}?${search}` : target.gateway.url, {
+    method,
     headers,
-    body: JSON.stringify(body),
+    ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
   });
   const { date: _date, ...rest } = response.headers;
   const raw = Buffer.from(await response.body.arrayBuffer());
@@ -389,8 +435,8 @@ describe('the fast lane answers exactly as Yoga does', () => {
       await send(fast, c.register, c.headers);
     }
     for (let run = 0; run < 3; run++) {
-      await send(yoga, c.warm ?? c.body, c.headers);
-      await send(fast, c.warm ?? c.body, c.headers);
+      await send(yoga, c.warm ?? c.body, c.headers, c.method);
+      await send(fast, c.warm ?? c.body, c.headers, c.method);
     }
     yoga.logs.length = 0;
     fast.logs.length = 0;
@@ -401,13 +447,13 @@ describe('the fast lane answers exactly as Yoga does', () => {
     upstream.clearFaults();
     upstream.requests.length = 0;
     c.setup?.();
-    const viaYoga = await send(yoga, c.body, c.headers);
+    const viaYoga = await send(yoga, c.body, c.headers, c.method);
     const yogaCalls = upstream.requests.map((r) => `${r.method} ${r.path} ${r.body}`);
 
     upstream.clearFaults();
     upstream.requests.length = 0;
     c.setup?.();
-    const viaFast = await send(fast, c.body, c.headers);
+    const viaFast = await send(fast, c.body, c.headers, c.method);
     const fastCalls = upstream.requests.map((r) => `${r.method} ${r.path} ${r.body}`);
 
     expect(viaFast).toEqual(viaYoga);
