@@ -7,6 +7,7 @@ import { createEdge } from './http/edge.ts';
 import { createHttpServer } from './http/listener.ts';
 import { loadPersistedDocuments } from './http/persisted-documents.ts';
 import { createRateLimit } from './http/rate-limit.ts';
+import { createMemoryDocumentStore, createRedisDocumentStore } from './http/registered-documents.ts';
 import {
   aggregateWorkerMetrics,
   askPrimaryForMetrics,
@@ -208,6 +209,18 @@ async function main(): Promise<void> {
       })
     : undefined;
   if (rateLimit && metrics) metrics.watchRateLimit(rateLimit.stats);
+  const apqStore =
+    config.apq?.store === 'redis' && config.redisUrl
+      ? createRedisDocumentStore(config.redisUrl, {
+          maxDocuments: config.apq.maxDocuments,
+          maxBytes: config.apq.maxBytes,
+          onError: (error) =>
+            logger.warn({ error: error.message }, 'APQ store unavailable, hashes answered as not found'),
+        })
+      : config.apq
+        ? createMemoryDocumentStore({ maxDocuments: config.apq.maxDocuments, maxBytes: config.apq.maxBytes })
+        : undefined;
+  if (apqStore && metrics) metrics.watchDocumentStore(apqStore.stats);
   const edge = createEdge({
     fastLane: config.fastLane,
     plans: config.plans,
@@ -223,6 +236,7 @@ async function main(): Promise<void> {
     graphiql: config.graphiql,
     introspection: config.introspection,
     ...(persistedOperations ? { persistedOperations } : {}),
+    ...(apqStore ? { automaticPersistedQueries: apqStore } : {}),
     ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
   });
   const server = createHttpServer(edge.handle);
@@ -256,6 +270,7 @@ async function main(): Promise<void> {
     await upstream.close();
     await cacheStore?.close();
     await rateLimit?.close();
+    await apqStore?.close();
     await closeEmbedded();
     await tracing?.shutdown();
     logger.flush();

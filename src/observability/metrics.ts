@@ -9,6 +9,7 @@ import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { useEndpoint } from '../http/endpoints.ts';
 import type { RateLimitStats } from '../http/rate-limit.ts';
+import type { DocumentStoreStats } from '../http/registered-documents.ts';
 import type { CacheStats } from '../upstream/cache.ts';
 import type { UpstreamObserver } from '../upstream/client.ts';
 import { createLabelBudget } from './labels.ts';
@@ -29,9 +30,11 @@ export interface Metrics {
    */
   servedFast(operation: FastOperation): void;
   /** Exposes the requests each lane answered. */
-  watchLanes(served: { fast: number; yoga: number }): void;
+  watchLanes(served: { fast: number; yoga: number; planned: number }): void;
   /** Exposes the requests the rate limit refused and the decisions its Redis could not take. */
   watchRateLimit(stats: RateLimitStats): void;
+  /** Exposes the APQ store's lookups, registrations and failures (see docs/mobile.md). */
+  watchDocumentStore(stats: DocumentStoreStats): void;
 }
 
 export interface FastOperation {
@@ -42,6 +45,8 @@ export interface FastOperation {
   /** From the request's arrival to its answer. */
   httpSeconds: number;
   status: number;
+  /** The HTTP method: the fast lane serves POST and, for queries, GET. */
+  method: 'GET' | 'POST';
 }
 
 /** Seconds, for operation and HTTP request durations (both lanes record into the same series). */
@@ -232,7 +237,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       } as FillLabelsFnParams);
       operations.counter.inc(labels);
       operationDuration.histogram.observe(labels, operation.executeSeconds);
-      httpDuration.histogram.observe({ method: 'POST', statusCode: operation.status }, operation.httpSeconds);
+      httpDuration.histogram.observe(
+        { method: operation.method, statusCode: operation.status },
+        operation.httpSeconds,
+      );
     },
     watchLanes(served) {
       new Counter({
@@ -244,6 +252,15 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
           this.reset();
           this.inc({ lane: 'fast' }, served.fast);
           this.inc({ lane: 'yoga' }, served.yoga);
+        },
+      });
+      new Counter({
+        name: 'pet_gateway_planned_requests_total',
+        help: 'Of the fast lane requests, those a compiled plan of upstream calls answered (no GraphQL execution).',
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(served.planned);
         },
       });
     },
@@ -264,6 +281,37 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
         collect() {
           this.reset();
           this.inc(stats.storeErrors);
+        },
+      });
+    },
+    watchDocumentStore(stats) {
+      new Counter({
+        name: 'pet_gateway_apq_lookups_total',
+        help: 'APQ hashes looked up in the store by result: hit, or miss (answered PersistedQueryNotFound).',
+        labelNames: ['result'],
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc({ result: 'hit' }, stats.hits);
+          this.inc({ result: 'miss' }, stats.misses);
+        },
+      });
+      new Counter({
+        name: 'pet_gateway_apq_registered_total',
+        help: 'Documents registered in the APQ store (hash verified, document validated).',
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(stats.registered);
+        },
+      });
+      new Counter({
+        name: 'pet_gateway_apq_store_errors_total',
+        help: 'APQ store commands that failed or timed out (each a miss or a lost registration), and Redis connection errors.',
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(stats.errors);
         },
       });
     },
