@@ -105,12 +105,16 @@ export function headlineChart(rows: readonly ChartRow[], options: ChartOptions =
   return `${parts.join('\n')}\n`;
 }
 
-/** The gateway stands out; its Yoga-only run is its lighter shade; every other hop is grey. */
+/**
+ * The gateway stands out, its Yoga-only run in a lighter shade; peers (other GraphQL servers, such as
+ * tailcall) in blue; the hops without GraphQL in grey, direct REST the lightest.
+ */
 function colour(target: string): string {
   if (target === 'gateway') return '#e10098';
   if (target.startsWith('gateway')) return '#f08ccb';
   if (target === 'direct') return '#8c959f';
-  return '#57606a';
+  if (target === 'bare-proxy' || target === 'json-hop') return '#57606a';
+  return '#0969da';
 }
 
 /** 12345 → "12,345", whatever the machine's locale. */

@@ -70,6 +70,16 @@ describe('headlineChart', () => {
     expect(() => headlineChart(RUN, { workload: 'cold' })).toThrow(/no results for cold/);
   });
 
+  it('tells the gateway, its peers and the plain hops apart by colour', () => {
+    const svg = headlineChart([...RUN, row('tailcall', 9000, 100, 50)]);
+    const fill = (target: string) => new RegExp(`fill="(#[0-9a-f]{6})"><title>${target}: `).exec(svg)?.[1];
+    expect(
+      new Set([fill('gateway'), fill('gateway-yoga'), fill('tailcall'), fill('bare-proxy'), fill('direct')])
+        .size,
+    ).toBe(5);
+    expect(fill('json-hop')).toBe(fill('bare-proxy'));
+  });
+
   it('escapes what it writes as text, and marks a value it does not have', () => {
     const svg = headlineChart([row('<script>&"', Number.NaN, 1, 1)]);
     expect(svg).toContain('&#60;script&#62;&#38;&#34;');
