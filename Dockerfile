@@ -18,5 +18,6 @@ COPY schema ./schema
 USER node
 EXPOSE 4000
 HEALTHCHECK --interval=10s --timeout=2s CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# node directly (not npm) so SIGTERM reaches the process and the graceful drain runs.
-CMD ["node", "src/main.ts"]
+# node directly (not npm) so SIGTERM reaches the process and the graceful drain runs; the same V8
+# flags as `npm start` (a 16 MB young generation: docs/performance.md, "Memory").
+CMD ["node", "--max-semi-space-size=16", "src/main.ts"]

@@ -65,8 +65,9 @@ const USAGE = `Usage: npm run bench -- [options]
   --json <file>        also write the settings, every run and the summary as JSON
   --chart <file>       also draw list20's headline comparison as an SVG chart (docs/performance-list20.svg)
   --profile            run the gateways under --cpu-prof and print their top self-time functions
-  --gateway-node-args=<flags>  Node flags for the gateway process only, e.g. --gateway-node-args="--max-old-space-size=128"
-                       (to measure a heap cap's effect on RSS and CPU; the bare proxy keeps defaults)`;
+  --gateway-node-args=<flags>  Node flags for the gateway process only (default: those of package.json's
+                       start script, as npm start runs it), e.g. --gateway-node-args="--max-semi-space-size=0"
+                       for V8's own young-generation size; the other Node targets keep Node's defaults`;
 
 type GeneratorChoice = 'auto' | 'wrk' | 'autocannon';
 
@@ -141,8 +142,19 @@ function parseSettings(argv: string[]): Settings {
     json: values.json,
     chart: values.chart,
     profile: values.profile,
-    gatewayNodeArgs: nodeArgs(values['gateway-node-args']),
+    gatewayNodeArgs: nodeArgs(values['gateway-node-args'] ?? startFlags().join(' ')),
   };
+}
+
+/**
+ * The Node flags `npm start` runs the gateway with (package.json's start script): the gateway is
+ * measured as it is started, unless --gateway-node-args says otherwise.
+ */
+function startFlags(): string[] {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    scripts: { start: string };
+  };
+  return manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
 }
 
 /** Only `--flag` or `--flag=value` words: this reaches a command line, so nothing else passes. */
