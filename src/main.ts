@@ -14,6 +14,7 @@ import {
 } from './observability/cluster-metrics.ts';
 import { createLogger } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
+import { createSharedRedis } from './redis.ts';
 import type { GatewayOptions } from './server.ts';
 import { listen, petstoreDbError, StartupError } from './startup-errors.ts';
 import { createMemoryCache, createRedisCache } from './upstream/cache.ts';
@@ -188,12 +189,26 @@ async function main(): Promise<void> {
     coalesce: config.upstreamCoalesce,
     observers: [metrics?.upstream, tracing?.upstream].filter((observer) => observer !== undefined),
   });
-  const cacheStore =
-    config.responseCache === 'redis' && config.redisUrl
-      ? createRedisCache(config.redisUrl, {
-          onError: (error) =>
-            logger.warn({ error: error.message }, 'response cache unavailable, serving from upstream'),
+  // One connection and one breaker for every use of Redis: when it stops answering, the cache and
+  // the limit stop asking it together, after one timeout.
+  const usesRedis = config.responseCache === 'redis' || config.rateLimit?.store === 'redis';
+  const redis =
+    usesRedis && config.redisUrl
+      ? createSharedRedis(config.redisUrl, {
+          onStateChange: (state, error) => {
+            if (state === 'down')
+              logger.warn(
+                { redis: config.redisUrl?.host, error: error?.message },
+                'Redis unavailable: response cache bypassed, rate limit per instance, until it answers again',
+              );
+            else if (state === 'up')
+              logger.warn({ redis: config.redisUrl?.host }, 'Redis answering: shared again');
+          },
         })
+      : undefined;
+  const cacheStore =
+    config.responseCache === 'redis' && redis
+      ? createRedisCache(redis)
       : config.responseCache === 'memory'
         ? createMemoryCache()
         : undefined;
@@ -202,9 +217,7 @@ async function main(): Promise<void> {
     ? createRateLimit({
         perMinute: config.rateLimit.perMinute,
         store: config.rateLimit.store,
-        ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
-        onError: (error) =>
-          logger.warn({ error: error.message }, 'rate limit store unavailable, limiting per instance'),
+        ...(redis ? { redis } : {}),
       })
     : undefined;
   if (rateLimit && metrics) metrics.watchRateLimit(rateLimit.stats);
@@ -255,6 +268,7 @@ async function main(): Promise<void> {
     await upstream.close();
     await cacheStore?.close();
     await rateLimit?.close();
+    await redis?.close();
     await closeEmbedded();
     await tracing?.shutdown();
     logger.flush();
