@@ -41,7 +41,14 @@ export interface Config {
   /** How long a cached answer is reused. @default 2000 */
   readonly responseCacheTtlMs: number;
   /** Requests per API key per minute, and where the counts live; undefined = no limit. @default undefined */
-  readonly rateLimit: { readonly perMinute: number; readonly store: 'memory' | 'redis' } | undefined;
+  readonly rateLimit:
+    | {
+        readonly perMinute: number;
+        readonly store: 'memory' | 'redis';
+        /** Requests per client address per minute with a key the upstream has not accepted yet. @default 60 */
+        readonly newKeysPerMinute: number;
+      }
+    | undefined;
   /** Redis for `responseCache: 'redis'` and a rate limit stored in Redis; ignored otherwise. */
   readonly redisUrl: URL | undefined;
   /** Embedded reference service only. @default 'data/petstore.db' */
@@ -218,6 +225,7 @@ function redisUses(
       : Object.freeze({
           perMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 0, 1, 1_000_000),
           store: store as 'memory' | 'redis',
+          newKeysPerMinute: integer(env, 'RATE_LIMIT_NEW_KEYS_PER_MINUTE', 60, 1, 1_000_000),
         });
   // REDIS_URL alone turns nothing on: caching is a choice (answers may be up to a TTL old), and
   // platforms often inject REDIS_URL for other uses.

@@ -182,27 +182,24 @@ async function main(): Promise<void> {
   const tracing = config.otlpEndpoint
     ? (await import('./observability/tracing.ts')).createTracing({ exporter: config.otlpEndpoint })
     : undefined;
-  const upstream = createUpstreamClient({
-    baseUrl: upstreamUrl,
-    timeoutMs: config.upstreamTimeoutMs,
-    connections: config.upstreamConnections,
-    coalesce: config.upstreamCoalesce,
-    observers: [metrics?.upstream, tracing?.upstream].filter((observer) => observer !== undefined),
-  });
   // One connection and one breaker for every use of Redis: when it stops answering, the cache and
   // the limit stop asking it together, after one timeout.
   const usesRedis = config.responseCache === 'redis' || config.rateLimit?.store === 'redis';
+  let redisWasDown = false;
   const redis =
     usesRedis && config.redisUrl
       ? createSharedRedis(config.redisUrl, {
           onStateChange: (state, error) => {
+            if (state === 'up' && !redisWasDown)
+              logger.info({ redis: config.redisUrl?.host }, 'Redis connected');
+            else if (state === 'up')
+              logger.warn({ redis: config.redisUrl?.host }, 'Redis answering: shared again');
+            redisWasDown = state === 'down';
             if (state === 'down')
               logger.warn(
                 { redis: config.redisUrl?.host, error: error?.message },
                 'Redis unavailable: response cache bypassed, rate limit per instance, until it answers again',
               );
-            else if (state === 'up')
-              logger.warn({ redis: config.redisUrl?.host }, 'Redis answering: shared again');
           },
         })
       : undefined;
@@ -217,10 +214,20 @@ async function main(): Promise<void> {
     ? createRateLimit({
         perMinute: config.rateLimit.perMinute,
         store: config.rateLimit.store,
+        newKeysPerMinute: config.rateLimit.newKeysPerMinute,
         ...(redis ? { redis } : {}),
       })
     : undefined;
   if (rateLimit && metrics) metrics.watchRateLimit(rateLimit.stats);
+  const upstream = createUpstreamClient({
+    baseUrl: upstreamUrl,
+    timeoutMs: config.upstreamTimeoutMs,
+    connections: config.upstreamConnections,
+    coalesce: config.upstreamCoalesce,
+    observers: [metrics?.upstream, tracing?.upstream, rateLimit?.observer].filter(
+      (observer) => observer !== undefined,
+    ),
+  });
   const edge = createEdge({
     fastLane: config.fastLane,
     federation: config.federation,

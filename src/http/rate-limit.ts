@@ -4,6 +4,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limite
 import { createSharedRedis, RedisUnavailableError, type SharedRedis } from '../redis.ts';
 import { rateLimited } from '../schema/errors.ts';
 import { callerKey } from '../upstream/caller-key.ts';
+import type { UpstreamObserver } from '../upstream/client.ts';
 import { bearerAuthorization } from './authorization.ts';
 
 /** Whether one GraphQL request may run. */
@@ -16,6 +17,8 @@ export interface RateLimitStats {
   storeErrors: number;
   /** Of those, the ones refused at once by the open breaker: they cost no wait. */
   storeBypassed: number;
+  /** Of `limited`, requests refused because their address sent too many keys not yet accepted. */
+  newKeysLimited: number;
 }
 
 /**
@@ -35,12 +38,19 @@ export interface RateLimit {
     authorization: string | null | undefined,
   ): Promise<RateLimitDecision>;
   readonly stats: RateLimitStats;
+  /** Learns from the upstream which keys it accepts (pass it to the upstream client's observers). */
+  readonly observer: UpstreamObserver;
   close(): Promise<void>;
 }
 
 export interface RateLimitOptions {
   /** GraphQL requests one API key may send per minute. */
   perMinute: number;
+  /**
+   * Requests per client address per minute carrying a key the upstream has not accepted yet (in
+   * this process): what bounds a client that sends a new key with every request. @default 60
+   */
+  newKeysPerMinute?: number;
   /** Where the counts live: this process, or Redis shared by every instance. @default 'memory' */
   store?: 'memory' | 'redis';
   /**
@@ -51,6 +61,9 @@ export interface RateLimitOptions {
 }
 
 const ALLOWED: RateLimitDecision = Object.freeze({ limited: false });
+
+/** Keys the upstream accepted, remembered per process (least recently used first out). */
+const MAX_ACCEPTED_KEYS = 10_000;
 
 /** Keys are `pg:rl:v1:<sha256 of the canonical Authorization header>`: never the key itself. */
 const KEY_PREFIX = 'pg:rl:v1';
@@ -64,9 +77,25 @@ const KEY_PREFIX = 'pg:rl:v1';
  * unlimited.
  */
 export function createRateLimit(options: RateLimitOptions): RateLimit {
-  const stats: RateLimitStats = { limited: 0, storeErrors: 0, storeBypassed: 0 };
+  const stats: RateLimitStats = { limited: 0, storeErrors: 0, storeBypassed: 0, newKeysLimited: 0 };
   const limits = { points: options.perMinute, duration: 60, keyPrefix: KEY_PREFIX };
   const memory = new RateLimiterMemory(limits);
+  // Key rotation: each new key has a fresh minute, so the per-key limit alone never slows a client
+  // that sends a new key every time. Keys the upstream has not accepted yet also count against the
+  // sender's address; known keys never do, so callers sharing an address (a NAT, a proxy) keep
+  // working while one of them rotates keys. In memory only: unknown callers leave nothing in Redis
+  // beyond the per-key counter, which expires with its window.
+  const newKeys = new RateLimiterMemory({ points: options.newKeysPerMinute ?? 60, duration: 60 });
+  const accepted = new Map<string, true>();
+  const observer: UpstreamObserver = {
+    keyAnswered(auth, ok) {
+      const key = callerKey(auth);
+      accepted.delete(key);
+      if (!ok) return;
+      accepted.set(key, true);
+      if (accepted.size > MAX_ACCEPTED_KEYS) accepted.delete(accepted.keys().next().value as string);
+    },
+  };
   let redis: SharedRedis | undefined;
   let owned = false;
   let shared: RateLimiterRedis | undefined;
@@ -84,8 +113,16 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
   }
   const isDecision = (error: unknown) => error instanceof RateLimiterRes;
 
-  const consume = async (key: string): Promise<RateLimitDecision> => {
+  const consume = async (key: string, address: string): Promise<RateLimitDecision> => {
     try {
+      if (!accepted.has(key)) {
+        try {
+          await newKeys.consume(address);
+        } catch (error) {
+          if (error instanceof RateLimiterRes) stats.newKeysLimited++;
+          throw error;
+        }
+      }
       if (shared && redis) {
         const limiter = shared;
         try {
@@ -112,11 +149,15 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
       const known = req && decisions.get(req);
       if (known) return known;
       const bearer = bearerAuthorization(authorization).authorization;
-      const decision = bearer === undefined ? Promise.resolve(ALLOWED) : consume(callerKey(bearer));
+      const decision =
+        bearer === undefined
+          ? Promise.resolve(ALLOWED)
+          : consume(callerKey(bearer), req?.socket.remoteAddress ?? 'unknown');
       if (req) decisions.set(req, decision);
       return decision;
     },
     stats,
+    observer,
     close: async () => {
       if (redis && owned) await redis.close();
     },

@@ -122,6 +122,38 @@ describe('RATE_LIMIT_PER_MINUTE in memory', () => {
   });
 });
 
+describe('RATE_LIMIT_NEW_KEYS_PER_MINUTE: a client sending a new key every time', () => {
+  it('lets an address send 3 keys the upstream has not accepted per minute, then refuses the rest before any upstream call; accepted keys go on', async () => {
+    const limit = createRateLimit({ perMinute: 100, newKeysPerMinute: 3 });
+    const gateway = await startGateway({ upstreamUrl: upstream.url, gateway: { rateLimit: limit } });
+    try {
+      // Alice's key counts once, until the upstream has accepted it.
+      expect((await list(gateway.url, `Bearer ${ALICE}`)).status).toBe(200);
+      upstream.requests.length = 0;
+      const codes: unknown[] = [];
+      for (let i = 0; i < 6; i++) {
+        const answer = await list(gateway.url, `Bearer junk-rotating-key-${i}`);
+        codes.push(answer.body.errors?.[0]?.extensions?.code);
+      }
+      expect(codes).toEqual([
+        'UNAUTHENTICATED',
+        'UNAUTHENTICATED',
+        'RATE_LIMITED',
+        'RATE_LIMITED',
+        'RATE_LIMITED',
+        'RATE_LIMITED',
+      ]);
+      expect(upstream.requests).toHaveLength(2);
+      expect(limit.stats.newKeysLimited).toBe(4);
+      // A key the upstream accepted is not held back by the rotation from the same address.
+      for (let i = 0; i < 3; i++) expect((await list(gateway.url, `Bearer ${ALICE}`)).status).toBe(200);
+    } finally {
+      await gateway.close();
+      await limit.close();
+    }
+  });
+});
+
 const redisAvailable = haveRedisServer('rate-limit.test');
 
 describe.skipIf(!redisAvailable)('RATE_LIMIT_STORE=redis, shared by two instances', () => {

@@ -40,6 +40,10 @@ export async function startGateway(options: GatewayTestOptions): Promise<Running
     timeoutMs: options.timeoutMs ?? 2000,
     connections: 16,
     ...options.client,
+    // The rate limit learns from the upstream which keys it accepts, as main.ts wires it.
+    ...(options.gateway?.rateLimit
+      ? { observers: [...(options.client?.observers ?? []), options.gateway.rateLimit.observer] }
+      : {}),
   });
   const edge = createEdge({
     upstream,
