@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { createEdge } from './http/edge.ts';
@@ -30,6 +30,16 @@ const DRAIN_TIMEOUT_MS = 10_000;
  */
 const EMBEDDED_URL = 'PET_GATEWAY_EMBEDDED_URL';
 const EMBEDDED_KEY = 'PET_GATEWAY_EMBEDDED_KEY';
+
+/** The soft `ulimit -n` (Linux's /proc); undefined elsewhere, where the default cap applies. */
+function fileDescriptorLimit(): number | undefined {
+  try {
+    const line = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return line ? Number(line[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Ends start-up with the error's one line, as a bad configuration value does. */
 function exit(error: unknown): never {
@@ -135,7 +145,7 @@ async function runPrimary(config: Config): Promise<void> {
 async function main(): Promise<void> {
   let config: Config;
   try {
-    config = loadConfig(process.env);
+    config = loadConfig(process.env, { fileDescriptors: fileDescriptorLimit() });
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`pet-gateway: ${error.message}`);
@@ -244,7 +254,23 @@ async function main(): Promise<void> {
     ...(persistedOperations ? { persistedOperations } : {}),
     ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
   });
-  const server = createHttpServer(edge.handle);
+  // At most one line per 10 s, with what was closed since the last one.
+  const closedSince = { refused: 0, evicted: 0, timeout: 0 };
+  let lastConnectionWarning = 0;
+  const server = createHttpServer(edge.handle, {
+    maxConnections: config.maxConnections,
+    onClose: (reason) => {
+      metrics?.connectionClosed(reason);
+      closedSince[reason]++;
+      if (Date.now() - lastConnectionWarning < 10_000) return;
+      lastConnectionWarning = Date.now();
+      logger.warn(
+        { ...closedSince, maxConnections: config.maxConnections },
+        'client connections closed: at the connection cap, or too slow to send a request',
+      );
+      closedSince.refused = closedSince.evicted = closedSince.timeout = 0;
+    },
+  });
 
   await listen(server, config.port, config.host).catch(worker ? exitWorker : exit);
   if (!worker) {

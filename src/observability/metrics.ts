@@ -8,6 +8,7 @@ import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { useEndpoint } from '../http/endpoints.ts';
+import type { ConnectionClose } from '../http/listener.ts';
 import type { RateLimitStats } from '../http/rate-limit.ts';
 import type { CacheStats } from '../upstream/cache.ts';
 import type { UpstreamObserver } from '../upstream/client.ts';
@@ -32,6 +33,8 @@ export interface Metrics {
   watchLanes(served: { fast: number; yoga: number }): void;
   /** Exposes the requests the rate limit refused and the decisions its Redis could not take. */
   watchRateLimit(stats: RateLimitStats): void;
+  /** Counts a client connection the listener closed itself (at the cap, or too slow). */
+  connectionClosed(reason: ConnectionClose): void;
 }
 
 export interface FastOperation {
@@ -201,8 +204,15 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers: [registry],
   });
   breakerState.set(0);
+  const connectionsClosed = new Counter({
+    name: 'pet_gateway_client_connections_closed_total',
+    help: 'Client connections the gateway closed itself: refused (at the cap, all busy), evicted (the oldest idle one, at the cap), timeout (request not in within its time; answered 408).',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
 
   return {
+    connectionClosed: (reason) => connectionsClosed.inc({ reason }),
     registry,
     plugin,
     upstream: {
