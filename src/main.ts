@@ -14,6 +14,7 @@ import {
 } from './observability/cluster-metrics.ts';
 import { createLogger } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
+import { createUpstreamLog } from './observability/upstream-log.ts';
 import { createSharedRedis } from './redis.ts';
 import type { GatewayOptions } from './server.ts';
 import { listen, petstoreDbError, StartupError } from './startup-errors.ts';
@@ -87,7 +88,7 @@ function announce(config: Config, port: number, upstreamUrl: URL, embeddedKey: s
     console.log(`pet-gateway: no UPSTREAM_URL, serving the reference animal store at ${upstreamUrl.href}`);
     if (!config.petstoreApiKey) console.log(`pet-gateway: API key for this run: ${embeddedKey}`);
   } else {
-    console.log(`pet-gateway: upstream ${upstreamUrl.origin}`);
+    console.log(`pet-gateway: upstream ${upstreamUrl.href}`);
   }
   if (config.rateLimit) {
     const where =
@@ -234,7 +235,7 @@ async function main(): Promise<void> {
     timeoutMs: config.upstreamTimeoutMs,
     connections: config.upstreamConnections,
     coalesce: config.upstreamCoalesce,
-    observers: [metrics?.upstream, tracing?.upstream, rateLimit?.observer].filter(
+    observers: [createUpstreamLog(logger), metrics?.upstream, tracing?.upstream, rateLimit?.observer].filter(
       (observer) => observer !== undefined,
     ),
   });
@@ -244,6 +245,19 @@ async function main(): Promise<void> {
     upstream,
     ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs } } : {}),
     ...(rateLimit ? { rateLimit } : {}),
+    ...(redis
+      ? {
+          redis: {
+            get state() {
+              return redis.state;
+            },
+            uses: [
+              ...(config.responseCache === 'redis' ? ['response cache'] : []),
+              ...(config.rateLimit?.store === 'redis' ? ['rate limit (per instance meanwhile)'] : []),
+            ],
+          },
+        }
+      : {}),
     logger,
     ...(metrics ? { metrics } : {}),
     ...(tracing ? { tracing } : {}),
