@@ -22,7 +22,18 @@ const TAIL_CHARS = 8_000;
 
 /** Spawns `node <script>` (this Node) in the repository root, output piped and kept short. */
 export function startNode(script: string, env: Record<string, string>, args: string[] = []): Started {
-  const child = spawn(process.execPath, [script, ...args], {
+  return startCommand(process.execPath, [script, ...args], env, script);
+}
+
+/** Spawns any program (redis-server, nginx) in the repository root, as startNode does. */
+export function startCommand(
+  program: string,
+  args: string[],
+  env: Record<string, string>,
+  name = program,
+): Started {
+  const script = name;
+  const child = spawn(program, args, {
     cwd: new URL('..', import.meta.url),
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

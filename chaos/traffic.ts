@@ -1,0 +1,288 @@
+import { createServer } from 'node:net';
+import type { Pool } from 'undici';
+import { documentedCodes } from './documented-codes.ts';
+
+// What every chaos run shares: the traffic (lists, pet(id), createPet, key after key, unknown keys
+// now and then), the check of every answer as it arrives, and the reading back of what was stored.
+
+export interface Key {
+  tag: string;
+  authorization: string;
+  /** Pets this key's createPet got acknowledged: id → name. */
+  acked: Map<string, string>;
+  sequence: number;
+  /** Requests sent with this key. */
+  sent: number;
+}
+
+export type Op = 'list' | 'pet' | 'create';
+
+/** One claim a run proves (or fails to). */
+export interface Proof {
+  name: string;
+  passed: boolean;
+  detail: string;
+}
+
+const LIST = 'query ChaosList { pets(limit: 10) { id name } }';
+const PET = 'query ChaosPet($id: ID!) { pet(id: $id) { id name } }';
+const CREATE = 'mutation ChaosCreate($input: NewPetInput!) { createPet(input: $input) { id name } }';
+
+/** What the answers were, kept as they arrive. */
+export interface Tally {
+  /** Answers by outcome: `data`, or the error codes an answer carried, or the failure. */
+  outcomes: Map<string, number>;
+  failures: { undocumented: string[]; leaks: string[]; lost: string[] };
+  checked: { own: number; intruder: number };
+  /** Each answer's start (ms since the epoch) and duration (ms). */
+  latencies: Array<{ at: number; ms: number }>;
+  /**
+   * Answers that were the load balancer's own 502 (not JSON): a request in flight on a gateway
+   * instance when it was SIGKILLed. Only a multi-instance run expects them.
+   */
+  balancerErrors: number;
+}
+
+/**
+ * Sends one operation through `pool` (the gateway, or the load balancer in front of several) and
+ * checks its answer: JSON, data or documented codes, and never another key's data.
+ */
+export function createSender(pool: Pool, run: string, options: { balancer?: boolean } = {}) {
+  const codes = documentedCodes();
+  const tally: Tally = {
+    outcomes: new Map(),
+    failures: { undocumented: [], leaks: [], lost: [] },
+    checked: { own: 0, intruder: 0 },
+    latencies: [],
+    balancerErrors: 0,
+  };
+  const { outcomes, failures, checked } = tally;
+  const count = (outcome: string) => outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+  const gatewayPool = pool;
+  const send = async (key: Key | undefined, op: Op, authorization: string) => {
+    const startedAt = Date.now();
+    const startedMs = performance.now();
+    if (key) key.sent++;
+    let query = LIST;
+    let variables: Record<string, unknown> = {};
+    let sentName: string | undefined;
+    let askedId: string | undefined;
+    if (op === 'create') {
+      query = CREATE;
+      sentName = key ? `chaos-${run}-${key.tag}-${key.sequence++}` : `chaos-${run}-intruder`;
+      variables = { input: { name: sentName, categoryId: '1', status: 'AVAILABLE' } };
+    } else if (op === 'pet') {
+      const own = key ? [...key.acked.keys()] : [];
+      askedId = own.length > 0 ? own[Math.floor(Math.random() * own.length)] : '1';
+      query = PET;
+      variables = { id: askedId };
+    }
+    let status: number;
+    let text: string;
+    try {
+      const response = await gatewayPool.request({
+        path: '/graphql',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization },
+        body: JSON.stringify({ query, variables }),
+        headersTimeout: 30_000,
+        bodyTimeout: 30_000,
+      });
+      status = response.statusCode;
+      text = await response.body.text();
+      tally.latencies.push({ at: startedAt, ms: performance.now() - startedMs });
+    } catch (error) {
+      count(`no answer (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      failures.undocumented.push(`${op}: no answer from the gateway`);
+      return;
+    }
+    let answer: {
+      data?: Record<string, unknown> | null;
+      errors?: Array<{ extensions?: { code?: unknown } }>;
+    };
+    try {
+      answer = JSON.parse(text);
+    } catch {
+      if (options.balancer && status === 502) {
+        tally.balancerErrors++;
+        count('HTTP 502 from the load balancer');
+        return;
+      }
+      count(`HTTP ${status}, not JSON`);
+      failures.undocumented.push(`${op}: HTTP ${status}, body not JSON`);
+      return;
+    }
+    const errorCodes = (answer.errors ?? []).map((error) =>
+      typeof error.extensions?.code === 'string' ? error.extensions.code : 'no code',
+    );
+    const field = answer.data?.[op === 'list' ? 'pets' : op === 'pet' ? 'pet' : 'createPet'];
+    count(errorCodes.length > 0 ? errorCodes.join('+') : field ? 'data' : 'no data, no error');
+    for (const code of errorCodes) {
+      if (!codes.has(code) || code === 'INTERNAL_SERVER_ERROR' || code === 'INTERNAL') {
+        failures.undocumented.push(`${op}: HTTP ${status}, code ${code}`);
+      }
+    }
+    if (errorCodes.length === 0 && !field)
+      failures.undocumented.push(`${op}: HTTP ${status}, no data and no error`);
+    if (status >= 500 && errorCodes.length === 0)
+      failures.undocumented.push(`${op}: HTTP ${status} without a code`);
+
+    if (key === undefined) {
+      checked.intruder++;
+      if (field) failures.leaks.push(`an unknown key got data from ${op}`);
+      return;
+    }
+    const ownPrefix = `chaos-${run}-${key.tag}-`;
+    if (op === 'create' && field) {
+      const pet = field as { id: string; name: string };
+      checked.own++;
+      if (pet.name !== sentName) failures.leaks.push(`createPet by ${key.tag} answered "${pet.name}"`);
+      else key.acked.set(pet.id, pet.name);
+    } else if (op === 'pet' && askedId !== undefined && key.acked.has(askedId)) {
+      const pet = field as { id: string; name: string } | null | undefined;
+      if (pet) checked.own++;
+      if (pet && (pet.name !== key.acked.get(askedId) || !pet.name.startsWith(ownPrefix))) {
+        failures.leaks.push(`pet(${askedId}) for ${key.tag} answered "${pet.name}"`);
+      }
+      if (errorCodes.includes('PET_NOT_FOUND'))
+        failures.lost.push(`pet ${askedId}, acknowledged, answered PET_NOT_FOUND`);
+    }
+  };
+  return { send, tally };
+}
+
+/**
+ * `concurrency` loops sending for `ms`: lists, `pet(id)` and `createPet` in turn, key after key
+ * (so every key is used), with an unknown key now and then. Resolves with the requests sent.
+ */
+export async function traffic(
+  keys: Key[],
+  concurrency: number,
+  ms: number,
+  send: (key: Key | undefined, op: Op, authorization: string) => Promise<void>,
+  run: string,
+  intruders = false,
+): Promise<number> {
+  const until = Date.now() + ms;
+  let sent = 0;
+  const ops: Op[] = ['list', 'pet', 'create', 'list', 'pet', 'create', 'list'];
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < until) {
+        const i = sent++;
+        const op = ops[i % ops.length] as Op;
+        if (intruders && i % 29 === 0) {
+          await send(undefined, op, `Bearer chaos-intruder-${run}-${i}`);
+          continue;
+        }
+        const key = keys[i % keys.length] as Key;
+        await send(key, op, key.authorization);
+      }
+    }),
+  );
+  return sent;
+}
+
+/** The lowest heap and RSS sampled every 500 ms over `ms`, while `load` runs. */
+export async function lowestMemory(
+  read: () => Promise<{ heap: number; rss: number }>,
+  ms: number,
+  load: () => Promise<unknown>,
+): Promise<{ heap: number; rss: number }> {
+  const running = load();
+  let lowest = await read();
+  for (const until = Date.now() + ms; Date.now() < until; ) {
+    await sleep(500);
+    const now = await read();
+    lowest = { heap: Math.min(lowest.heap, now.heap), rss: Math.min(lowest.rss, now.rss) };
+  }
+  await running;
+  return lowest;
+}
+
+/**
+ * Reads back every pet created between the two sentinels (ids are SQLite rowids, handed out in
+ * order, and the store deletes nothing) and checks each acknowledged create is stored once, under
+ * the id it answered; an unknown key's create must not be stored at all.
+ */
+export async function checkStored(
+  rest: Pool,
+  keys: Key[],
+  run: string,
+  startSentinel: bigint,
+  endSentinel: bigint,
+  failures: Tally['failures'],
+) {
+  const stored = await readRange(rest, keys[0] as Key, startSentinel + 1n, endSentinel - 1n);
+  const byName = new Map<string, string[]>();
+  for (const [id, name] of stored) byName.set(name, [...(byName.get(name) ?? []), id]);
+  let acknowledged = 0;
+  for (const key of keys) {
+    for (const [id, name] of key.acked) {
+      acknowledged++;
+      const ids = byName.get(name) ?? [];
+      if (ids.length !== 1 || ids[0] !== id)
+        failures.lost.push(`${name} (id ${id}) stored as ids [${ids.join(', ')}]`);
+    }
+  }
+  const ackedNames = new Set(keys.flatMap((key) => [...key.acked.values()]));
+  let unacknowledgedStored = 0;
+  for (const [name, ids] of byName) {
+    if (!name.startsWith(`chaos-${run}-`)) continue;
+    if (ids.length > 1) failures.lost.push(`${name} stored ${ids.length} times`);
+    if (!ackedNames.has(name)) unacknowledgedStored++;
+    if (name.includes('intruder')) failures.leaks.push(`an unknown key's createPet was stored (${name})`);
+  }
+  return { stored, acknowledged, unacknowledgedStored };
+}
+
+/** POST /v1/pets straight to the reference service; its id, exact. */
+export async function createDirect(rest: Pool, key: Key, name: string): Promise<bigint> {
+  const { statusCode, body } = await rest.request({
+    path: '/v1/pets',
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: key.authorization },
+    body: JSON.stringify({ name, categoryId: 1 }),
+  });
+  const text = await body.text();
+  if (statusCode !== 201) throw new Error(`reference service: POST /v1/pets answered ${statusCode}: ${text}`);
+  return BigInt(/"id":(\d+)/.exec(text)?.[1] ?? Number.NaN);
+}
+
+/** GET /v1/pets/{id} for every id in [from, to], 16 at a time: id → name of the pets that exist. */
+async function readRange(rest: Pool, key: Key, from: bigint, to: bigint): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  let next = from;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next <= to) {
+        const id = next++;
+        const { statusCode, body } = await rest.request({
+          path: `/v1/pets/${id}`,
+          method: 'GET',
+          headers: { authorization: key.authorization },
+        });
+        const pet = (await body.json()) as { name?: string };
+        if (statusCode === 200 && pet.name !== undefined) found.set(String(id), pet.name);
+        else if (statusCode !== 404)
+          throw new Error(`reference service: GET /v1/pets/${id} answered ${statusCode}`);
+      }
+    }),
+  );
+  return found;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+}
