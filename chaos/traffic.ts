@@ -1,5 +1,7 @@
 import { createServer } from 'node:net';
 import type { Pool } from 'undici';
+import { createApiKey } from '../src/petstore/keys.ts';
+import { openStorage } from '../src/petstore/storage.ts';
 import { documentedCodes } from './documented-codes.ts';
 
 // What every chaos run shares: the traffic (lists, pet(id), createPet, key after key, unknown keys
@@ -27,6 +29,45 @@ export interface Proof {
 const LIST = 'query ChaosList { pets(limit: 10) { id name } }';
 const PET = 'query ChaosPet($id: ID!) { pet(id: $id) { id name } }';
 const CREATE = 'mutation ChaosCreate($input: NewPetInput!) { createPet(input: $input) { id name } }';
+
+/** Creates `count` keys with the petstore's own key creation, straight into its database. */
+export function createKeys(dbPath: string, count: number, run: string, prefix = 'k'): Key[] {
+  const keys: Key[] = [];
+  const storage = openStorage(dbPath);
+  try {
+    for (let i = 0; i < count; i++) {
+      const tag = `${prefix}${i}`;
+      const key = createApiKey(storage, `chaos-${run}-${tag}`);
+      keys.push({ tag, authorization: `Bearer ${key}`, acked: new Map(), sequence: 0, sent: 0 });
+    }
+  } finally {
+    storage.close();
+  }
+  return keys;
+}
+
+/** Limits for "memory came back": garbage not yet collected and V8's sizing leave room, a leak does not. */
+// V8 collects the old generation only once it has grown well past what the last full collection
+// kept, so without a full collection "after" may hold up to about twice the live heap.
+const HEAP_SLACK = { factor: 2, bytes: 32 * 2 ** 20 };
+const RSS_SLACK = { factor: 2, bytes: 128 * 2 ** 20 };
+
+export interface Memory {
+  heap: number;
+  rss: number;
+}
+
+/** "memory came back": the lowest after the run against the lowest before it. */
+export function memoryProof(before: Memory, after: Memory): Proof {
+  const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
+  const heapLimit = before.heap * HEAP_SLACK.factor + HEAP_SLACK.bytes;
+  const rssLimit = before.rss * RSS_SLACK.factor + RSS_SLACK.bytes;
+  return {
+    name: 'memory came back',
+    passed: after.heap <= heapLimit && after.rss <= rssLimit,
+    detail: `heap used ${mb(before.heap)} → ${mb(after.heap)} (limit ${mb(heapLimit)}), RSS ${mb(before.rss)} → ${mb(after.rss)} (limit ${mb(rssLimit)})`,
+  };
+}
 
 /** What the answers were, kept as they arrive. */
 export interface Tally {
