@@ -214,6 +214,7 @@ async function main(): Promise<void> {
           },
         })
       : undefined;
+  if (redis && metrics) metrics.watchRedis(redis);
   const cacheStore =
     config.responseCache === 'redis' && redis
       ? createRedisCache(redis)

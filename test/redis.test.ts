@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRateLimit, type RateLimit } from '../src/http/rate-limit.ts';
+import { createMetrics } from '../src/observability/metrics.ts';
 import { createSharedRedis, type RedisState, type SharedRedis } from '../src/redis.ts';
 import { createRedisCache, type ResponseCache } from '../src/upstream/cache.ts';
 import { ListPets } from './gateway/operations.ts';
@@ -30,6 +31,9 @@ describe.skipIf(!haveRedisServer('redis.test'))('one breaker for every use of Re
   let limit: RateLimit;
   let gateway: RunningGateway;
   const states: RedisState[] = [];
+  const metrics = createMetrics();
+  const redisGauge = async () =>
+    (await metrics.registry.getSingleMetric('pet_gateway_redis_state')?.get())?.values[0]?.value;
 
   const cacheCommandsWaited = () => cache.stats.errors - (cache.stats.bypassed ?? 0);
   const limitCommandsWaited = () => limit.stats.storeErrors - limit.stats.storeBypassed;
@@ -49,6 +53,7 @@ describe.skipIf(!haveRedisServer('redis.test'))('one breaker for every use of Re
       probeEveryMs: 100,
       onStateChange: (state) => states.push(state),
     });
+    metrics.watchRedis(shared);
     cache = createRedisCache(shared);
     limit = createRateLimit({ perMinute: 1000, store: 'redis', redis: shared });
     gateway = await startGateway({
@@ -78,6 +83,7 @@ describe.skipIf(!haveRedisServer('redis.test'))('one breaker for every use of Re
       // One command waited and took Redis down; the other requests asked Redis nothing.
       expect(cacheCommandsWaited() + limitCommandsWaited()).toBe(1);
       expect(shared.state).toBe('down');
+      expect(await redisGauge()).toBe(2);
       // Cache bypassed: every list went to the upstream.
       expect(upstream.requests.length - listsBefore).toBeGreaterThanOrEqual(10);
     } finally {
@@ -85,6 +91,7 @@ describe.skipIf(!haveRedisServer('redis.test'))('one breaker for every use of Re
     }
     await until('back up', () => shared.state === 'up');
     expect(states).toEqual(['up', 'down', 'up']);
+    expect(await redisGauge()).toBe(0);
 
     // Shared again: the list cached before the freeze is served from Redis.
     const before = upstream.requests.length;

@@ -10,6 +10,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import { useEndpoint } from '../http/endpoints.ts';
 import type { ConnectionClose } from '../http/listener.ts';
 import type { RateLimitStats } from '../http/rate-limit.ts';
+import type { RedisState } from '../redis.ts';
 import type { CacheStats } from '../upstream/cache.ts';
 import type { UpstreamObserver } from '../upstream/client.ts';
 import { createLabelBudget } from './labels.ts';
@@ -35,6 +36,8 @@ export interface Metrics {
   watchRateLimit(stats: RateLimitStats): void;
   /** Counts a client connection the listener closed itself (at the cap, or too slow). */
   connectionClosed(reason: ConnectionClose): void;
+  /** Exposes the shared Redis's state (its breaker). */
+  watchRedis(redis: { readonly state: RedisState }): void;
 }
 
 export interface FastOperation {
@@ -51,6 +54,7 @@ export interface FastOperation {
 const REQUEST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 const BREAKER_STATE = { closed: 0, 'half-open': 1, open: 2 } as const;
+const REDIS_STATE = { up: 0, connecting: 1, down: 2 } as const;
 
 export interface MetricsOptions {
   /**
@@ -213,6 +217,18 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 
   return {
     connectionClosed: (reason) => connectionsClosed.inc({ reason }),
+    watchRedis(redis) {
+      new Gauge({
+        name: 'pet_gateway_redis_state',
+        help: 'The shared Redis (response cache, rate limit): 0 up, 1 connecting, 2 down (its breaker open: not asked until a probe answers).',
+        registers: [registry],
+        // Across workers, the worst of them.
+        aggregator: 'max',
+        collect() {
+          this.set(REDIS_STATE[redis.state]);
+        },
+      });
+    },
     registry,
     plugin,
     upstream: {
