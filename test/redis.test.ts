@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRateLimit, type RateLimit } from '../src/http/rate-limit.ts';
 import { createMetrics } from '../src/observability/metrics.ts';
@@ -115,5 +116,28 @@ describe.skipIf(!haveRedisServer('redis.test'))('one breaker for every use of Re
     await listOk();
     // The restarted Redis is empty: one list from the upstream, then the cached one.
     expect(upstream.requests.length).toBe(before + 1);
+  });
+
+  it('keeps what an unknown key leaves (its rate-limit counter) to the rate-limit window', async () => {
+    const inspect = createClient({ url: redis.url, socket: { reconnectStrategy: false } });
+    inspect.on('error', () => {});
+    await inspect.connect();
+    try {
+      await inspect.flushAll();
+      for (let i = 0; i < 3; i++) {
+        const result = await execute(gateway.url, ListPets, { limit: 5 }, `Bearer junk-breaker-key-${i}`);
+        expect(result.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      }
+      const keys = await inspect.keys('*');
+      expect(keys).toHaveLength(3);
+      for (const key of keys) {
+        expect(key).toMatch(/^pg:rl:v1:[0-9a-f]{64}$/);
+        const ttl = await inspect.pTTL(key);
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual(60_000);
+      }
+    } finally {
+      inspect.destroy();
+    }
   });
 });

@@ -217,7 +217,8 @@ describe('deploy/nginx.conf, run by the real nginx', () => {
   const nginx = '/usr/sbin/nginx';
   let backendRequestIds: Array<string | undefined>;
 
-  it.skipIf(!existsSync(nginx))(
+  // In CI (.ci/run installs nginx) a missing nginx fails instead.
+  it.skipIf(!existsSync(nginx) && !process.env.CI)(
     'keeps the caller’s X-Request-Id and makes one only when there is none',
     async () => {
       backendRequestIds = [];

@@ -112,6 +112,19 @@ describe('the listener at its connection cap', () => {
     }
   });
 
+  it('closes a connection that sends nothing once the header time is up, with a 408', async () => {
+    const [socket] = await idleSockets(port(), 1);
+    if (!socket) throw new Error('no socket');
+    sockets.push(socket);
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk;
+    });
+    await once(socket, 'close');
+    expect(received).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(closed).toEqual(['timeout']);
+  });
+
   it('answers 408 with a JSON body to a client whose headers do not arrive in time', async () => {
     const [socket] = await idleSockets(port(), 1);
     if (!socket) throw new Error('no socket');
