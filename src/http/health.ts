@@ -71,7 +71,10 @@ export function createHealthEndpoints(
 }
 
 function pathOf(url: string | undefined): string | undefined {
-  if (url === undefined || url.length > 64 || !url.startsWith('/')) return undefined;
+  // Every request passes here: anything not starting `/h` or `/r` (all of /graphql) is out at once.
+  const second = url?.charCodeAt(1);
+  if (url === undefined || (second !== 0x68 && second !== 0x72) || url.length > 64 || url[0] !== '/')
+    return undefined;
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
 }
