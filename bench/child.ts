@@ -11,6 +11,8 @@ export interface ChildStats {
   cpuMicros: number;
   /** Requests served so far, for targets that count them (the static upstream). */
   calls?: number;
+  /** Distinct bearer keys seen since the previous report, for targets that count them (the static upstream). */
+  keysSeen?: number;
 }
 
 export type ParentMessage = { type: 'stats' } | { type: 'stop' };
@@ -19,17 +21,48 @@ export type ChildMessage = { type: 'ready'; url: string } | ({ type: 'stats' } &
 /** RSS is sampled this often; a run lasts seconds, so a short spike is still seen. */
 const RSS_SAMPLE_MS = 50;
 
-/**
- * Announces `url` to the parent and serves `stats` until told to stop or the parent goes away (then
- * the process exits, so no target outlives the bench). Without IPC (started by hand, e.g. under
- * `--cpu-prof`) it prints the URL and exits on SIGINT/SIGTERM, which lets a CPU profile be written.
- */
-export function announce(url: string, counters: { calls?: () => number } = {}): void {
+/** Where a target's memory figures come from: by default this Node process's own. */
+export interface MemorySource {
+  rss(): number;
+  /** The highest RSS since the previous call, which starts a new period. */
+  takePeakRss(): number;
+}
+
+/** This process's RSS, sampled every RSS_SAMPLE_MS. */
+function ownMemory(): MemorySource {
   let peakRss = process.memoryUsage.rss();
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
   }, RSS_SAMPLE_MS);
   sampler.unref();
+  return {
+    rss: () => process.memoryUsage.rss(),
+    takePeakRss() {
+      const rss = process.memoryUsage.rss();
+      const peak = Math.max(peakRss, rss);
+      peakRss = rss;
+      return peak;
+    },
+  };
+}
+
+/** What announce reports besides the URL. */
+export interface Counters {
+  calls?: () => number;
+  keysSeen?: () => number;
+  /** Memory of another process the target stands for (a binary it runs); default: its own. */
+  memory?: MemorySource;
+  /** CPU of the target so far, in µs, where the parent has no /proc; default: its own. */
+  cpuMicros?: () => number;
+}
+
+/**
+ * Announces `url` to the parent and serves `stats` until told to stop or the parent goes away (then
+ * the process exits, so no target outlives the bench). Without IPC (started by hand, e.g. under
+ * `--cpu-prof`) it prints the URL and exits on SIGINT/SIGTERM, which lets a CPU profile be written.
+ */
+export function announce(url: string, counters: Counters = {}): void {
+  const memory = counters.memory ?? ownMemory();
   // process.exit (not the default signal death) so --cpu-prof and --heap-prof files are written.
   process.on('SIGTERM', () => process.exit(0));
   process.on('SIGINT', () => process.exit(0));
@@ -43,20 +76,24 @@ export function announce(url: string, counters: { calls?: () => number } = {}): 
   process.on('message', (message: ParentMessage) => {
     if (message.type === 'stop') process.exit(0);
     if (message.type === 'stats') {
-      const rss = process.memoryUsage.rss();
       const cpu = process.cpuUsage();
       const stats: ChildMessage = {
         type: 'stats',
-        rss,
-        peakRss: Math.max(peakRss, rss),
-        cpuMicros: cpu.user + cpu.system,
+        rss: memory.rss(),
+        peakRss: memory.takePeakRss(),
+        cpuMicros: counters.cpuMicros?.() ?? cpu.user + cpu.system,
         ...(counters.calls ? { calls: counters.calls() } : {}),
+        ...(counters.keysSeen ? { keysSeen: counters.keysSeen() } : {}),
       };
-      peakRss = rss;
       send(stats);
     }
   });
   send({ type: 'ready', url } satisfies ChildMessage);
+}
+
+/** BENCH_API_KEYS: the comma-separated keys an upstream accepts (see apiKeys in workloads.ts). */
+export function requireKeys(): string[] {
+  return requireEnv('BENCH_API_KEYS').split(',');
 }
 
 /** The environment variable a target reads, or a clear failure naming it. */

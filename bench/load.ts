@@ -35,6 +35,8 @@ export interface Load {
   connections: number;
   /** Requests/s over all connections; unset = as fast as the target answers. */
   rate?: number;
+  /** The bearer keys the requests take in turn (see apiKeys). */
+  keys: readonly string[];
 }
 
 /**
@@ -42,9 +44,7 @@ export interface Load {
  * can offer.
  */
 export function runLoad(wrk: string | undefined, load: Load): Promise<LoadResult> {
-  return wrk !== undefined && load.rate === undefined
-    ? runWrk(wrk, load.url, load.spec, load.seconds, load.connections)
-    : runAutocannon(load);
+  return wrk !== undefined && load.rate === undefined ? runWrk(wrk, load) : runAutocannon(load);
 }
 
 let tokenCounter = 0;
@@ -55,7 +55,13 @@ export function nextBody(spec: RequestSpec): string | undefined {
 }
 
 async function runAutocannon(load: Load): Promise<LoadResult> {
-  const { spec } = load;
+  const { spec, keys } = load;
+  const [firstKey = ''] = keys;
+  // A request built per request only when something in it changes: one key and a fixed body keep
+  // autocannon's prebuilt request, as before keys rotated.
+  const perRequest = keys.length > 1 || typeof spec.body === 'object';
+  const headers = keys.map((key) => headersOf(spec, key));
+  let turn = 0;
   const cpuBefore = process.cpuUsage();
   const result = await autocannon({
     url: load.url,
@@ -63,10 +69,20 @@ async function runAutocannon(load: Load): Promise<LoadResult> {
     duration: load.seconds,
     ...(load.rate === undefined ? {} : { overallRate: load.rate }),
     method: spec.method,
-    headers: headersOf(spec),
+    headers: headersOf(spec, firstKey),
     ...(typeof spec.body === 'string' ? { body: spec.body } : {}),
-    ...(typeof spec.body === 'object'
-      ? { requests: [{ setupRequest: (req) => ({ ...req, body: nextBody(spec) }) }] }
+    ...(perRequest
+      ? {
+          requests: [
+            {
+              setupRequest: (req) => ({
+                ...req,
+                headers: headers[turn++ % headers.length],
+                ...(typeof spec.body === 'object' ? { body: nextBody(spec) } : {}),
+              }),
+            },
+          ],
+        }
       : {}),
     // A 200 carrying GraphQL errors is not a success; REST bodies never contain this key.
     verifyBody: (text) => !text.includes('"errors"'),

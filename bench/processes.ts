@@ -26,9 +26,21 @@ const OUTPUT_LIMIT = 16_384;
 
 const running = new Set<ChildProcess>();
 
+/**
+ * SIGKILL to the child's process group: a target that runs a binary of its own (Tailcall) gets no
+ * chance to stop it when killed, so the binary goes with it.
+ */
+function killGroup(child: ChildProcess): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}
+
 /** Kills every child still running. Synchronous, so it can run in an `exit` handler. */
 export function killAll(): void {
-  for (const child of running) child.kill('SIGKILL');
+  for (const child of running) killGroup(child);
   running.clear();
 }
 
@@ -53,6 +65,8 @@ export async function startTarget(
       Object.entries({ ...process.env, ...env }).filter(([, value]) => value !== undefined),
     ),
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    // Its own process group, for killGroup. It still exits with the bench: on IPC disconnect.
+    detached: true,
   });
   running.add(child);
   let errors = '';
@@ -120,7 +134,7 @@ export async function startTarget(
     async stop() {
       if (exited) return;
       child.send({ type: 'stop' });
-      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      const timer = setTimeout(() => killGroup(child), STOP_TIMEOUT_MS);
       await exitedPromise;
       clearTimeout(timer);
     },

@@ -9,6 +9,11 @@ export interface StaticUpstream {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   /** Requests answered so far, whatever their outcome. */
   calls(): number;
+  /**
+   * How many distinct accepted keys came since the previous call (which starts the count afresh):
+   * whether the callers' own keys reach the upstream through a hop.
+   */
+  takeKeysSeen(): number;
 }
 
 /** Pets 1…PET_COUNT exist; `GET /pets?limit=100` returns them all. */
@@ -78,9 +83,10 @@ function error(status: number, code: string, message: string): [number, Buffer] 
   return [status, bytes({ code, message, status })];
 }
 
-/** Creates the handler; only `Authorization: Bearer <apiKey>` is accepted. */
-export function createStaticUpstream(apiKey: string, ids: PetIds = 'small'): StaticUpstream {
-  const expectedAuthorization = `Bearer ${apiKey}`;
+/** Creates the handler; only `Authorization: Bearer <key>` with one of `apiKeys` is accepted. */
+export function createStaticUpstream(apiKeys: readonly string[], ids: PetIds = 'small'): StaticUpstream {
+  const keyIndex = new Map(apiKeys.map((key, i) => [`Bearer ${key}`, i]));
+  const seen = new Uint8Array(apiKeys.length);
   const pets = listedPets(ids, PET_COUNT);
   const petBytes = new Map(pets.map((p) => [p.id, Buffer.from(petJson(p))]));
   const createdBytes = Buffer.from(petJson(pet(CREATED_PET, ids)));
@@ -104,9 +110,9 @@ export function createStaticUpstream(apiKey: string, ids: PetIds = 'small'): Sta
     const url = req.url ?? '/';
     const queryStart = url.indexOf('?');
     const path = queryStart === -1 ? url : url.slice(0, queryStart);
-    if (req.headers.authorization !== expectedAuthorization) {
-      return error(401, 'UNAUTHENTICATED', 'a valid API key is required');
-    }
+    const key = keyIndex.get(req.headers.authorization ?? '');
+    if (key === undefined) return error(401, 'UNAUTHENTICATED', 'a valid API key is required');
+    seen[key] = 1;
     if (path === LIST_PATH && req.method === 'GET') {
       const query = new URLSearchParams(queryStart === -1 ? '' : url.slice(queryStart + 1));
       const limit = Number(query.get('limit') ?? '20');
@@ -135,5 +141,13 @@ export function createStaticUpstream(apiKey: string, ids: PetIds = 'small'): Sta
     }
   }
 
-  return { handler, calls: () => calls };
+  return {
+    handler,
+    calls: () => calls,
+    takeKeysSeen() {
+      const count = seen.reduce((sum, s) => sum + s, 0);
+      seen.fill(0);
+      return count;
+    },
+  };
 }

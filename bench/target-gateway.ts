@@ -35,6 +35,7 @@ const rateLimit = config.rateLimit
 if (rateLimit && metrics) metrics.watchRateLimit(rateLimit.stats);
 const edge = createEdge({
   fastLane: config.fastLane,
+  plans: config.plans,
   upstream,
   limits: config.limits,
   logger: createLogger(config.logLevel),

@@ -1,13 +1,19 @@
 import { createdPetId, listedPets, type PetIds } from './static-upstream.ts';
 
-export type TargetKind = 'gateway' | 'gateway-yoga' | 'bare-proxy' | 'json-hop' | 'direct';
+export type TargetKind = 'gateway' | 'gateway-yoga' | 'bare-proxy' | 'json-hop' | 'tailcall' | 'direct';
 /** Targets that sit between the load and the upstream, each in its own process. */
 export type HopKind = Exclude<TargetKind, 'direct'>;
 /** `static-bigids` is the static upstream serving int64 ids beyond 2^53. */
 export type UpstreamKind = 'static' | 'static-bigids' | 'reference';
 
-/** The key every request carries and every upstream accepts. */
-export const API_KEY = 'bench-key';
+/**
+ * The bearer keys a run rotates across its requests, one per caller of a crowd: every upstream
+ * accepts each of them and the hops forward each caller's own, so nothing keyed by caller (the
+ * gateway's coalescing, a cache) can merge two callers' requests.
+ */
+export function apiKeys(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `bench-key-${i}`);
+}
 
 /**
  * A body that differs on every request: `before + token + after`, with a token unique to the
@@ -27,9 +33,9 @@ export interface RequestSpec {
   check(status: number, body: string): string | undefined;
 }
 
-/** The headers of every request of a spec. */
-export function headersOf(spec: RequestSpec): Record<string, string> {
-  const authorization = `Bearer ${API_KEY}`;
+/** The headers of a request of `spec` made with `key`. */
+export function headersOf(spec: RequestSpec, key: string): Record<string, string> {
+  const authorization = `Bearer ${key}`;
   return spec.body === undefined ? { authorization } : { authorization, 'content-type': 'application/json' };
 }
 
@@ -191,9 +197,15 @@ function listWorkload(
   name: string,
   limit: number,
   upstream: UpstreamKind,
-  options: { steady?: { rate: number; connections: number }; direct?: boolean; titleNote?: string } = {},
+  options: {
+    steady?: { rate: number; connections: number };
+    direct?: boolean;
+    /** Tailcall answers the same query (its ids as JSON numbers, which the checks read exactly). */
+    tailcall?: boolean;
+    titleNote?: string;
+  } = {},
 ): Workload {
-  const { steady, direct = true } = options;
+  const { steady, direct = true, tailcall = false } = options;
   const ids = petIdsOf(upstream);
   // On a static upstream every id is known: each target must return them exactly.
   const exact = ids === undefined ? undefined : sameIds(listedPets(ids, limit));
@@ -211,6 +223,7 @@ function listWorkload(
       ...gateways(query),
       'bare-proxy': restList,
       'json-hop': jsonHop('GET', `/pets?limit=${limit}`, dataField('pets', petList(limit)), exact),
+      ...(tailcall ? { tailcall: query } : {}),
       ...(direct ? { direct: restList } : {}),
     },
   };
@@ -232,9 +245,9 @@ const RUN_TAG = Date.now().toString(36);
 
 /** Every workload, in the order they run. */
 export const WORKLOADS: readonly Workload[] = [
-  listWorkload('list20', 20, 'static'),
+  listWorkload('list20', 20, 'static', { tailcall: true }),
   listWorkload('list20-steady', 20, 'static', { steady: STEADY }),
-  listWorkload('list100', 100, 'static'),
+  listWorkload('list100', 100, 'static', { tailcall: true }),
   {
     name: 'dedup',
     title: `10 aliased pet(id) over ${DEDUP_IDS.length} distinct ids in one operation  ≙  ${DEDUP_IDS.length} × GET /v1/pets/{id}`,
@@ -278,6 +291,7 @@ export const WORKLOADS: readonly Workload[] = [
   },
   listWorkload('list20-bigids', 20, 'static-bigids', {
     direct: false,
+    tailcall: true,
     titleNote: ', every id and categoryId a 19-digit int64 beyond 2^53 (returned exactly, as strings)',
   }),
   listWorkload('list20-reference', 20, 'reference'),

@@ -10,7 +10,7 @@ import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { reapedChildrenCpuMicros } from './cpu-time.ts';
-import type { LoadResult } from './load.ts';
+import type { Load, LoadResult } from './load.ts';
 import { headersOf, type RequestSpec } from './workloads.ts';
 
 /** Marks the line `done()` prints, among wrk's own report. */
@@ -43,22 +43,45 @@ function luaString(text: string): string {
 
 let runCounter = 0;
 
-/** The Lua script for one run of `spec`. */
-function wrkScript(spec: RequestSpec): string {
+/** A Lua table constructor holding `headers`. */
+function luaTable(headers: Record<string, string>): string {
+  return `{ ${Object.entries(headers)
+    .map(([name, value]) => `[${luaString(name)}] = ${luaString(value)}`)
+    .join(', ')} }`;
+}
+
+/** The Lua script for one run of `spec`, its requests taking `keys` in turn. */
+function wrkScript(spec: RequestSpec, keys: readonly string[]): string {
   const lines = [`wrk.method = ${luaString(spec.method)}`];
-  for (const [name, value] of Object.entries(headersOf(spec))) {
+  const [firstKey = ''] = keys;
+  for (const [name, value] of Object.entries(headersOf(spec, firstKey))) {
     lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
   }
   const body = spec.body;
   if (typeof body === 'string') lines.push(`wrk.body = ${luaString(body)}`);
   if (typeof body === 'object') {
     // Tokens unique across this bench's wrk runs (each wrk counts from 0), like autocannon's.
+    // wrk.format fills in Host (from wrk.headers) and Content-Length in the table it is given.
     lines.push(
       `local before, after, run = ${luaString(body.before)}, ${luaString(body.after)}, ${luaString(`w${++runCounter}_`)}`,
+      `local headers = { ${keys.map((key) => luaTable(headersOf(spec, key))).join(', ')} }`,
       'local n = 0',
       'function request()',
       '  n = n + 1',
-      '  return wrk.format(nil, nil, nil, before .. run .. n .. after)',
+      '  return wrk.format(nil, nil, headers[n % #headers + 1], before .. run .. n .. after)',
+      'end',
+    );
+  } else if (keys.length > 1) {
+    // The same request but for its key: built once per key in init, then only picked in turn.
+    lines.push(
+      `local keyed = { ${keys.map((key) => luaTable(headersOf(spec, key))).join(', ')} }`,
+      'local requests, n = {}, 0',
+      'function request()',
+      '  n = n + 1',
+      '  local i = n % #keyed + 1',
+      '  local r = requests[i]',
+      '  if r == nil then r = wrk.format(nil, nil, keyed[i], nil); requests[i] = r end',
+      '  return r',
       'end',
     );
   }
@@ -102,17 +125,12 @@ interface WrkSummary {
   graphqlErrors: number;
 }
 
-/** Runs wrk once against `url` for whole seconds (wrk's resolution) and returns what it measured. */
-export async function runWrk(
-  wrk: string,
-  url: string,
-  spec: RequestSpec,
-  seconds: number,
-  connections: number,
-): Promise<LoadResult> {
+/** Runs wrk once, for whole seconds (wrk's resolution), and returns what it measured. */
+export async function runWrk(wrk: string, load: Load): Promise<LoadResult> {
+  const { url, spec, seconds, connections } = load;
   const dir = mkdtempSync(join(tmpdir(), 'pet-gateway-wrk-'));
   const script = join(dir, 'load.lua');
-  writeFileSync(script, wrkScript(spec));
+  writeFileSync(script, wrkScript(spec, load.keys));
   const args = [
     '-t1',
     `-c${connections}`,

@@ -35,6 +35,11 @@ export interface Config {
   readonly metrics: boolean;
   /** Serve prepared operations in the fast lane (off: everything through Yoga). @default true */
   readonly fastLane: boolean;
+  /**
+   * In the fast lane, answer operations whose every field can be planned from a compiled plan of
+   * upstream calls, without GraphQL execution (off: compiled execution for all). @default true
+   */
+  readonly plans: boolean;
   /** Serve the schema as an Apollo Federation v2 subgraph (`_service`, `_entities`). @default false */
   readonly federation: boolean;
   /** OTLP/HTTP collector base URL; tracing is off without it. */
@@ -124,6 +129,7 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     metrics: boolean(env, 'METRICS', true),
     fastLane: boolean(env, 'FAST_LANE', true),
+    plans: boolean(env, 'PLANS', true),
     federation: boolean(env, 'FEDERATION', false),
     otlpEndpoint: httpUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
     corsOrigins: origins(env, 'CORS_ORIGINS'),

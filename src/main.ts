@@ -242,6 +242,7 @@ async function main(): Promise<void> {
   });
   const edge = createEdge({
     fastLane: config.fastLane,
+    plans: config.plans,
     federation: config.federation,
     upstream,
     ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs } } : {}),

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { DEFAULT_LIMITS, type Limits } from './config.ts';
 import { type Context, type ContextDeps, createContext } from './context.ts';
 import { type CompiledExecution, createCompiledExecution } from './execution/compiled.ts';
+import { compilePlan } from './execution/plan.ts';
 import { type DeprecatedUse, useDeprecationNotices } from './http/deprecation-headers.ts';
 import { useGraphiQLPage } from './http/graphiql.ts';
 import type { RedisHealth } from './http/health.ts';
@@ -149,6 +150,7 @@ function usePreparation(lanes: Lanes, compiled: CompiledExecution): Plugin {
             key: keys.operation,
             operation: {
               compiled: query,
+              plan: lanes.planning ? compilePlan(args.schema, args.document, args.operationName) : undefined,
               operationType: operation.operation,
               operationName: operation.name?.value,
             },

@@ -18,6 +18,11 @@ export interface EdgeOptions extends GatewayOptions {
    * goes through Yoga. @default true
    */
   fastLane?: boolean;
+  /**
+   * In the fast lane, compile prepared operations into plans of upstream calls where every field
+   * allows it (src/execution/plan.ts); off, the fast lane runs compiled execution only. @default true
+   */
+  plans?: boolean;
 }
 
 export interface Edge {
@@ -34,7 +39,7 @@ export interface Edge {
  * prepared operations.
  */
 export function createEdge(options: EdgeOptions): Edge {
-  const { fastLane = true, ...gatewayOptions } = options;
+  const { fastLane = true, plans = true, ...gatewayOptions } = options;
   const logger = options.logger ?? createLogger('info');
   const resolved: GatewayOptions = { ...gatewayOptions, logger };
   const health = createHealthEndpoints({
@@ -45,7 +50,7 @@ export function createEdge(options: EdgeOptions): Edge {
     const yoga = createGateway(resolved);
     return { yoga, handle: (req, res) => void (health(req, res) || yoga(req, res)) };
   }
-  const lanes = createLanes();
+  const lanes = createLanes(plans);
   const yoga = createGateway(resolved, lanes);
   const fast = createFastLane({
     lanes,

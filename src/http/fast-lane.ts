@@ -110,18 +110,30 @@ async function serve(
     prepared.operationType,
     prepared.operationName,
   );
-  const execute = () => prepared.compiled.query(undefined, context, variables);
+  let planned = false;
+  const execute = async (): Promise<ExecutionResult> => {
+    if (prepared.plan) {
+      const data = await prepared.plan.run(context, variables);
+      planned = data !== undefined;
+      if (data !== undefined) return { data };
+      // The compiled path runs the same operation with the same context: what the plan received
+      // is in the loaders' memo, and any POST it made is answered again, not sent again.
+      context.loaders.replay();
+    }
+    return prepared.compiled.query(undefined, context, variables) as Promise<ExecutionResult>;
+  };
   const result = await (span ? span.run(execute) : execute());
   context.release();
   const executeSeconds = (performance.now() - executeStarted) / 1000;
   if (result.errors?.length || result.data == null) {
     // Yoga ends the span with the errors it finally answers.
     if (span) context.operationSpan = span;
-    lanes.executed.set(req, { context, result: result as ExecutionResult });
+    lanes.executed.set(req, { context, result });
     return handOver(req, res, body, options, params);
   }
   span?.end();
-  write(req, res, prepared, context, result as ExecutionResult, headers, started, executeSeconds, options);
+  if (planned) lanes.served.planned++;
+  write(req, res, prepared, context, result, headers, started, executeSeconds, options);
 }
 
 function write(
@@ -136,17 +148,17 @@ function write(
   options: FastLaneOptions,
 ): void {
   let deprecation: { deprecation: string; sunset: string } | undefined;
-  let answer: ExecutionResult = result;
+  let extensions: ExecutionResult['extensions'] | undefined;
   if (context.deprecations.size > 0) {
     const list = context.deprecations.list();
     options.onDeprecatedUse({
       fields: list.map((notice) => notice.field),
       ...clientIdentity((name) => headerValue(req, name)),
     });
-    answer = { ...result, extensions: { ...result.extensions, deprecations: list } };
+    extensions = { ...result.extensions, deprecations: list };
     deprecation = deprecationHeaders(list[0] as (typeof list)[0]);
   }
-  const text = JSON.stringify(answer);
+  const text = JSON.stringify(extensions ? { ...result, extensions } : result);
   const requestId = requestIdOf(headerValue(req, 'x-request-id'));
   const acceptEncoding = headerValue(req, 'accept-encoding') ?? undefined;
   // The same choice and bytes as Yoga's lane (http/compression.ts), never a second encoder.

@@ -3,6 +3,7 @@ import type { ExecutionResult } from 'graphql';
 import type { CompiledQuery } from 'graphql-jit';
 import type { GraphQLParams } from 'graphql-yoga';
 import type { Context } from '../context.ts';
+import type { Plan } from '../execution/plan.ts';
 
 /**
  * What Yoga learned by running a document successfully, kept so the fast lane can run it again
@@ -13,6 +14,11 @@ import type { Context } from '../context.ts';
  */
 export interface PreparedOperation {
   readonly compiled: CompiledQuery;
+  /**
+   * The operation compiled into upstream calls and answer bytes (execution/plan.ts), when every
+   * field it selects can be planned and plans are on; it hands anything unusual to `compiled`.
+   */
+  readonly plan: Plan | undefined;
   readonly operationType: 'query' | 'mutation' | 'subscription';
   /** The operation's own name in the document, for logs and metrics; undefined when anonymous. */
   readonly operationName: string | undefined;
@@ -48,8 +54,13 @@ export interface Lanes {
    * parser takes them instead of decoding and parsing the same bytes again.
    */
   readonly parsed: WeakMap<IncomingMessage, GraphQLParams>;
-  /** GraphQL requests answered by each lane, for /metrics and the differential tests. */
-  readonly served: { fast: number; yoga: number };
+  /**
+   * GraphQL requests answered by each lane, for /metrics and the differential tests; `planned` is
+   * the part of `fast` a compiled plan answered without GraphQL execution.
+   */
+  readonly served: { fast: number; yoga: number; planned: number };
+  /** Whether prepared operations get compiled plans (FAST_LANE=on) or only compiled execution. */
+  readonly planning: boolean;
 }
 
 /**
@@ -96,14 +107,15 @@ export function createLru<T>(max: number): Lru<T> {
   };
 }
 
-export function createLanes(maxPrepared = MAX_PREPARED): Lanes {
+export function createLanes(planning = true, maxPrepared = MAX_PREPARED): Lanes {
   return {
+    planning,
     prepared: createLru(maxPrepared),
     headers: createLru(MAX_HEADER_SETS),
     toPrepare: new WeakMap(),
     executed: new WeakMap(),
     parsed: new WeakMap(),
-    served: { fast: 0, yoga: 0 },
+    served: { fast: 0, yoga: 0, planned: 0 },
   };
 }
 

@@ -10,7 +10,7 @@ import { type DestinationStream, type Logger, pino } from 'pino';
  * the log line written for every operation (7.3 against 3.6 µs).
  */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino(
+  const logger = pino(
     {
       level,
       base: { service: 'pet-gateway' },
@@ -26,9 +26,58 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         censor: '[redacted]',
       },
     },
-    destination,
+    destination ?? createLogDestination(),
   );
+  plainLoggers.add(logger);
+  return logger;
 }
+
+/**
+ * stdout for the logs, written at most once per event-loop turn (and whenever 8 KB are waiting):
+ * a line per request written on its own cost a write syscall per request, ~7% of the CPU of a
+ * request the fast lane answers (profile in docs/performance.md). A line waits at most until the
+ * current turn ends, so logs stay as timely as before, and `flushSync` empties it at shutdown.
+ */
+export function createLogDestination(fd = 1): DestinationStream & {
+  flush(callback?: (error?: Error) => void): void;
+  flushSync(): void;
+} {
+  const boom = pino.destination({ dest: fd, sync: true, minLength: 8192 });
+  let scheduled = false;
+  const flushSync = () => {
+    scheduled = false;
+    boom.flushSync();
+  };
+  // Whatever way the process ends (a forced exit after the drain timeout, a crash), the lines of
+  // its last turn are written.
+  if (unflushed.size === 0)
+    process.once('exit', () => {
+      for (const flush of unflushed) flush();
+    });
+  unflushed.add(flushSync);
+  return {
+    write(line: string) {
+      boom.write(line);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flushSync);
+      }
+    },
+    flush(callback) {
+      flushSync();
+      callback?.();
+    },
+    flushSync,
+  };
+}
+
+const unflushed = new Set<() => void>();
+
+/**
+ * Loggers made by `createLogger`: no hooks, formatters, mixins or custom keys, so the operation line
+ * can be written as the text pino would write, without pino building and serialising an object.
+ */
+const plainLoggers = new WeakSet<Logger>();
 
 /** Routes Yoga's own messages (masked unexpected errors among them) into the same JSON logs. */
 export function yogaLogger(logger: Logger): YogaLogger {
@@ -61,20 +110,42 @@ export function requestIdOf(header: string | null | undefined): string {
   return header && REQUEST_ID.test(header) ? header : randomUUID();
 }
 
-/** Writes the operation's log line; never a header, a variable or a token. */
+/**
+ * Writes the operation's log line; never a header, a variable or a token. The line is the one pino
+ * writes for these fields (level, time, the logger's bindings, the fields, msg), built as text: one
+ * is written per request, and pino's object-to-JSON path was the largest single cost of a request
+ * the fast lane answers (docs/performance.md).
+ */
 export function logOperation(logger: Logger, record: OperationRecord, status: number): void {
-  logger.info(
-    {
-      requestId: record.requestId,
-      operationName: record.operationName ?? null,
-      operationType: record.operationType ?? null,
-      durationMs: Math.round((performance.now() - record.started) * 100) / 100,
-      upstreamCalls: record.upstreamCalls?.() ?? 0,
-      status,
-      outcome: record.codes ? 'error' : 'ok',
-      ...(record.codes ? { codes: record.codes } : {}),
-    },
-    'operation',
+  const durationMs = Math.round((performance.now() - record.started) * 100) / 100;
+  const upstreamCalls = record.upstreamCalls?.() ?? 0;
+  if (!plainLoggers.has(logger)) {
+    logger.info(
+      {
+        requestId: record.requestId,
+        operationName: record.operationName ?? null,
+        operationType: record.operationType ?? null,
+        durationMs,
+        upstreamCalls,
+        status,
+        outcome: record.codes ? 'error' : 'ok',
+        ...(record.codes ? { codes: record.codes } : {}),
+      },
+      'operation',
+    );
+    return;
+  }
+  if (!logger.isLevelEnabled('info')) return;
+  const name = record.operationName === undefined ? 'null' : JSON.stringify(record.operationName);
+  const type = record.operationType === undefined ? 'null' : JSON.stringify(record.operationType);
+  const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym];
+  const bindings = (logger as unknown as Record<symbol, string>)[pino.symbols.chindingsSym];
+  stream?.write(
+    `{"level":${logger.levels.values.info},"time":"${new Date().toISOString()}"${bindings}` +
+      `,"requestId":${JSON.stringify(record.requestId)},"operationName":${name},"operationType":${type}` +
+      `,"durationMs":${durationMs},"upstreamCalls":${upstreamCalls},"status":${status}` +
+      (record.codes ? `,"outcome":"error","codes":${JSON.stringify(record.codes)}` : ',"outcome":"ok"') +
+      ',"msg":"operation"}\n',
   );
 }
 

@@ -31,7 +31,7 @@ export interface Metrics {
    */
   servedFast(operation: FastOperation): void;
   /** Exposes the requests each lane answered. */
-  watchLanes(served: { fast: number; yoga: number }): void;
+  watchLanes(served: { fast: number; yoga: number; planned: number }): void;
   /** Exposes the requests the rate limit refused and the decisions its Redis could not take. */
   watchRateLimit(stats: RateLimitStats): void;
   /** Counts a client connection the listener closed itself (at the cap, or too slow). */
@@ -270,6 +270,15 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
           this.reset();
           this.inc({ lane: 'fast' }, served.fast);
           this.inc({ lane: 'yoga' }, served.yoga);
+        },
+      });
+      new Counter({
+        name: 'pet_gateway_planned_requests_total',
+        help: 'Of the fast lane requests, those a compiled plan of upstream calls answered (no GraphQL execution).',
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(served.planned);
         },
       });
     },

@@ -1,6 +1,6 @@
 /**
  * Every error condition of the reference service, with its HTTP status. The `code` is the stable,
- * machine-readable part of the contract's Error body; the README's error table mirrors this one.
+ * machine-readable part of the contract's Error body; docs/reference-service.md's error table mirrors this one.
  */
 export const ERRORS = {
   INVALID_LIMIT: 400,

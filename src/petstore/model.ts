@@ -27,7 +27,7 @@ export interface MessageDto {
   createdAt: string;
 }
 
-/** Limits the contract leaves open; the README documents each value. */
+/** Limits the contract leaves open; docs/reference-service.md documents each value. */
 export const LIMITS = {
   /** `GET /pets?limit=` bounds and default (from the contract) */
   listMin: 1,

@@ -116,7 +116,7 @@ function stringField(
   return text;
 }
 
-/** Validates a NewPet: the single place the body rules live (see the README's limits). */
+/** Validates a NewPet: the single place the body rules live (see docs/reference-service.md). */
 export function parseNewPet(body: unknown): NewPetDto {
   assertObject(body);
   assertKnownFields(body, ['name', 'categoryId', 'status']);

@@ -39,7 +39,7 @@ export class DeprecationNotices {
   /**
    * Keeps the upstream's `Deprecation` / `Sunset` headers of `GET /pets/{petId}` for the pet notice.
    * They make no notice on their own: `_entities` loads through the same route, and a router
-   * resolving keys has not used the deprecated field (README "Joining a supergraph").
+   * resolving keys has not used the deprecated field (docs/federation.md).
    */
   upstreamPet(headers: { deprecation?: string; sunset?: string }): void {
     this.#upstreamPet ??= headers;

@@ -47,7 +47,7 @@ export const Pet = builder.objectType('Pet', {
 // In the subgraph schema (FEDERATION=on), routers fetch pets by key through `_entities`. A router is
 // not a client choosing the deprecated `pet(id)`: it shares that field's loader (same de-duplication,
 // same key) but not its resolver, so it records no deprecation notice and is never refused as
-// sunset (README "Joining a supergraph"). Async, so a bad id fails its own entity, not the batch.
+// sunset (docs/federation.md). Async, so a bad id fails its own entity, not the batch.
 builder.asEntity(Pet, {
   key: builder.selection<{ id: string }>('id'),
   resolveReference: async (reference, ctx) =>

@@ -7,11 +7,13 @@ import { createMetrics, type Metrics } from '../../src/observability/metrics.ts'
 import { BIG_ID, type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 
-// One behaviour, two lanes. The same requests go to a gateway with FAST_LANE off (Yoga answers
-// everything) and to one with the fast lane on, after the document has been warmed so the fast lane
-// holds it prepared. Status, body bytes, every header but Date, the upstream calls, the operation
-// log line and the metrics must be the same. Successes must be served by the fast lane; failures
-// are executed by it and answered by Yoga from that result, never executed twice.
+// One behaviour, three paths. The same requests go to a gateway with FAST_LANE off (Yoga answers
+// everything), to one whose fast lane runs compiled execution only (PLANS=off), and to one with the
+// defaults (a compiled plan of upstream calls where the operation allows one), after the document
+// has been warmed so the fast lane holds it prepared. Status, body bytes, every header but Date, the
+// upstream calls, the operation log line and the metrics must be the same. Successes must be served
+// by the fast lane (by a plan, where one was compiled); failures are executed by it and answered by
+// Yoga from that result, never executed twice.
 
 const TOKEN = 'lanes-token';
 const AUTH = `Bearer ${TOKEN}`;
@@ -26,9 +28,10 @@ interface Side {
 
 let upstream: FakeUpstream;
 let yoga: Side;
+let compiled: Side;
 let fast: Side;
 
-async function side(fastLane: boolean, rateLimit?: RateLimit): Promise<Side> {
+async function side(fastLane: boolean, rateLimit?: RateLimit, plans = true): Promise<Side> {
   const logs: string[] = [];
   const metrics = createMetrics();
   const gateway = await startGateway({
@@ -38,6 +41,7 @@ async function side(fastLane: boolean, rateLimit?: RateLimit): Promise<Side> {
     client: { maxRetries: 0 },
     gateway: {
       fastLane,
+      plans,
       metrics,
       logger: createLogger('info', { write: (line: string) => void logs.push(line) }),
       persistedOperations: { mode: 'allow', documents: new Map([[DOCUMENT_ID, PERSISTED]]) },
@@ -52,11 +56,13 @@ beforeAll(async () => {
   upstream.tokens.add(TOKEN);
   seedPets(upstream, TOKEN);
   yoga = await side(false);
+  compiled = await side(true, undefined, false);
   fast = await side(true);
 });
 
 afterAll(async () => {
   await yoga.gateway.close();
+  await compiled.gateway.close();
   await fast.gateway.close();
   await upstream.close();
 });
@@ -80,6 +86,8 @@ interface Case {
   code?: string;
   /** The request never reaches the fast lane's execution (Yoga serves it whole). */
   yogaOnly?: boolean;
+  /** A success no plan can answer (the compiled path does). @default false */
+  unplanned?: boolean;
 }
 
 const headersFault = (extra: Record<string, string>) => () =>
@@ -165,6 +173,90 @@ const cases: Case[] = [
     name: 'Authorization with a lowercase scheme (forwarded as Bearer)',
     body: { query: '{ pets(limit: 2) { name status } }' },
     headers: { authorization: `bearer ${TOKEN}` },
+  },
+  {
+    name: 'plan: one response key from two fields, fragments and inline fragments merged in order',
+    body: {
+      query:
+        '{ pets(limit: 3) { id } pets(limit: 3) { ...F ... on Pet { s: status id } } __typename } fragment F on Pet { name __typename }',
+    },
+  },
+  { name: 'plan: only __typename (no upstream call)', body: { query: '{ __typename }' } },
+  {
+    name: 'plan: the same pet twice and a list in one operation (one call each)',
+    body: {
+      query: '{ a: pet(id: "2") { name } b: pet(id: "002") { id } c: pets(limit: 2, status: SOLD) { id } }',
+    },
+  },
+  {
+    name: 'plan: two creates in one mutation, in order, with __typename',
+    body: {
+      query:
+        'mutation Two { __typename a: createPet(input: { name: "A", categoryId: "1" }) { name categoryId } b: createPet(input: { name: "B", categoryId: "2", status: SOLD }) { status } }',
+    },
+  },
+  {
+    name: 'plan: a mutation whose second create the upstream refuses (the first sent once)',
+    code: 'PET_EXISTS',
+    warm: {
+      query:
+        'mutation Pair($b: NewPetInput!) { a: createPet(input: { name: "A", categoryId: "1" }) { name } b: createPet(input: $b) { name } }',
+      variables: { b: { name: 'B', categoryId: '1' } },
+    },
+    body: {
+      query:
+        'mutation Pair($b: NewPetInput!) { a: createPet(input: { name: "A", categoryId: "1" }) { name } b: createPet(input: $b) { name } }',
+      variables: { b: { name: 'Rex', categoryId: '1' } },
+    },
+    setup: () =>
+      upstream.fault(
+        /^\/v1\/pets$/,
+        (_req, res, body) => {
+          if (!body.includes('Rex')) {
+            res.writeHead(201, { 'content-type': 'application/json' });
+            res.end('{"id":77,"name":"A","categoryId":1}');
+            return;
+          }
+          res.writeHead(409, { 'content-type': 'application/json' });
+          res.end('{"code":"PET_EXISTS","message":"Rex is already here.","status":409}');
+        },
+        2,
+      ),
+  },
+  {
+    name: 'plan: a list received, then a pet the upstream does not have (nothing sent twice)',
+    code: 'PET_NOT_FOUND',
+    warm: {
+      query: 'query M($id: ID!) { pets(limit: 2) { id } pet(id: $id) { name } }',
+      variables: { id: '2' },
+    },
+    body: {
+      query: 'query M($id: ID!) { pets(limit: 2) { id } pet(id: $id) { name } }',
+      variables: { id: '404' },
+    },
+  },
+  {
+    // graphql-jit orders a condition's fields wrongly, so such operations are never compiled, hence
+    // never prepared: Yoga answers them.
+    name: 'no plan: @include (Yoga interprets it)',
+    body: {
+      query: 'query I($on: Boolean!) { pets(limit: 1) { id name @include(if: $on) } }',
+      variables: { on: true },
+    },
+    yogaOnly: true,
+  },
+  {
+    name: 'no plan: two operations in the document',
+    body: {
+      query: 'query A { pets(limit: 1) { id } } query B { pets(limit: 2) { name } }',
+      operationName: 'B',
+    },
+    unplanned: true,
+  },
+  {
+    name: 'no plan: introspection beside a list',
+    body: { query: '{ __schema { queryType { name } } pets(limit: 1) { id } }' },
+    unplanned: true,
   },
   {
     name: 'an ID variable sent as a JSON number past 2^53 (rounded, refused)',
@@ -335,35 +427,42 @@ function operationLines(logs: string[]) {
 
 describe('the fast lane answers exactly as Yoga does', () => {
   it.each(cases)('$name', async (c) => {
+    const sides = [yoga, compiled, fast];
     for (let run = 0; run < 3; run++) {
-      await send(yoga, c.warm ?? c.body, c.headers);
-      await send(fast, c.warm ?? c.body, c.headers);
+      for (const target of sides) await send(target, c.warm ?? c.body, c.headers);
     }
-    yoga.logs.length = 0;
-    fast.logs.length = 0;
+    for (const target of sides) target.logs.length = 0;
     const lanes = fast.gateway.lanes;
     if (!lanes) throw new Error('the fast lane is off');
-    const servedBefore = lanes.served.fast;
+    const servedBefore = { ...lanes.served };
+    const compiledBefore = { ...(compiled.gateway.lanes?.served ?? lanes.served) };
 
-    upstream.clearFaults();
-    upstream.requests.length = 0;
-    c.setup?.();
-    const viaYoga = await send(yoga, c.body, c.headers);
-    const yogaCalls = upstream.requests.map((r) => `${r.method} ${r.path} ${r.body}`);
+    const answers: Answer[] = [];
+    const calls: string[][] = [];
+    for (const target of sides) {
+      upstream.clearFaults();
+      upstream.requests.length = 0;
+      c.setup?.();
+      answers.push(await send(target, c.body, c.headers));
+      calls.push(upstream.requests.map((r) => `${r.method} ${r.path} ${r.body}`));
+    }
+    const [viaYoga, viaCompiled, viaFast] = answers as [Answer, Answer, Answer];
 
-    upstream.clearFaults();
-    upstream.requests.length = 0;
-    c.setup?.();
-    const viaFast = await send(fast, c.body, c.headers);
-    const fastCalls = upstream.requests.map((r) => `${r.method} ${r.path} ${r.body}`);
-
+    expect(viaCompiled).toEqual(viaYoga);
     expect(viaFast).toEqual(viaYoga);
-    expect(fastCalls).toEqual(yogaCalls);
+    expect(calls[1]).toEqual(calls[0]);
+    expect(calls[2]).toEqual(calls[0]);
+    expect(operationLines(compiled.logs)).toEqual(operationLines(yoga.logs));
     expect(operationLines(fast.logs)).toEqual(operationLines(yoga.logs));
     expect(operationLines(fast.logs).length).toBeGreaterThan(0);
     expect(JSON.parse(viaYoga.text).errors?.[0]?.extensions?.code).toBe(c.code);
-    // Successes are the fast lane's own; everything else is answered by Yoga.
-    expect(lanes.served.fast - servedBefore).toBe(c.code === undefined && !c.yogaOnly ? 1 : 0);
+    // Successes are the fast lane's own (a plan's, where one was compiled); everything else is
+    // answered by Yoga.
+    const success = c.code === undefined && !c.yogaOnly;
+    expect(lanes.served.fast - servedBefore.fast).toBe(success ? 1 : 0);
+    expect(lanes.served.planned - servedBefore.planned).toBe(success && !c.unplanned ? 1 : 0);
+    expect((compiled.gateway.lanes?.served.fast ?? 0) - compiledBefore.fast).toBe(success ? 1 : 0);
+    expect(compiled.gateway.lanes?.served.planned).toBe(0);
   });
 
   it('counted every operation in the same metric series on both sides', async () => {
@@ -394,7 +493,14 @@ describe('the fast lane answers exactly as Yoga does', () => {
       fromFast.find((metric) => metric.name === 'pet_gateway_operations_total')?.values.length,
     ).toBeGreaterThan(3);
     expect(fromFast).toEqual(await series(yoga.metrics));
+    expect(await series(compiled.metrics)).toEqual(await series(yoga.metrics));
     expect(await httpCounts(fast.metrics)).toEqual(await httpCounts(yoga.metrics));
+    expect(await httpCounts(compiled.metrics)).toEqual(await httpCounts(yoga.metrics));
+    const planned = async (metrics: Metrics) =>
+      (await metrics.registry.getSingleMetric('pet_gateway_planned_requests_total')?.get())?.values[0]?.value;
+    expect(await planned(fast.metrics)).toBe(fast.gateway.lanes?.served.planned);
+    expect(await planned(fast.metrics)).toBeGreaterThan(10);
+    expect(await planned(compiled.metrics)).toBe(0);
   });
 
   it('sends a new request id, as Yoga does, when the caller sends none', async () => {
