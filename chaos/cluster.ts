@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import { AFTER_MS } from './chaos.ts';
 import { sample } from './metrics-text.ts';
-import { type Started, startCommand, startNode } from './processes.ts';
+import { collectGarbage, type Started, startCommand, startNode } from './processes.ts';
 import {
   checkStored,
   createDirect,
@@ -139,18 +139,25 @@ export async function runClusterChaos(options: ClusterChaosOptions = {}): Promis
     return petstore;
   };
   const startGatewayInstance = async (port: number) => {
-    const gateway = startNode('src/main.ts', {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      UPSTREAM_URL: `http://127.0.0.1:${petstorePort}/v1`,
-      LOG_LEVEL: 'warn',
-      RESPONSE_CACHE: 'redis',
-      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-      RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
-      RATE_LIMIT_STORE: 'redis',
-      // Every key here is real; each instance meets all of them as new after a restart.
-      RATE_LIMIT_NEW_KEYS_PER_MINUTE: '1000000',
-    });
+    // The inspector, on a loopback port of its own, only so the run can collect garbage before it
+    // reads memory (see collectGarbage).
+    const gateway = startCommand(
+      process.execPath,
+      ['--inspect=127.0.0.1:0', 'src/main.ts'],
+      {
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        UPSTREAM_URL: `http://127.0.0.1:${petstorePort}/v1`,
+        LOG_LEVEL: 'warn',
+        RESPONSE_CACHE: 'redis',
+        REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+        RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
+        RATE_LIMIT_STORE: 'redis',
+        // Every key here is real; each instance meets all of them as new after a restart.
+        RATE_LIMIT_NEW_KEYS_PER_MINUTE: '1000000',
+      },
+      'src/main.ts',
+    );
     processes.push(gateway);
     await gateway.waitFor(/ at http:\/\/\S+\/graphql/);
     return gateway;
@@ -273,6 +280,9 @@ export async function runClusterChaos(options: ClusterChaosOptions = {}): Promis
       }),
     );
 
+    // V8 collects the old generation when it sees fit, which an idle instance behind a load
+    // balancer may put off for longer than the run waits: collect first, then watch.
+    await collectGarbage(gateways[1] as Started);
     const after = await lowestMemory(memory, afterMs, () => sleep(afterMs));
     const endSentinel = await createDirect(rest, keys[0] as Key, `chaos-${run}-sentinel-end`);
     log(`reading pets ${startSentinel + 1n}..${endSentinel - 1n} through REST`);

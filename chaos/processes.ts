@@ -74,3 +74,32 @@ export function startCommand(
     tail: () => output.slice(-TAIL_CHARS),
   };
 }
+
+/**
+ * Runs a full garbage collection in a process started with `--inspect=127.0.0.1:0`, through its
+ * inspector (the `Debugger listening on ws://…` line it printed). What is left is what the process
+ * still holds: a heap read after it is the live heap, not garbage V8 has not got round to yet.
+ */
+export async function collectGarbage(started: Started): Promise<void> {
+  const [, url] = await started.waitFor(/Debugger listening on (ws:\/\/\S+)/);
+  const socket = new WebSocket(url as string);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.addEventListener('open', () => resolve(), { once: true });
+      socket.addEventListener('error', () => reject(new Error(`inspector ${url}: cannot connect`)), {
+        once: true,
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`inspector ${url}: no answer`)), 10_000);
+      socket.addEventListener('message', (event) => {
+        if ((JSON.parse(String(event.data)) as { id?: number }).id !== 1) return;
+        clearTimeout(timer);
+        resolve();
+      });
+      socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }));
+    });
+  } finally {
+    socket.close();
+  }
+}
