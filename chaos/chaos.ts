@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { sample } from './metrics-text.ts';
-import { type Started, startNode } from './processes.ts';
+import { collectGarbage, type Started, startCommand, startNode } from './processes.ts';
 import {
   checkStored,
   createDirect,
@@ -88,13 +88,15 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   };
   let petstore = await startPetstore();
   const upstreamUrl = `http://127.0.0.1:${petstorePort}/v1`;
-  const gateway = startNode('src/main.ts', {
-    PORT: '0',
-    HOST: '127.0.0.1',
-    UPSTREAM_URL: upstreamUrl,
-    LOG_LEVEL: 'warn',
-    WORKERS: String(options.workers ?? 1),
-  });
+  const workers = options.workers ?? 1;
+  // One process: its inspector (loopback, a port of its own) lets the run collect garbage before it
+  // reads memory. Workers would each need their own, and /metrics sums them: they are left to V8.
+  const gateway = startCommand(
+    process.execPath,
+    [...(workers === 1 ? ['--inspect=127.0.0.1:0'] : []), 'src/main.ts'],
+    { PORT: '0', HOST: '127.0.0.1', UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'warn', WORKERS: String(workers) },
+    'src/main.ts',
+  );
   processes.push(gateway);
   const rest = new Pool(`http://127.0.0.1:${petstorePort}`, { connections: 16 });
   let pool: Pool | undefined;
@@ -157,6 +159,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       if (sample(metricsText, 'pet_gateway_upstream_breaker_state') === 0) break;
       await sleep(250);
     }
+    if (workers === 1) await collectGarbage(gateway);
     const after = await lowestMemory(memory, AFTER_MS, () => sleep(AFTER_MS));
     const endSentinel = await createDirect(rest, keys[0] as Key, `chaos-${run}-sentinel-end`);
 
