@@ -78,10 +78,11 @@ export interface Tally {
   /** Each answer's start (ms since the epoch) and duration (ms). */
   latencies: Array<{ at: number; ms: number }>;
   /**
-   * Answers that were the load balancer's own 502 (not JSON): a request in flight on a gateway
-   * instance when it was SIGKILLed. Only a multi-instance run expects them.
+   * When each request that the load balancer answered with its own 502 (not JSON) started (ms
+   * since the epoch): a request in flight on a gateway instance when it was SIGKILLed, or sent on
+   * a connection nginx still held to it. Only a multi-instance run expects them.
    */
-  balancerErrors: number;
+  balancerErrors: number[];
 }
 
 /**
@@ -95,7 +96,7 @@ export function createSender(pool: Pool, run: string, options: { balancer?: bool
     failures: { undocumented: [], leaks: [], lost: [] },
     checked: { own: 0, intruder: 0 },
     latencies: [],
-    balancerErrors: 0,
+    balancerErrors: [],
   };
   const { outcomes, failures, checked } = tally;
   const count = (outcome: string) => outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
@@ -145,7 +146,7 @@ export function createSender(pool: Pool, run: string, options: { balancer?: bool
       answer = JSON.parse(text);
     } catch {
       if (options.balancer && status === 502) {
-        tally.balancerErrors++;
+        tally.balancerErrors.push(startedAt);
         count('HTTP 502 from the load balancer');
         return;
       }
