@@ -21,7 +21,7 @@ export interface Config {
   readonly upstreamCoalesce: boolean;
   /** Browser origins allowed to call the endpoint (CORS); `['*']` allows any. @default ['*'] */
   readonly corsOrigins: readonly string[];
-  /** Serve GraphiQL to browsers at /graphql. @default true */
+  /** Serve GraphiQL to browsers at /graphql. @default true (false when persistedOperations is require) */
   readonly graphiql: boolean;
   /** Answer introspection. @default true */
   readonly introspection: boolean;
@@ -29,6 +29,14 @@ export interface Config {
   readonly persistedOperations: 'off' | 'allow' | 'require';
   /** The manifest (codegen's persisted-documents.json); required unless persistedOperations is off. */
   readonly persistedOperationsFile: string | undefined;
+  /**
+   * Automatic persisted queries (Apollo's APQ protocol) and where registered documents live;
+   * undefined = off. @default { store: 'memory', maxDocuments: 1000, maxBytes: 1048576 }, off with
+   * persistedOperations require
+   */
+  readonly apq:
+    | { readonly store: 'memory' | 'redis'; readonly maxDocuments: number; readonly maxBytes: number }
+    | undefined;
   /** pino level: fatal, error, warn, info, debug, trace or silent. @default 'info' */
   readonly logLevel: string;
   /** Serve Prometheus metrics at /metrics. @default true */
@@ -59,7 +67,7 @@ export interface Config {
         readonly newKeysPerMinute: number;
       }
     | undefined;
-  /** Redis for `responseCache: 'redis'` and a rate limit stored in Redis; ignored otherwise. */
+  /** Redis for `responseCache: 'redis'`, a rate limit or APQ store in Redis; ignored otherwise. */
   readonly redisUrl: URL | undefined;
   /** Embedded reference service only. @default 'data/petstore.db' */
   readonly petstoreDb: string;
@@ -118,6 +126,7 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
   const upstreamConnections = integer(env, 'UPSTREAM_CONNECTIONS', 64, 1, 1024);
   // Two per upstream connection: with the embedded reference service, both ends are this process's.
   const fdBudget = (limits.fileDescriptors ?? 1024) - 2 * upstreamConnections - RESERVED_DESCRIPTORS;
+  const persistedSettings = persisted(env);
   return Object.freeze({
     port: integer(env, 'PORT', 4000, 0, 65535),
     host: nonEmpty(env, 'HOST') ?? '0.0.0.0',
@@ -133,10 +142,9 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
     federation: boolean(env, 'FEDERATION', false),
     otlpEndpoint: httpUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
     corsOrigins: origins(env, 'CORS_ORIGINS'),
-    graphiql: boolean(env, 'GRAPHIQL', true),
     introspection: boolean(env, 'INTROSPECTION', true),
-    ...persisted(env),
-    ...redisUses(env),
+    ...persistedSettings,
+    ...redisUses(env, persistedSettings.apq),
     limits: Object.freeze({
       maxDepth: integer(env, 'MAX_DEPTH', DEFAULT_LIMITS.maxDepth, 1, 100),
       maxAliases: integer(env, 'MAX_ALIASES', DEFAULT_LIMITS.maxAliases, 0, 1000),
@@ -227,11 +235,42 @@ function persisted(env: Record<string, string | undefined>) {
       `PERSISTED_OPERATIONS=${mode} needs PERSISTED_OPERATIONS_FILE (a persisted-documents.json)`,
     );
   }
-  return { persistedOperations: mode as Config['persistedOperations'], persistedOperationsFile: file };
+  // Only the manifest runs in require mode: GraphiQL's documents would all be refused, and a
+  // caller registering documents would defeat the mode.
+  const graphiql = boolean(env, 'GRAPHIQL', mode !== 'require');
+  if (mode === 'require' && graphiql) {
+    throw new ConfigError(
+      'GRAPHIQL=on cannot serve anything with PERSISTED_OPERATIONS=require (only manifest documents run)',
+    );
+  }
+  const apqOn = boolean(env, 'APQ', mode !== 'require');
+  if (mode === 'require' && apqOn) {
+    throw new ConfigError(
+      'APQ=on cannot be used with PERSISTED_OPERATIONS=require (only manifest documents run)',
+    );
+  }
+  const apqStore = nonEmpty(env, 'APQ_STORE')?.toLowerCase() ?? 'memory';
+  if (apqStore !== 'memory' && apqStore !== 'redis') {
+    throw new ConfigError(`APQ_STORE must be memory or redis, got "${apqStore}"`);
+  }
+  const apq = apqOn
+    ? Object.freeze({
+        store: apqStore as 'memory' | 'redis',
+        maxDocuments: integer(env, 'APQ_MAX_DOCUMENTS', 1000, 1, 1_000_000),
+        maxBytes: integer(env, 'APQ_MAX_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      })
+    : undefined;
+  return {
+    persistedOperations: mode as Config['persistedOperations'],
+    persistedOperationsFile: file,
+    graphiql,
+    apq,
+  };
 }
 
 function redisUses(
   env: Record<string, string | undefined>,
+  apq: Config['apq'],
 ): Pick<Config, 'responseCache' | 'responseCacheTtlMs' | 'rateLimit' | 'redisUrl'> {
   const mode = nonEmpty(env, 'RESPONSE_CACHE')?.toLowerCase() ?? 'off';
   if (mode !== 'off' && mode !== 'memory' && mode !== 'redis') {
@@ -256,6 +295,7 @@ function redisUses(
   const needs = [
     ...(mode === 'redis' ? ['RESPONSE_CACHE=redis'] : []),
     ...(rateLimit?.store === 'redis' ? ['RATE_LIMIT_STORE=redis'] : []),
+    ...(apq?.store === 'redis' ? ['APQ_STORE=redis'] : []),
   ];
   const settings = { responseCache: mode, responseCacheTtlMs: ttlMs, rateLimit } as const;
   if (needs.length === 0) return { ...settings, redisUrl: undefined };

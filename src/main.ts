@@ -7,6 +7,7 @@ import { createEdge } from './http/edge.ts';
 import { createHttpServer } from './http/listener.ts';
 import { loadPersistedDocuments } from './http/persisted-documents.ts';
 import { createRateLimit } from './http/rate-limit.ts';
+import { createMemoryDocumentStore, createRedisDocumentStore } from './http/registered-documents.ts';
 import {
   aggregateWorkerMetrics,
   askPrimaryForMetrics,
@@ -193,9 +194,10 @@ async function main(): Promise<void> {
   const tracing = config.otlpEndpoint
     ? (await import('./observability/tracing.ts')).createTracing({ exporter: config.otlpEndpoint })
     : undefined;
-  // One connection and one breaker for every use of Redis: when it stops answering, the cache and
-  // the limit stop asking it together, after one timeout.
-  const usesRedis = config.responseCache === 'redis' || config.rateLimit?.store === 'redis';
+  // One connection and one breaker for every use of Redis: when it stops answering, the cache, the
+  // limit and the APQ store stop asking it together, after one timeout.
+  const usesRedis =
+    config.responseCache === 'redis' || config.rateLimit?.store === 'redis' || config.apq?.store === 'redis';
   let redisWasDown = false;
   const redis =
     usesRedis && config.redisUrl
@@ -209,7 +211,7 @@ async function main(): Promise<void> {
             if (state === 'down')
               logger.warn(
                 { redis: config.redisUrl?.host, error: error?.message },
-                'Redis unavailable: response cache bypassed, rate limit per instance, until it answers again',
+                'Redis unavailable: response cache bypassed, rate limit per instance, APQ hashes not found, until it answers again',
               );
           },
         })
@@ -240,6 +242,16 @@ async function main(): Promise<void> {
       (observer) => observer !== undefined,
     ),
   });
+  const apqStore =
+    config.apq?.store === 'redis' && redis
+      ? createRedisDocumentStore(redis, {
+          maxDocuments: config.apq.maxDocuments,
+          maxBytes: config.apq.maxBytes,
+        })
+      : config.apq
+        ? createMemoryDocumentStore({ maxDocuments: config.apq.maxDocuments, maxBytes: config.apq.maxBytes })
+        : undefined;
+  if (apqStore && metrics) metrics.watchDocumentStore(apqStore.stats);
   const edge = createEdge({
     fastLane: config.fastLane,
     plans: config.plans,
@@ -256,6 +268,9 @@ async function main(): Promise<void> {
             uses: [
               ...(config.responseCache === 'redis' ? ['response cache'] : []),
               ...(config.rateLimit?.store === 'redis' ? ['rate limit (per instance meanwhile)'] : []),
+              ...(config.apq?.store === 'redis'
+                ? ['APQ store (hashes answered as not found meanwhile)']
+                : []),
             ],
           },
         }
@@ -268,6 +283,7 @@ async function main(): Promise<void> {
     graphiql: config.graphiql,
     introspection: config.introspection,
     ...(persistedOperations ? { persistedOperations } : {}),
+    ...(apqStore ? { automaticPersistedQueries: apqStore } : {}),
     ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
   });
   // At most one line per 10 s, with what was closed since the last one.
@@ -317,6 +333,7 @@ async function main(): Promise<void> {
     await upstream.close();
     await cacheStore?.close();
     await rateLimit?.close();
+    await apqStore?.close();
     await redis?.close();
     await closeEmbedded();
     await tracing?.shutdown();

@@ -11,6 +11,7 @@ import { DEFAULT_LIMITS, type Limits } from './config.ts';
 import { type Context, type ContextDeps, createContext } from './context.ts';
 import { type CompiledExecution, createCompiledExecution } from './execution/compiled.ts';
 import { compilePlan } from './execution/plan.ts';
+import { useCacheHeaders } from './http/cache-headers.ts';
 import { type DeprecatedUse, useDeprecationNotices } from './http/deprecation-headers.ts';
 import { useGraphiQLPage } from './http/graphiql.ts';
 import type { RedisHealth } from './http/health.ts';
@@ -19,6 +20,7 @@ import { type PersistedDocuments, usePersistedDocuments } from './http/persisted
 import { type Lanes, PER_ANSWER_HEADERS, type PreparedOperation } from './http/prepared-operations.ts';
 import { useQueryParams } from './http/query-params.ts';
 import { type RateLimit, useRateLimit } from './http/rate-limit.ts';
+import type { DocumentStore } from './http/registered-documents.ts';
 import { useRequestBody } from './http/request-body.ts';
 import { useCodedRequestErrors } from './http/request-errors.ts';
 import { useResponseCompression } from './http/response-compression.ts';
@@ -46,6 +48,12 @@ export interface GatewayOptions {
   introspection?: boolean;
   /** Trusted documents; undefined = off. */
   persistedOperations?: { mode: 'allow' | 'require'; documents: PersistedDocuments };
+  /**
+   * Automatic persisted queries (Apollo's APQ protocol): where registered documents live;
+   * undefined = APQ off (hashes are answered PERSISTED_QUERY_NOT_SUPPORTED). Never used when
+   * persistedOperations.mode is require.
+   */
+  automaticPersistedQueries?: DocumentStore;
   /** The clock, injectable for the sunset. @default () => new Date() */
   now?: () => Date;
   /** JSON logs: one line per operation, deprecated-field use, Yoga's own. @default pino at info on stdout */
@@ -238,13 +246,16 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
       onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule),
     });
   }
-  if (options.persistedOperations) {
-    plugins.push(
-      usePersistedDocuments(options.persistedOperations.mode, options.persistedOperations.documents),
-    );
-  }
-  // GraphiQL's assets are served by the gateway itself: no CDN, so it works offline.
-  if (options.graphiql !== false) {
+  plugins.push(
+    usePersistedDocuments({
+      mode: options.persistedOperations?.mode ?? 'off',
+      ...(options.persistedOperations ? { documents: options.persistedOperations.documents } : {}),
+      ...(options.automaticPersistedQueries ? { store: options.automaticPersistedQueries } : {}),
+    }),
+  );
+  // GraphiQL's assets are served by the gateway itself: no CDN, so it works offline. Not with only
+  // persisted operations allowed: every document it sends, introspection included, would be refused.
+  if (options.graphiql !== false && options.persistedOperations?.mode !== 'require') {
     plugins.push(
       useGraphiQLPage('/graphql', {
         title: 'Animal store',
@@ -255,6 +266,8 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
   }
   // Last, so the answer it compresses carries every header the plugins before it set.
   plugins.push(useResponseCompression());
+  // After compression, whose Vary it replaces with the full list.
+  plugins.push(useCacheHeaders(options.cache?.ttlMs));
   // After compression: it learns the headers of the answer as the client receives it.
   if (lanes) plugins.push(usePreparation(lanes, compiled));
   return createYoga<Record<string, never>, Context>({

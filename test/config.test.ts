@@ -177,3 +177,48 @@ describe('workers configuration', () => {
     }
   });
 });
+
+describe('automatic persisted queries (APQ)', () => {
+  const manifest = { PERSISTED_OPERATIONS_FILE: 'persisted-documents.json' };
+
+  it('are on by default, in memory, 1000 documents and 1 MiB; APQ=off turns them off', () => {
+    expect(loadConfig({}).apq).toEqual({ store: 'memory', maxDocuments: 1000, maxBytes: 1048576 });
+    expect(loadConfig({ PERSISTED_OPERATIONS: 'allow', ...manifest }).apq?.store).toBe('memory');
+    expect(loadConfig({ APQ: 'off' }).apq).toBeUndefined();
+    expect(loadConfig({ APQ_MAX_DOCUMENTS: '1', APQ_MAX_BYTES: '1024' }).apq).toMatchObject({
+      maxDocuments: 1,
+      maxBytes: 1024,
+    });
+  });
+
+  it('are shared through Redis only with APQ_STORE=redis, which needs REDIS_URL', () => {
+    expect(loadConfig({ REDIS_URL: 'redis://cache:6379' }).apq?.store).toBe('memory');
+    const shared = loadConfig({ APQ_STORE: 'redis', REDIS_URL: 'redis://cache:6379' });
+    expect(shared.apq?.store).toBe('redis');
+    expect(shared.redisUrl?.host).toBe('cache:6379');
+    expect(() => loadConfig({ APQ_STORE: 'redis' })).toThrowError(/^APQ_STORE=redis needs REDIS_URL/);
+  });
+
+  it('are off, and GraphiQL not served, with PERSISTED_OPERATIONS=require; asking for either is an error', () => {
+    const required = loadConfig({ PERSISTED_OPERATIONS: 'require', ...manifest });
+    expect(required.apq).toBeUndefined();
+    expect(required.graphiql).toBe(false);
+    expect(loadConfig({}).graphiql).toBe(true);
+    expect(() => loadConfig({ PERSISTED_OPERATIONS: 'require', APQ: 'on', ...manifest })).toThrowError(
+      /^APQ=on cannot be used with PERSISTED_OPERATIONS=require/,
+    );
+    expect(() => loadConfig({ PERSISTED_OPERATIONS: 'require', GRAPHIQL: 'on', ...manifest })).toThrowError(
+      /^GRAPHIQL=on cannot serve anything with PERSISTED_OPERATIONS=require/,
+    );
+  });
+
+  it.each([
+    [{ APQ: 'maybe' }, /^APQ must be on or off, got "maybe"$/],
+    [{ APQ_STORE: 'disk' }, /^APQ_STORE must be memory or redis, got "disk"$/],
+    [{ APQ_MAX_DOCUMENTS: '0' }, /^APQ_MAX_DOCUMENTS must be an integer from 1 to 1000000/],
+    [{ APQ_MAX_BYTES: '1023' }, /^APQ_MAX_BYTES must be an integer from 1024 to 1073741824/],
+  ])('refuses %o with one line naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrowError(ConfigError);
+    expect(() => loadConfig(env)).toThrowError(message);
+  });
+});

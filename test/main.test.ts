@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
@@ -176,6 +177,59 @@ describe('npm start', () => {
       .filter((line) => line.includes('"level":40'));
     expect(warnings.filter((line) => line.includes('upstream unreachable'))).toHaveLength(1);
     expect(warnings.filter((line) => line.includes('"breaker":"open"'))).toHaveLength(1);
+  });
+
+  it('in the default configuration answers APQ hashes: not found, registered with the text, then run by hash', async () => {
+    const gateway = start({ PORT: '0', HOST: '127.0.0.1', PETSTORE_DB: ':memory:', LOG_LEVEL: 'silent' });
+    const [, url] = await gateway.waitFor(/GraphiQL at (http:\/\/\S+\/graphql)/);
+    const [, key] = await gateway.waitFor(/API key for this run: (\S+)/);
+    const query = '{ pets(limit: 2) { id } }';
+    const extensions = {
+      persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(query).digest('hex') },
+    };
+    const post = (body: unknown) =>
+      fetch(url as string, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify(body),
+      }).then(async (response) => ({ status: response.status, body: await response.json() }));
+    expect(await post({ extensions })).toEqual({
+      status: 200,
+      body: {
+        errors: [{ message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } }],
+      },
+    });
+    const registered = await post({ query, extensions });
+    expect(registered.body.data.pets).toHaveLength(2);
+    expect(await post({ extensions })).toEqual(registered);
+  });
+
+  it('with PERSISTED_OPERATIONS=require serves no GraphiQL and registers nothing', async () => {
+    const upstream = await startFakeUpstream();
+    try {
+      const gateway = start({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        UPSTREAM_URL: upstream.url,
+        PERSISTED_OPERATIONS: 'require',
+        PERSISTED_OPERATIONS_FILE: 'test/generated/persisted-documents.json',
+        LOG_LEVEL: 'silent',
+      });
+      const [, url] = await gateway.waitFor(/GraphQL at (http:\/\/\S+\/graphql)/);
+      await gateway.waitFor(/pet-gateway: upstream /);
+      expect(gateway.output()).not.toContain('GraphiQL');
+      const page = await fetch(url as string, { headers: { accept: 'text/html' } });
+      expect(page.status).toBe(406);
+      const query = '{ pets(limit: 1) { id } }';
+      const sha256Hash = createHash('sha256').update(query).digest('hex');
+      const refused = await postJson(url as string, {
+        query,
+        extensions: { persistedQuery: { version: 1, sha256Hash } },
+      });
+      expect(refused.errors?.[0]?.extensions?.code).toBe('PERSISTED_OPERATION_REQUIRED');
+    } finally {
+      await upstream.close();
+    }
   });
 
   describe('stops with one line and exit code 1 when it cannot start', () => {

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRateLimit, type RateLimit } from '../src/http/rate-limit.ts';
+import { createRedisDocumentStore, type DocumentStore } from '../src/http/registered-documents.ts';
 import { createMetrics } from '../src/observability/metrics.ts';
 import { createSharedRedis, type RedisState, type SharedRedis } from '../src/redis.ts';
 import { createRedisCache, type ResponseCache } from '../src/upstream/cache.ts';
@@ -30,6 +31,7 @@ describe.skipIf(!haveRedisServer('redis.test'))('one breaker for every use of Re
   let shared: SharedRedis;
   let cache: ResponseCache;
   let limit: RateLimit;
+  let apq: DocumentStore;
   let gateway: RunningGateway;
   const states: RedisState[] = [];
   const metrics = createMetrics();
@@ -57,10 +59,11 @@ describe.skipIf(!haveRedisServer('redis.test'))('one breaker for every use of Re
     metrics.watchRedis(shared);
     cache = createRedisCache(shared);
     limit = createRateLimit({ perMinute: 1000, store: 'redis', redis: shared });
+    apq = createRedisDocumentStore(shared, { prefix: 'test:breaker' });
     gateway = await startGateway({
       upstreamUrl: upstream.url,
       cache: { store: cache, ttlMs: 60_000 },
-      gateway: { rateLimit: limit },
+      gateway: { rateLimit: limit, automaticPersistedQueries: apq },
     });
     await until('connected', () => shared.state === 'up');
   });
@@ -85,6 +88,10 @@ describe.skipIf(!haveRedisServer('redis.test'))('one breaker for every use of Re
       expect(cacheCommandsWaited() + limitCommandsWaited()).toBe(1);
       expect(shared.state).toBe('down');
       expect(await redisGauge()).toBe(2);
+      // The APQ store shares the breaker: refused at once, no command sent.
+      expect(await apq.get('a'.repeat(64))).toBeUndefined();
+      expect(apq.stats.bypassed).toBe(1);
+      expect(apq.stats.errors).toBe(1);
       // Cache bypassed: every list went to the upstream.
       expect(upstream.requests.length - listsBefore).toBeGreaterThanOrEqual(10);
     } finally {
@@ -92,6 +99,9 @@ describe.skipIf(!haveRedisServer('redis.test'))('one breaker for every use of Re
     }
     await until('back up', () => shared.state === 'up');
     expect(states).toEqual(['up', 'down', 'up']);
+    // The APQ store is shared again too.
+    await apq.set('b'.repeat(64), '{ __typename }');
+    expect(await apq.get('b'.repeat(64))).toBe('{ __typename }');
     expect(await redisGauge()).toBe(0);
 
     // Shared again: the list cached before the freeze is served from Redis.

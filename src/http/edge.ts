@@ -8,6 +8,7 @@ import {
   type Gateway,
   type GatewayOptions,
 } from '../server.ts';
+import { maxAgeSeconds } from './cache-headers.ts';
 import { createFastLane } from './fast-lane.ts';
 import { createHealthEndpoints } from './health.ts';
 import { createLanes, type Lanes } from './prepared-operations.ts';
@@ -61,6 +62,7 @@ export function createEdge(options: EdgeOptions): Edge {
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.tracing ? { tracing: options.tracing } : {}),
     ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+    cacheMaxAgeSeconds: maxAgeSeconds(options.cache?.ttlMs),
     onDeprecatedUse: deprecatedUseReporter(logger, options.metrics),
   });
   options.metrics?.watchLanes(lanes.served);

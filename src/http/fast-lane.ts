@@ -7,9 +7,11 @@ import { type Context, type ContextDeps, createContext } from '../context.ts';
 import { logOperation, type OperationRecord, requestIdOf } from '../observability/logging.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Tracing } from '../observability/tracing.ts';
+import { cacheControl } from './cache-headers.ts';
 import { chooseEncoding, encode } from './compression.ts';
 import { clientIdentity, type DeprecatedUse, deprecationHeaders } from './deprecation-headers.ts';
 import { headersKey, type Lanes, operationKey, type PreparedOperation } from './prepared-operations.ts';
+import { parseQueryParams, type QueryParams } from './query-params.ts';
 import type { RateLimit } from './rate-limit.ts';
 
 /** Yoga's node handler: the server of record, for every request the fast lane does not answer. */
@@ -25,6 +27,8 @@ export interface FastLaneOptions {
   tracing?: Tracing;
   /** The per-key limit, consulted before execution; Yoga words a refusal. */
   rateLimit?: RateLimit;
+  /** `max-age` of a successful query's answer (the response cache's TTL in seconds); 0: none. */
+  cacheMaxAgeSeconds: number;
   onDeprecatedUse: (use: DeprecatedUse) => void;
 }
 
@@ -34,15 +38,26 @@ const JSON_MEDIA_TYPES: ReadonlySet<string | undefined> = new Set([
   'application/json;charset=utf-8',
 ]);
 
-/** Body keys the fast lane understands; anything else (extensions, APQ hashes) goes to Yoga. */
-const BODY_KEYS: ReadonlySet<string> = new Set(['query', 'operationName', 'variables', 'documentId']);
+/** Body keys the fast lane understands; anything else goes to Yoga. */
+const BODY_KEYS: ReadonlySet<string> = new Set([
+  'query',
+  'operationName',
+  'variables',
+  'documentId',
+  'extensions',
+]);
+/**
+ * Extensions the fast lane understands: an APQ hash sent alone (registration, with the text, is
+ * Yoga's), and Apollo Client 4's `clientLibrary`, which nothing in the gateway reads.
+ */
+const EXTENSION_KEYS: ReadonlySet<string> = new Set(['persistedQuery', 'clientLibrary']);
 
 /**
  * The fast lane: serves operations Yoga has already prepared (see prepared-operations.ts) without
  * Yoga's fetch-API adapter, envelop pipeline or result processing. It does only what is left per
- * request: read the capped body, find the prepared operation, build the context, execute compiled,
- * and write what Yoga would have written (same status, body bytes and headers), log the same line
- * and count the same metrics. Whatever is not the plain case goes to Yoga, with the body it read:
+ * request: read the capped body (or a GET's query string: queries only), find the prepared
+ * operation, build the context, execute compiled, and write what Yoga would have written (same
+ * status, body bytes and headers), log the same line and count the same metrics. Whatever is not the plain case goes to Yoga, with the body it read:
  * unusual headers, unknown documents (Yoga may prepare them), and any result with errors (Yoga
  * answers from the result already computed, so no upstream call is made twice).
  */
@@ -51,6 +66,18 @@ export function createFastLane(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const { lanes, yoga } = options;
   return (req, res) => {
+    const getKey = plainGet(req);
+    if (getKey !== undefined) {
+      const toYoga = () => {
+        lanes.served.yoga++;
+        yoga(req, res);
+      };
+      serve(req, res, getParams(req.url as string), getKey, performance.now(), options, toYoga).catch(() => {
+        if (!res.headersSent) toYoga();
+        else res.destroy();
+      });
+      return;
+    }
     const headersKey = plainRequest(req, options.maxBodyBytes);
     if (headersKey === undefined) {
       lanes.served.yoga++;
@@ -63,7 +90,8 @@ export function createFastLane(
     req.on('error', () => res.destroy());
     req.on('end', () => {
       const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      serve(req, res, body, headersKey, started, options).catch(() => {
+      const toYoga = (params?: PlainParams) => handOver(req, res, body, options, params);
+      serve(req, res, plainBody(body), headersKey, started, options, toYoga).catch(() => {
         // Only a bug of ours gets here (serve hands every unexpected case to Yoga): Yoga answers
         // it, which may run the operation again; nothing has been written yet.
         if (!res.headersSent) handOver(req, res, body, options);
@@ -73,34 +101,43 @@ export function createFastLane(
   };
 }
 
+/**
+ * Serves one request whose GraphQL parameters were read (from the body or the query string), or
+ * gives it to Yoga with `toYoga`; `params` undefined: they are not the plain case.
+ */
 async function serve(
   req: IncomingMessage,
   res: ServerResponse,
-  body: Buffer,
+  params: PlainParams | undefined,
   headersKey: string,
   started: number,
   options: FastLaneOptions,
+  toYoga: (params?: PlainParams) => void,
 ): Promise<void> {
   const { lanes } = options;
-  const params = plainBody(body);
-  if (params === undefined) return handOver(req, res, body, options);
-  const key = operationKey(params.query, params.documentId, params.operationName);
-  if (key === undefined) return handOver(req, res, body, options, params);
+  if (params === undefined) return toYoga();
+  const key = operationKey(
+    params.query,
+    params.documentId,
+    params.operationName,
+    params.extensions?.persistedQuery?.sha256Hash,
+  );
+  if (key === undefined) return toYoga(params);
   // A JSON number past 2^53 was rounded by the parse: Yoga's lane refuses it where an ID is expected.
-  if (params.variables && hasUnsafeNumber(params.variables)) {
-    return handOver(req, res, body, options, params);
-  }
+  if (params.variables && hasUnsafeNumber(params.variables)) return toYoga(params);
   const prepared = lanes.prepared.get(key);
   const headers = lanes.headers.get(headersKey);
   if (prepared === undefined || headers === undefined) {
     lanes.toPrepare.set(req, { operation: key, headers: headersKey });
-    return handOver(req, res, body, options, params);
+    return toYoga(params);
   }
+  // Only queries run over GET: Yoga answers anything else 405.
+  if (req.method === 'GET' && prepared.operationType !== 'query') return toYoga(params);
 
   // A refused request goes to Yoga, which answers the 429; the limit remembers its decision for
   // this request, so Yoga's check does not count it again (nor does it for a result with errors).
   if (options.rateLimit && (await options.rateLimit.check(req, req.headers.authorization)).limited)
-    return handOver(req, res, body, options, params);
+    return toYoga(params);
 
   const variables = params.variables ?? {};
   const context = createContext(req.headers.authorization, options.context, variables);
@@ -129,7 +166,7 @@ async function serve(
     // Yoga ends the span with the errors it finally answers.
     if (span) context.operationSpan = span;
     lanes.executed.set(req, { context, result });
-    return handOver(req, res, body, options, params);
+    return toYoga(params);
   }
   span?.end();
   if (planned) lanes.served.planned++;
@@ -164,7 +201,13 @@ function write(
   // The same choice and bytes as Yoga's lane (http/compression.ts), never a second encoder.
   const encoding = acceptEncoding ? chooseEncoding(acceptEncoding, Buffer.byteLength(text)) : undefined;
   const body = encoding ? encode(text, encoding) : text;
-  const headers = [...learned, 'content-length', String(Buffer.byteLength(body))];
+  const headers = [
+    ...learned,
+    'content-length',
+    String(Buffer.byteLength(body)),
+    'cache-control',
+    cacheControl({ ok: true, operationType: prepared.operationType }, options.cacheMaxAgeSeconds),
+  ];
   if (encoding) headers.push('content-encoding', encoding);
   if (deprecation) headers.push('deprecation', deprecation.deprecation, 'sunset', deprecation.sunset);
   headers.push('x-request-id', requestId);
@@ -186,6 +229,7 @@ function write(
     executeSeconds,
     httpSeconds: (performance.now() - started) / 1000,
     status: 200,
+    method: req.method === 'GET' ? 'GET' : 'POST',
   });
 }
 
@@ -225,9 +269,38 @@ function plainRequest(req: IncomingMessage, maxBodyBytes: number): string | unde
   return headersKey(headers.accept, headers.origin, headers['accept-encoding']);
 }
 
+/**
+ * For a GET the fast lane may take, the key of the headers its answer depends on (kept apart from
+ * POSTs'); undefined sends it to Yoga. It must be a GET of /graphql with a query string, no body,
+ * and not a browser asking for HTML (GraphiQL is Yoga's).
+ */
+function plainGet(req: IncomingMessage): string | undefined {
+  if (req.method !== 'GET' || !req.url?.startsWith('/graphql?')) return undefined;
+  const headers = req.headers;
+  if (headers['transfer-encoding'] !== undefined || headers['content-encoding'] !== undefined)
+    return undefined;
+  if (headers['content-length'] !== undefined && headers['content-length'] !== '0') return undefined;
+  if (typeof headers.accept === 'string' && headers.accept.includes('text/html')) return undefined;
+  const key = headersKey(headers.accept, headers.origin, headers['accept-encoding']);
+  return key === undefined ? undefined : `GET\u0000${key}`;
+}
+
+/** A GET's GraphQL parameters, read as Yoga's lane reads them (query-params.ts), when plain. */
+function getParams(url: string): PlainParams | undefined {
+  let params: QueryParams;
+  try {
+    params = parseQueryParams(url);
+  } catch {
+    return undefined;
+  }
+  return plainParams(params as Record<string, unknown>);
+}
+
 interface PlainParams {
   query?: string;
   documentId?: string;
+  /** Only `persistedQuery` (an APQ hash sent alone) and `clientLibrary`. */
+  extensions?: { persistedQuery?: { sha256Hash: string } };
   operationName?: string | null;
   variables?: Record<string, unknown> | null;
 }
@@ -244,13 +317,38 @@ function plainBody(body: Buffer): PlainParams | undefined {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   for (const key in value) if (!BODY_KEYS.has(key)) return undefined;
-  const { query, documentId, operationName, variables } = value as Record<string, unknown>;
-  if ((query === undefined) === (documentId === undefined)) return undefined;
+  return plainParams(value as Record<string, unknown>);
+}
+
+/** The parameters when they are the plain case (one document, plain extensions), else undefined. */
+function plainParams(value: Record<string, unknown>): PlainParams | undefined {
+  const { query, documentId, operationName, variables, extensions } = value;
+  const hash = extensions === undefined ? undefined : persistedHash(extensions);
+  if (hash === null) return undefined;
+  if ([query, documentId, hash].filter((given) => given !== undefined).length !== 1) return undefined;
   if (query !== undefined && typeof query !== 'string') return undefined;
   if (documentId !== undefined && typeof documentId !== 'string') return undefined;
   if (operationName != null && typeof operationName !== 'string') return undefined;
   if (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
   return value as PlainParams;
+}
+
+/**
+ * The APQ hash in plain extensions (undefined when they hold none), or null when the extensions
+ * are anything else: Yoga words whatever they need.
+ */
+function persistedHash(extensions: unknown): string | undefined | null {
+  if (typeof extensions !== 'object' || extensions === null || Array.isArray(extensions)) return null;
+  for (const key in extensions) if (!EXTENSION_KEYS.has(key)) return null;
+  const { persistedQuery, clientLibrary } = extensions as Record<string, unknown>;
+  if (clientLibrary !== undefined && (typeof clientLibrary !== 'object' || clientLibrary === null))
+    return null;
+  if (persistedQuery === undefined) return undefined;
+  if (typeof persistedQuery !== 'object' || persistedQuery === null) return null;
+  const keys = Object.keys(persistedQuery);
+  const { version, sha256Hash } = persistedQuery as Record<string, unknown>;
+  if (keys.length !== 2 || version !== 1 || typeof sha256Hash !== 'string' || sha256Hash === '') return null;
+  return sha256Hash;
 }
 
 /** Whether a JSON value holds a number a double cannot hold exactly. */

@@ -14,7 +14,7 @@ function errorBody(code: string, message: string): string {
 }
 
 function refuse(res: ServerResponse, status: number, code: string, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
   res.end(errorBody(code, message));
 }
 
@@ -126,7 +126,7 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') onClose('timeout');
     socket.end(
       `HTTP/1.1 ${status}\r\n` +
-        `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+        `content-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
     );
   });
   return server;

@@ -121,6 +121,7 @@ export function createLanes(planning = true, maxPrepared = MAX_PREPARED): Lanes 
 
 /** Headers each answer sets for itself; every other header of a successful answer is learned. */
 export const PER_ANSWER_HEADERS: ReadonlySet<string> = new Set([
+  'cache-control',
   'content-length',
   'content-encoding',
   'x-request-id',
@@ -143,16 +144,21 @@ export function headersKey(accept: unknown, origin: unknown, acceptEncoding: unk
 }
 
 /**
- * The key of the operation a request body selects: the document (its text, or its persisted id)
- * and the operation name, `null`/absent kept apart from the empty string as graphql-js does.
- * Undefined when the document is too long to be prepared.
+ * The key of the operation a request body selects: the document (its text, its persisted id, or
+ * its APQ hash) and the operation name, `null`/absent kept apart from the empty string as
+ * graphql-js does. Ids and hashes are kept apart (a documentId names only manifest documents, a
+ * hash also registered ones). Undefined when the document is too long to be prepared.
  */
 export function operationKey(
   query: string | undefined,
   documentId: string | undefined,
   operationName: string | null | undefined,
+  hash?: string,
 ): string | undefined {
   const name = operationName == null ? '\u0001' : `=${operationName}`;
+  if (hash !== undefined) {
+    return hash.length > MAX_PREPARED_DOCUMENT_LENGTH ? undefined : `h\u0000${name}\u0000${hash}`;
+  }
   if (documentId !== undefined) {
     return documentId.length > MAX_PREPARED_DOCUMENT_LENGTH
       ? undefined

@@ -10,6 +10,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import { useEndpoint } from '../http/endpoints.ts';
 import type { ConnectionClose } from '../http/listener.ts';
 import type { RateLimitStats } from '../http/rate-limit.ts';
+import type { DocumentStoreStats } from '../http/registered-documents.ts';
 import type { RedisState } from '../redis.ts';
 import type { CacheStats } from '../upstream/cache.ts';
 import type { UpstreamObserver } from '../upstream/client.ts';
@@ -38,6 +39,8 @@ export interface Metrics {
   connectionClosed(reason: ConnectionClose): void;
   /** Exposes the shared Redis's state (its breaker). */
   watchRedis(redis: { readonly state: RedisState }): void;
+  /** Exposes the APQ store's lookups, registrations and failures (see docs/mobile.md). */
+  watchDocumentStore(stats: DocumentStoreStats): void;
 }
 
 export interface FastOperation {
@@ -48,6 +51,8 @@ export interface FastOperation {
   /** From the request's arrival to its answer. */
   httpSeconds: number;
   status: number;
+  /** The HTTP method: the fast lane serves POST and, for queries, GET. */
+  method: 'GET' | 'POST';
 }
 
 /** Seconds, for operation and HTTP request durations (both lanes record into the same series). */
@@ -258,7 +263,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       } as FillLabelsFnParams);
       operations.counter.inc(labels);
       operationDuration.histogram.observe(labels, operation.executeSeconds);
-      httpDuration.histogram.observe({ method: 'POST', statusCode: operation.status }, operation.httpSeconds);
+      httpDuration.histogram.observe(
+        { method: operation.method, statusCode: operation.status },
+        operation.httpSeconds,
+      );
     },
     watchLanes(served) {
       new Counter({
@@ -299,6 +307,37 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
         collect() {
           this.reset();
           this.inc(stats.storeErrors);
+        },
+      });
+    },
+    watchDocumentStore(stats) {
+      new Counter({
+        name: 'pet_gateway_apq_lookups_total',
+        help: 'APQ hashes looked up in the store by result: hit, or miss (answered PersistedQueryNotFound).',
+        labelNames: ['result'],
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc({ result: 'hit' }, stats.hits);
+          this.inc({ result: 'miss' }, stats.misses);
+        },
+      });
+      new Counter({
+        name: 'pet_gateway_apq_registered_total',
+        help: 'Documents registered in the APQ store (hash verified, document validated).',
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(stats.registered);
+        },
+      });
+      new Counter({
+        name: 'pet_gateway_apq_store_errors_total',
+        help: 'APQ store commands that failed or timed out (each a miss or a lost registration), and Redis connection errors.',
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(stats.errors);
         },
       });
     },

@@ -1,9 +1,13 @@
+import { createHash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRateLimit, type RateLimit } from '../../src/http/rate-limit.ts';
+import { createMemoryDocumentStore } from '../../src/http/registered-documents.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
+import { createMemoryCache } from '../../src/upstream/cache.ts';
+import type { ResponseCacheOptions } from '../../src/upstream/loaders.ts';
 import { BIG_ID, type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 
@@ -31,11 +35,17 @@ let yoga: Side;
 let compiled: Side;
 let fast: Side;
 
-async function side(fastLane: boolean, rateLimit?: RateLimit, plans = true): Promise<Side> {
+async function side(
+  fastLane: boolean,
+  rateLimit?: RateLimit,
+  cache?: ResponseCacheOptions,
+  plans = true,
+): Promise<Side> {
   const logs: string[] = [];
   const metrics = createMetrics();
   const gateway = await startGateway({
     upstreamUrl: upstream.url,
+    ...(cache ? { cache } : {}),
     timeoutMs: 400,
     // One attempt, no breaker surprises: a fault must hit both sides identically.
     client: { maxRetries: 0 },
@@ -45,6 +55,8 @@ async function side(fastLane: boolean, rateLimit?: RateLimit, plans = true): Pro
       metrics,
       logger: createLogger('info', { write: (line: string) => void logs.push(line) }),
       persistedOperations: { mode: 'allow', documents: new Map([[DOCUMENT_ID, PERSISTED]]) },
+      // Each side registers APQ documents in a store of its own.
+      automaticPersistedQueries: createMemoryDocumentStore(),
       ...(rateLimit ? { rateLimit } : {}),
     },
   });
@@ -56,7 +68,7 @@ beforeAll(async () => {
   upstream.tokens.add(TOKEN);
   seedPets(upstream, TOKEN);
   yoga = await side(false);
-  compiled = await side(true, undefined, false);
+  compiled = await side(true, undefined, undefined, false);
   fast = await side(true);
 });
 
@@ -79,6 +91,10 @@ interface Case {
   body: Body;
   /** A body with the same document that succeeds, sent first so the fast lane prepares it. @default body */
   warm?: Body;
+  /** Sent once to each side before warming (an APQ registration, over POST). */
+  register?: Body;
+  /** @default 'POST' */
+  method?: 'GET';
   headers?: Record<string, string>;
   /** Installs an upstream fault before each side's request. */
   setup?: () => void;
@@ -99,6 +115,13 @@ const headersFault = (extra: Record<string, string>) => () =>
     },
     1,
   );
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const persistedQuery = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });
+const APQ_LIST = 'query ApqList($limit: Int) { pets(limit: $limit) { id name status } }';
+const APQ_PET = 'query ApqPet($id: ID!) { pet(id: $id) { id name } }';
+const APQ_ADD =
+  'mutation ApqAdd($name: String!) { createPet(input: { name: $name, categoryId: "2" }) { name } }';
 
 const cases: Case[] = [
   { name: 'a list with every field', body: { query: '{ pets(limit: 20) { id name categoryId status } }' } },
@@ -378,6 +401,83 @@ const cases: Case[] = [
     yogaOnly: true,
   },
   {
+    name: 'an APQ hash alone, registered before',
+    register: { query: APQ_LIST, variables: { limit: 1 }, extensions: persistedQuery(sha256(APQ_LIST)) },
+    body: { variables: { limit: 3 }, extensions: persistedQuery(sha256(APQ_LIST)) },
+  },
+  {
+    name: 'an APQ hash alone, with Apollo Client 4’s clientLibrary extension',
+    register: { query: APQ_LIST, extensions: persistedQuery(sha256(APQ_LIST)) },
+    body: {
+      operationName: 'ApqList',
+      variables: { limit: 2 },
+      extensions: {
+        ...persistedQuery(sha256(APQ_LIST)),
+        clientLibrary: { name: '@apollo/client', version: '4.3.8' },
+      },
+    },
+  },
+  {
+    name: 'an APQ mutation by hash (no-store), sent once',
+    register: { query: APQ_ADD, variables: { name: 'Reg' }, extensions: persistedQuery(sha256(APQ_ADD)) },
+    body: { variables: { name: 'Hashed' }, extensions: persistedQuery(sha256(APQ_ADD)) },
+  },
+  {
+    name: 'a manifest document by its bare hash (extensions.persistedQuery)',
+    body: { extensions: persistedQuery('lanes-list') },
+  },
+  {
+    name: 'an APQ hash whose document then meets an upstream 404',
+    code: 'PET_NOT_FOUND',
+    register: { query: APQ_PET, variables: { id: '2' }, extensions: persistedQuery(sha256(APQ_PET)) },
+    warm: { variables: { id: '2' }, extensions: persistedQuery(sha256(APQ_PET)) },
+    body: { variables: { id: '404' }, extensions: persistedQuery(sha256(APQ_PET)) },
+  },
+  {
+    name: 'an unknown APQ hash (PersistedQueryNotFound)',
+    code: 'PERSISTED_QUERY_NOT_FOUND',
+    body: { extensions: persistedQuery(sha256('{ never { registered } }')) },
+    yogaOnly: true,
+  },
+  {
+    name: 'an APQ hash beside text it is not the SHA-256 of',
+    code: 'PERSISTED_QUERY_HASH_MISMATCH',
+    body: { query: '{ pets(limit: 1) { id } }', extensions: persistedQuery(sha256('{ other }')) },
+    yogaOnly: true,
+  },
+  {
+    name: 'GET: a query by its text',
+    method: 'GET',
+    body: { query: 'query Got($limit: Int) { pets(limit: $limit) { id name } }', variables: { limit: 3 } },
+  },
+  {
+    name: 'GET: an APQ hash alone (useGETForHashedQueries, urql)',
+    method: 'GET',
+    register: { query: APQ_LIST, extensions: persistedQuery(sha256(APQ_LIST)) },
+    body: { variables: { limit: 4 }, extensions: persistedQuery(sha256(APQ_LIST)) },
+  },
+  {
+    name: 'GET: a persisted documentId, with Accept-Encoding and an Origin',
+    method: 'GET',
+    body: { documentId: DOCUMENT_ID },
+    headers: { 'accept-encoding': 'gzip', origin: 'https://app.example' },
+  },
+  {
+    name: 'GET: a query whose result has an error (executed once, answered by Yoga)',
+    method: 'GET',
+    code: 'PET_NOT_FOUND',
+    warm: { query: 'query GotPet($id: ID!) { pet(id: $id) { id } }', variables: { id: '2' } },
+    body: { query: 'query GotPet($id: ID!) { pet(id: $id) { id } }', variables: { id: '404' } },
+  },
+  {
+    name: 'GET: a mutation prepared over POST, sent by hash over GET (405, never run)',
+    method: 'GET',
+    code: 'BAD_REQUEST',
+    register: { query: APQ_ADD, variables: { name: 'ByPost' }, extensions: persistedQuery(sha256(APQ_ADD)) },
+    body: { variables: { name: 'ByGet' }, extensions: persistedQuery(sha256(APQ_ADD)) },
+    yogaOnly: true,
+  },
+  {
     name: 'extensions in the body (Yoga reads them)',
     body: { query: '{ pets(limit: 1) { name } }', extensions: { anything: true } },
     yogaOnly: true,
@@ -392,18 +492,30 @@ interface Answer {
   headers: Record<string, string | string[] | undefined>;
 }
 
-async function send(target: Side, body: Body, extra: Record<string, string> = {}): Promise<Answer> {
+async function send(
+  target: Side,
+  body: Body,
+  extra: Record<string, string> = {},
+  method: 'GET' | 'POST' = 'POST',
+): Promise<Answer> {
   const headers: Record<string, string> = {
-    'content-type': 'application/json',
+    ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
     authorization: AUTH,
     'x-request-id': 'lanes-1',
     ...extra,
   };
   if (headers.authorization === '') delete headers.authorization;
-  const response = await request(target.gateway.url, {
-    method: 'POST',
+  // Over GET the parameters go in the query string, JSON ones as JSON (GraphQL over HTTP).
+  const search = new URLSearchParams(
+    Object.entries(body).map(([name, value]) => [
+      name,
+      typeof value === 'string' ? value : JSON.stringify(value),
+    ]),
+  );
+  const response = await request(method === 'GET' ? `${target.gateway.url}?${search}` : target.gateway.url, {
+    method,
     headers,
-    body: JSON.stringify(body),
+    ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
   });
   const { date: _date, ...rest } = response.headers;
   const raw = Buffer.from(await response.body.arrayBuffer());
@@ -428,8 +540,9 @@ function operationLines(logs: string[]) {
 describe('the fast lane answers exactly as Yoga does', () => {
   it.each(cases)('$name', async (c) => {
     const sides = [yoga, compiled, fast];
+    if (c.register) for (const target of sides) await send(target, c.register, c.headers);
     for (let run = 0; run < 3; run++) {
-      for (const target of sides) await send(target, c.warm ?? c.body, c.headers);
+      for (const target of sides) await send(target, c.warm ?? c.body, c.headers, c.method);
     }
     for (const target of sides) target.logs.length = 0;
     const lanes = fast.gateway.lanes;
@@ -443,7 +556,7 @@ describe('the fast lane answers exactly as Yoga does', () => {
       upstream.clearFaults();
       upstream.requests.length = 0;
       c.setup?.();
-      answers.push(await send(target, c.body, c.headers));
+      answers.push(await send(target, c.body, c.headers, c.method));
       calls.push(upstream.requests.map((r) => `${r.method} ${r.path} ${r.body}`));
     }
     const [viaYoga, viaCompiled, viaFast] = answers as [Answer, Answer, Answer];
@@ -554,5 +667,48 @@ describe('a rate limit holds in both lanes, one point per request', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
     expect(limits.map((limit) => limit.stats.limited)).toEqual([1, 1]);
     expect(limitedFast.gateway.lanes?.served.fast).toBeGreaterThan(0);
+  });
+});
+
+describe('caching headers are the same in both lanes', () => {
+  let cachedYoga: Side;
+  let cachedFast: Side;
+  const ttlMs = 3000;
+
+  beforeAll(async () => {
+    cachedYoga = await side(false, undefined, { store: createMemoryCache(), ttlMs });
+    cachedFast = await side(true, undefined, { store: createMemoryCache(), ttlMs });
+  });
+
+  afterAll(async () => {
+    await cachedYoga.gateway.close();
+    await cachedFast.gateway.close();
+  });
+
+  it.each([
+    ['a query with the response cache on', { query: '{ pets(limit: 2) { id } }' }, 'private, max-age=3'],
+    [
+      'a query by APQ hash',
+      { extensions: persistedQuery(sha256(APQ_LIST)), variables: { limit: 2 } },
+      'private, max-age=3',
+    ],
+    [
+      'a mutation',
+      { query: 'mutation { createPet(input: { name: "Cc", categoryId: "1" }) { name } }' },
+      'no-store',
+    ],
+  ])('%s: %s', async (_name, body, cacheControl) => {
+    const register = { query: APQ_LIST, extensions: persistedQuery(sha256(APQ_LIST)) };
+    await send(cachedYoga, register);
+    await send(cachedFast, register);
+    for (let run = 0; run < 3; run++) await send(cachedFast, body);
+    const before = cachedFast.gateway.lanes?.served.fast ?? 0;
+    const viaYoga = await send(cachedYoga, body);
+    const viaFast = await send(cachedFast, body);
+    expect(cachedFast.gateway.lanes?.served.fast).toBe(before + 1);
+    expect(viaFast.headers['cache-control']).toBe(cacheControl);
+    expect(viaYoga.headers['cache-control']).toBe(cacheControl);
+    expect(viaFast.headers.vary).toBe('Accept, Accept-Encoding, Authorization, Origin');
+    expect(viaFast.headers).toEqual(viaYoga.headers);
   });
 });
