@@ -15,6 +15,7 @@ import {
   type Key,
   lowestMemory,
   memoryProof,
+  type Op,
   type Proof,
   sleep,
   traffic,
@@ -60,10 +61,13 @@ async function trafficUntil(
     finished = true;
   });
   let sent = 0;
-  while (!finished) sent += await traffic(keys, concurrency, 500, send, run, true);
+  while (!finished) sent += await traffic(keys, concurrency, 500, send, run, true, OPS);
   await done;
   return sent;
 }
+
+/** The single run's mix, one list in seven sent as an APQ hash (the store is in Redis, shared). */
+const OPS: Op[] = ['list', 'pet', 'create', 'apq', 'pet', 'create', 'list'];
 
 /** Debian's programs, installed by .ci/run. */
 const REDIS_SERVER = process.env.REDIS_SERVER_PATH ?? '/usr/bin/redis-server';
@@ -82,7 +86,7 @@ const BREAKER_TRIP_MS = 500;
 
 /**
  * Two or more gateway instances (`node src/main.ts`) behind nginx (deploy/nginx.conf, pointed at
- * them), sharing one redis-server for the response cache and the rate limit, in front of the
+ * them), sharing one redis-server for the response cache, the rate limit and the APQ store, in front of the
  * reference service. Under traffic through nginx: one instance is SIGKILLed and restarted; Redis
  * is frozen (SIGSTOP) and let go, then killed and restarted empty; the reference service is killed
  * and restarted. Then the proofs of `npm run chaos`, and: the shared limit holds again once Redis
@@ -153,6 +157,7 @@ export async function runClusterChaos(options: ClusterChaosOptions = {}): Promis
         REDIS_URL: `redis://127.0.0.1:${redisPort}`,
         RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
         RATE_LIMIT_STORE: 'redis',
+        APQ_STORE: 'redis',
         // Every key here is real; each instance meets all of them as new after a restart.
         RATE_LIMIT_NEW_KEYS_PER_MINUTE: '1000000',
       },
@@ -190,8 +195,8 @@ export async function runClusterChaos(options: ClusterChaosOptions = {}): Promis
 
     const startSentinel = await createDirect(rest, keys[0] as Key, `chaos-${run}-sentinel-start`);
     log(`${instanceCount} gateways behind nginx at http://127.0.0.1:${nginxPort}, warming up`);
-    await traffic(keys, 4, 1_500, send, run);
-    const before = await lowestMemory(memory, 1_000, () => traffic(keys, 2, 1_000, send, run));
+    await traffic(keys, 4, 1_500, send, run, false, OPS);
+    const before = await lowestMemory(memory, 1_000, () => traffic(keys, 2, 1_000, send, run, false, OPS));
 
     const runStart = Date.now();
     const at = () => `${((Date.now() - runStart) / 1000).toFixed(1)} s`;
@@ -254,7 +259,7 @@ export async function runClusterChaos(options: ClusterChaosOptions = {}): Promis
       healthy.push([quietFrom, Date.now()]);
     })();
     // Traffic lasts at least as long as the faults.
-    const requests = await traffic(keys, concurrency, durationMs, send, run, true);
+    const requests = await traffic(keys, concurrency, durationMs, send, run, true, OPS);
     const more = await trafficUntil(monkey, keys, concurrency, send, run);
     await monkey;
 

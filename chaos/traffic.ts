@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { Pool } from 'undici';
 import { createApiKey } from '../src/petstore/keys.ts';
@@ -17,7 +18,8 @@ export interface Key {
   sent: number;
 }
 
-export type Op = 'list' | 'pet' | 'create';
+/** `apq`: a list sent as its SHA-256 alone (automatic persisted queries), then with its text if not found. */
+export type Op = 'list' | 'pet' | 'create' | 'apq';
 
 /** One claim a run proves (or fails to). */
 export interface Proof {
@@ -29,6 +31,10 @@ export interface Proof {
 const LIST = 'query ChaosList { pets(limit: 10) { id name } }';
 const PET = 'query ChaosPet($id: ID!) { pet(id: $id) { id name } }';
 const CREATE = 'mutation ChaosCreate($input: NewPetInput!) { createPet(input: $input) { id name } }';
+const APQ = 'query ChaosApq { pets(limit: 5) { id name } }';
+const APQ_EXTENSIONS = {
+  persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(APQ).digest('hex') },
+};
 
 /** Creates `count` keys with the petstore's own key creation, straight into its database. */
 export function createKeys(dbPath: string, count: number, run: string, prefix = 'k'): Key[] {
@@ -119,45 +125,53 @@ export function createSender(pool: Pool, run: string, options: { balancer?: bool
       query = PET;
       variables = { id: askedId };
     }
+    let body: Record<string, unknown> = op === 'apq' ? { extensions: APQ_EXTENSIONS } : { query, variables };
     let status: number;
-    let text: string;
-    try {
-      const response = await gatewayPool.request({
-        path: '/graphql',
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization },
-        body: JSON.stringify({ query, variables }),
-        headersTimeout: 30_000,
-        bodyTimeout: 30_000,
-      });
-      status = response.statusCode;
-      text = await response.body.text();
-      tally.latencies.push({ at: startedAt, ms: performance.now() - startedMs });
-    } catch (error) {
-      count(`no answer (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
-      failures.undocumented.push(`${op}: no answer from the gateway`);
-      return;
-    }
     let answer: {
       data?: Record<string, unknown> | null;
       errors?: Array<{ extensions?: { code?: unknown } }>;
     };
-    try {
-      answer = JSON.parse(text);
-    } catch {
-      if (options.balancer && status === 502) {
-        tally.balancerErrors.push(startedAt);
-        count('HTTP 502 from the load balancer');
+    for (;;) {
+      let text: string;
+      try {
+        const response = await gatewayPool.request({
+          path: '/graphql',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization },
+          body: JSON.stringify(body),
+          headersTimeout: 30_000,
+          bodyTimeout: 30_000,
+        });
+        status = response.statusCode;
+        text = await response.body.text();
+        tally.latencies.push({ at: startedAt, ms: performance.now() - startedMs });
+      } catch (error) {
+        count(`no answer (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+        failures.undocumented.push(`${op}: no answer from the gateway`);
         return;
       }
-      count(`HTTP ${status}, not JSON`);
-      failures.undocumented.push(`${op}: HTTP ${status}, body not JSON`);
-      return;
+      try {
+        answer = JSON.parse(text);
+      } catch {
+        if (options.balancer && status === 502) {
+          tally.balancerErrors.push(startedAt);
+          count('HTTP 502 from the load balancer');
+          return;
+        }
+        count(`HTTP ${status}, not JSON`);
+        failures.undocumented.push(`${op}: HTTP ${status}, body not JSON`);
+        return;
+      }
+      // As an APQ client does: a hash the store does not hold is sent again with its text.
+      const notFound = answer.errors?.[0]?.extensions?.code === 'PERSISTED_QUERY_NOT_FOUND';
+      if (op !== 'apq' || !notFound || 'query' in body) break;
+      count('PERSISTED_QUERY_NOT_FOUND, then sent with its text');
+      body = { query: APQ, extensions: APQ_EXTENSIONS };
     }
     const errorCodes = (answer.errors ?? []).map((error) =>
       typeof error.extensions?.code === 'string' ? error.extensions.code : 'no code',
     );
-    const field = answer.data?.[op === 'list' ? 'pets' : op === 'pet' ? 'pet' : 'createPet'];
+    const field = answer.data?.[op === 'list' || op === 'apq' ? 'pets' : op === 'pet' ? 'pet' : 'createPet'];
     count(errorCodes.length > 0 ? errorCodes.join('+') : field ? 'data' : 'no data, no error');
     for (const code of errorCodes) {
       if (!codes.has(code) || code === 'INTERNAL_SERVER_ERROR' || code === 'INTERNAL') {
@@ -204,10 +218,10 @@ export async function traffic(
   send: (key: Key | undefined, op: Op, authorization: string) => Promise<void>,
   run: string,
   intruders = false,
+  ops: Op[] = ['list', 'pet', 'create', 'list', 'pet', 'create', 'list'],
 ): Promise<number> {
   const until = Date.now() + ms;
   let sent = 0;
-  const ops: Op[] = ['list', 'pet', 'create', 'list', 'pet', 'create', 'list'];
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (Date.now() < until) {
