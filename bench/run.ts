@@ -12,6 +12,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
+import { headlineChart } from './chart.ts';
 import { machineCpuMicros, processTreeCpuMicros } from './cpu-time.ts';
 import { nextBody, runLoad } from './load.ts';
 import { killAll, startTarget, type TargetProcess } from './processes.ts';
@@ -62,6 +63,7 @@ const USAGE = `Usage: npm run bench -- [options]
                        a fixed-rate workload (list20-steady) always uses autocannon
   --workload <name>    run only this workload; repeatable (${WORKLOADS.map((w) => w.name).join(', ')})
   --json <file>        also write the settings, every run and the summary as JSON
+  --chart <file>       also draw list20's headline comparison as an SVG chart (docs/performance-list20.svg)
   --profile            run the gateways under --cpu-prof and print their top self-time functions
   --gateway-node-args=<flags>  Node flags for the gateway process only, e.g. --gateway-node-args="--max-old-space-size=128"
                        (to measure a heap cap's effect on RSS and CPU; the bare proxy keeps defaults)`;
@@ -79,6 +81,7 @@ interface Settings {
   keys: string[];
   workloads: Workload[];
   json: string | undefined;
+  chart: string | undefined;
   profile: boolean;
   gatewayNodeArgs: string[];
 }
@@ -96,6 +99,7 @@ function parseSettings(argv: string[]): Settings {
       generator: { type: 'string', default: 'auto' },
       workload: { type: 'string', multiple: true },
       json: { type: 'string' },
+      chart: { type: 'string' },
       profile: { type: 'boolean', default: false },
       'gateway-node-args': { type: 'string' },
       help: { type: 'boolean', default: false },
@@ -135,6 +139,7 @@ function parseSettings(argv: string[]): Settings {
     keys: apiKeys(number('keys', values.keys, DEFAULT_KEYS, true)),
     workloads: WORKLOADS.filter((w) => names.length === 0 || names.includes(w.name)),
     json: values.json,
+    chart: values.chart,
     profile: values.profile,
     gatewayNodeArgs: nodeArgs(values['gateway-node-args']),
   };
@@ -517,6 +522,13 @@ async function main(): Promise<void> {
   }
   console.log('');
   console.log(`took ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);
+  if (settings.chart !== undefined) {
+    writeFileSync(
+      settings.chart,
+      headlineChart(summaries, { caption: `${meta.command}, ${meta.date.slice(0, 16)}Z` }),
+    );
+    console.log(`\nwrote ${settings.chart}`);
+  }
   if (settings.json !== undefined) {
     writeFileSync(
       settings.json,

@@ -1,5 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { startPetstore } from '../src/petstore/server.ts';
+import { startGateway } from './support/gateway.ts';
 import { headingSlugs, markdownLinks, shownCommands } from './support/markdown.ts';
 
 // The README and docs/ are read from a fresh clone: what they point to must be in the clone, what
@@ -90,6 +92,24 @@ describe('README and docs/', () => {
     expect(missing).toEqual([]);
   });
 
+  it('passes scripts only options they read (parseArgs options of the file the script runs)', () => {
+    const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
+    const unknown: string[] = [];
+    let flags = 0;
+    for (const page of PAGES) {
+      for (const { script, flag } of shownCommands(read(page)).npmFlags) {
+        flags++;
+        const file = /^node (\S+)$/.exec(scripts[script] ?? '')?.[1];
+        const source = file ? read(file) : '';
+        if (!source.includes(`${flag}: {`) && !source.includes(`'${flag}': {`)) {
+          unknown.push(`${page}: npm run ${script} -- --${flag}`);
+        }
+      }
+    }
+    expect(flags).toBeGreaterThan(10);
+    expect(unknown).toEqual([]);
+  });
+
   it('the reference service table lists exactly the variables src/petstore reads', () => {
     const page = read('docs/reference-service.md');
     const start = page.indexOf('<!-- petstore:start -->');
@@ -102,6 +122,33 @@ describe('README and docs/', () => {
     }
     expect(listed.length).toBeGreaterThan(0);
     expect(new Set(listed)).toEqual(readVars);
+  });
+});
+
+describe('the README’s first query', () => {
+  it('answers what the README shows, on a freshly seeded store', async () => {
+    const section = README.slice(
+      README.indexOf('## A first query'),
+      README.indexOf('\n## ', README.indexOf('## A first query') + 1),
+    );
+    const body = /-d '([^']+)'/.exec(section)?.[1];
+    const shown = /```json\n(.+)\n```/.exec(section)?.[1];
+    expect(body).toBeDefined();
+    expect(shown).toBeDefined();
+    const petstore = await startPetstore({ dbPath: ':memory:', apiKey: 'readme-key', port: 0 });
+    const gateway = await startGateway({ upstreamUrl: petstore.url });
+    try {
+      const response = await fetch(gateway.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer readme-key' },
+        body,
+      });
+      expect(response.status).toBe(200);
+      expect(await response.text()).toBe(shown);
+    } finally {
+      await gateway.close();
+      await petstore.close();
+    }
   });
 });
 
@@ -145,6 +192,14 @@ describe('the Markdown reader behind these checks', () => {
     expect(shownCommands(text)).toEqual({
       npmScripts: ['bench', 'chaos'],
       nodeFiles: ['src/petstore/main.ts', 'bench/parse.ts'],
+      npmFlags: [{ script: 'bench', flag: 'smoke' }],
     });
+    expect(
+      shownCommands('`npm run bench -- --workload x --gateway-node-args="--max-old-space-size=1"` # --not')
+        .npmFlags,
+    ).toEqual([
+      { script: 'bench', flag: 'workload' },
+      { script: 'bench', flag: 'gateway-node-args' },
+    ]);
   });
 });

@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import { chooseEncoding, type Encoding, encodeAsync, VARY_ACCEPT_ENCODING } from './compression.ts';
 import { isPath } from './endpoints.ts';
 
 /** The title of the explorer plugin bundled in Yoga's GraphiQL (@graphiql/plugin-explorer). */
 const EXPLORER = 'GraphiQL Explorer';
+/** The results' table view, a browser script inlined into the page (read with it, on first view). */
+const TABLE_SCRIPT = new URL('./graphiql-table.js', import.meta.url);
 
 interface Page {
   html: Buffer;
@@ -20,15 +23,21 @@ interface Page {
  * embedded default the page holds that run's API key, which no shared cache should keep.
  *
  * GraphiQL opens with the explorer showing, so analysts can build a query by ticking fields: Yoga's
- * bundle already carries @graphiql/plugin-explorer, served from here like the rest (no CDN).
+ * bundle already carries @graphiql/plugin-explorer, served from here like the rest (no CDN). The
+ * response pane gets a table view of the answer's lists (graphiql-table.js), inlined the same way.
  */
 export function useGraphiQLPage(endpoint: string, options: GraphiQLOptions): Plugin {
   let page: Promise<Page> | undefined;
   // Imported on the first page view: the bundle holds GraphiQL's 9 MB page and costs ~50 MB of
   // RSS once loaded, which a gateway only apps call never needs.
   const render = async (): Promise<Page> => {
-    const { renderGraphiQL } = await import('@graphql-yoga/render-graphiql');
-    const html = Buffer.from(renderGraphiQL({ ...options, visiblePlugin: EXPLORER } as GraphiQLOptions));
+    const [{ renderGraphiQL }, table] = await Promise.all([
+      import('@graphql-yoga/render-graphiql'),
+      readFile(TABLE_SCRIPT, 'utf8'),
+    ]);
+    const html = Buffer.from(
+      withScript(renderGraphiQL({ ...options, visiblePlugin: EXPLORER } as GraphiQLOptions), table),
+    );
     const etag = `W/"${createHash('sha256').update(html).digest('base64url').slice(0, 27)}"`;
     return { html, etag, encoded: new Map() };
   };
@@ -40,6 +49,15 @@ export function useGraphiQLPage(endpoint: string, options: GraphiQLOptions): Plu
       return page.then((loaded) => answer(loaded, request, endResponse, fetchAPI));
     },
   };
+}
+
+/** The page with one more inline script, run after GraphiQL's own. */
+export function withScript(html: string, script: string): string {
+  // An inline script ends at the first `</script`, whatever JavaScript around it means.
+  if (/<\/script/i.test(script)) throw new Error('an inline script cannot contain </script');
+  const end = html.lastIndexOf('</body>');
+  if (end === -1) throw new Error('GraphiQL page without </body>');
+  return `${html.slice(0, end)}<script>\n${script}\n</script>\n${html.slice(end)}`;
 }
 
 /** The page, a 304 for a cached copy, or the page compressed once per encoding. */

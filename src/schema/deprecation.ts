@@ -5,7 +5,12 @@ import { PET_SUNSET } from '../upstream/contract.ts';
  * unless the upstream sent its own date.
  */
 export const PET_DEPRECATED_SINCE = new Date('2026-11-22T00:00:00Z');
-export const PET_DEPRECATION_REASON = `Use \`pets(status:, limit:)\` instead: the upstream GET /pets/{petId} is deprecated and is removed on ${isoDay(PET_SUNSET)}.`;
+/**
+ * What the contract's replacement for `GET /pets/{petId}` (`GET /pets` with its status filter) cannot
+ * do, said where a front-end developer reads it: the field's description and its deprecation reason.
+ */
+export const PET_REPLACEMENT_LIMITS = `Deprecated: the upstream GET /pets/{petId} is removed on ${isoDay(PET_SUNSET)}. The contract's replacement, \`pets(status:, limit:)\` (REST \`GET /pets\` with its status filter), cannot look an animal up by id, and returns at most 100 animals with no way to page past them: until the contract adds a by-id route, an animal beyond the first 100 of its status cannot be found.`;
+export const PET_DEPRECATION_REASON = `Use \`pets(status:, limit:)\`, the contract's replacement, but it cannot look a pet up by id nor page past 100 pets: the upstream GET /pets/{petId} is deprecated and is removed on ${isoDay(PET_SUNSET)}.`;
 
 /** One deprecated thing an operation used, as `extensions.deprecations` shows it. */
 export interface DeprecationNotice {

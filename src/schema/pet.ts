@@ -1,7 +1,7 @@
 import type { PetStatusDto } from '../upstream/contract.ts';
 import { PET_SUNSET } from '../upstream/contract.ts';
 import { builder } from './builder.ts';
-import { PET_DEPRECATION_REASON } from './deprecation.ts';
+import { PET_DEPRECATION_REASON, PET_REPLACEMENT_LIMITS } from './deprecation.ts';
 import { rethrowForClient, sunset } from './errors.ts';
 import {
   int64Argument,
@@ -119,7 +119,7 @@ builder.queryType({
         status: t.arg({ type: PetStatus, description: 'Only animals with this status.' }),
         limit: t.arg.int({
           defaultValue: LIMIT_DEFAULT,
-          description: `Maximum number of animals returned, from ${LIMIT_MIN} to ${LIMIT_MAX}.`,
+          description: `Maximum number of animals returned, from ${LIMIT_MIN} to ${LIMIT_MAX}; default ${LIMIT_DEFAULT}.`,
         }),
       },
       // Priced by the page size asked for, clamped to the contract's bounds (out-of-range values
@@ -134,8 +134,7 @@ builder.queryType({
     pet: t.field({
       type: Pet,
       nullable: true,
-      description:
-        "One animal by identifier (REST `GET /pets/{petId}`); null, with the store's not-found error, when there is none.",
+      description: `One animal by identifier (REST \`GET /pets/{petId}\`); null, with the store's not-found error, when there is none. ${PET_REPLACEMENT_LIMITS}`,
       deprecationReason: PET_DEPRECATION_REASON,
       args: {
         id: t.arg.id({

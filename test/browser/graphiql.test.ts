@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -58,20 +58,24 @@ afterAll(() => {
   gateway?.kill('SIGTERM');
 });
 
+function launch() {
+  return chromium.launch({
+    ...(chromiumFound.path ? { executablePath: chromiumFound.path } : {}),
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
 describe.skipIf(!haveChromium)('GraphiQL in a real browser', () => {
   it('opens offline with the explorer, the example query and the key prefilled, runs it and shows pets', async () => {
-    const browser = await chromium.launch({
-      ...(chromiumFound.path ? { executablePath: chromiumFound.path } : {}),
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    const browser = await launch();
     try {
       const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
       const pageErrors: string[] = [];
@@ -113,4 +117,152 @@ describe.skipIf(!haveChromium)('GraphiQL in a real browser', () => {
       await browser.close();
     }
   });
+
+  it('shows the answer’s list as a table: rows and columns as in the JSON, sortable, status counts, CSV and JSON downloads', async () => {
+    const browser = await launch();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
+      const pageErrors: string[] = [];
+      const foreignRequests: string[] = [];
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      page.on('console', (message) => {
+        if (message.type() === 'error') pageErrors.push(message.text());
+      });
+      page.on('request', (request) => {
+        const { protocol, hostname } = new URL(request.url());
+        if ((protocol === 'http:' || protocol === 'https:') && hostname !== '127.0.0.1')
+          foreignRequests.push(request.url());
+      });
+
+      // All three statuses: the seeded store holds 12 pets of each, in id order.
+      const query = '{ pets(limit: 30) { id name categoryId status } }';
+      await page.goto(`${url}?query=${encodeURIComponent(query)}`, { waitUntil: 'load' });
+      await page.locator('.graphiql-execute-button').waitFor({ timeout: 20_000 });
+      // The JSON the page received, as GraphiQL shows it (its editor renders only the visible lines).
+      const [answer] = await Promise.all([
+        page.waitForResponse(
+          (response) =>
+            response.request().method() === 'POST' &&
+            /pets\(limit: ?30\)/.test(response.request().postData() ?? ''),
+          { timeout: 20_000 },
+        ),
+        page.locator('.graphiql-execute-button').click(),
+      ]);
+      type PetRow = { id: string; name: string; categoryId: string; status: string | null };
+      const pets = ((await answer.json()) as { data: { pets: PetRow[] } }).data.pets;
+      expect(pets).toHaveLength(30);
+      const cells = (pet: PetRow) => [pet.id, pet.name, pet.categoryId, pet.status ?? 'null'];
+
+      await page.locator('.pg-table-table').click();
+      const table = page.locator('table.pg-table[data-path="pets"]');
+      await table.waitFor({ timeout: 10_000 });
+      const rowsShown = () =>
+        table.evaluate((node) =>
+          [...node.querySelectorAll('tbody tr')].map((row) =>
+            [...row.querySelectorAll('td')].map((td) => td.textContent),
+          ),
+        );
+      expect(
+        await table.locator('th').evaluateAll((ths) => ths.map((th) => th.getAttribute('data-column'))),
+      ).toEqual(['id', 'name', 'categoryId', 'status']);
+      expect(await rowsShown()).toEqual(pets.map(cells));
+
+      // Status counts: one bar per status, as many rows as the JSON holds of each.
+      const expectedCounts = new Map<string, number>();
+      for (const pet of pets)
+        expectedCounts.set(pet.status ?? '', (expectedCounts.get(pet.status ?? '') ?? 0) + 1);
+      expect(expectedCounts.size).toBe(3);
+      const counts = await page
+        .locator('.pg-counts[data-column="status"] li')
+        .evaluateAll((items) =>
+          items.map((li) => [li.getAttribute('data-value'), Number(li.getAttribute('data-count'))]),
+        );
+      expect(new Map(counts as Array<[string, number]>)).toEqual(expectedCounts);
+      expect(await page.locator('.pg-counts[data-column="status"] .pg-bar').count()).toBe(3);
+
+      // Sorting: id descending (as 64-bit numbers), then name ascending.
+      const byId = [...pets].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+      await table.locator('th[data-column="id"]').click();
+      expect(await rowsShown()).toEqual(byId.map(cells));
+      await table.locator('th[data-column="id"]').click();
+      expect(await rowsShown()).toEqual([...byId].reverse().map(cells));
+      // From the keyboard: the header is a button.
+      await table.locator('th[data-column="name"] button').press('Enter');
+      const names = (await rowsShown()).map((row) => row[1] as string);
+      expect([...names].sort()).toEqual(pets.map((pet) => pet.name).sort());
+      expect(names.every((name, i) => i === 0 || (names[i - 1] as string).localeCompare(name) <= 0)).toBe(
+        true,
+      );
+      const shownOrder = await rowsShown();
+
+      // The CSV holds the rows as shown; read back, it is the JSON's pets.
+      const [csvDownload] = await Promise.all([
+        page.waitForEvent('download'),
+        page.locator('.pg-download-csv').click(),
+      ]);
+      expect(csvDownload.suggestedFilename()).toBe('pets.csv');
+      const csv = readFileSync(await csvDownload.path(), 'utf8');
+      expect(csv.startsWith('\ufeff')).toBe(true);
+      const [header, ...records] = parseCsv(csv.slice(1));
+      expect(header).toEqual(['id', 'name', 'categoryId', 'status']);
+      expect(records).toEqual(shownOrder.map((row) => row.map((cell) => (cell === 'null' ? '' : cell))));
+      const fromCsv = records.map(([id, name, categoryId, status]) => ({
+        id,
+        name,
+        categoryId,
+        status: status || null,
+      }));
+      const sortById = (list: Array<Record<string, unknown>>) =>
+        [...list].sort((a, b) => (BigInt(a.id as string) < BigInt(b.id as string) ? -1 : 1));
+      expect(sortById(fromCsv)).toEqual(sortById(pets));
+
+      const [jsonDownload] = await Promise.all([
+        page.waitForEvent('download'),
+        page.locator('.pg-download-json').click(),
+      ]);
+      expect(jsonDownload.suggestedFilename()).toBe('pets.json');
+      expect(JSON.parse(readFileSync(await jsonDownload.path(), 'utf8'))).toEqual(pets);
+
+      // Back to the JSON view: the table steps aside.
+      await page.locator('.pg-table-json').click();
+      expect(await page.locator('.pg-table-panel').isHidden()).toBe(true);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.locator('.pg-table-table').click();
+      await page.screenshot({ path: `${ARTIFACTS}graphiql-table.png` });
+      expect(pageErrors).toEqual([]);
+      expect(foreignRequests).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
 });
+
+/** RFC 4180 CSV: quoted fields, doubled quotes, CRLF records. */
+function parseCsv(text: string): string[][] {
+  const records: string[][] = [];
+  let record: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (quoted) {
+      if (char === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (char === '"') quoted = false;
+      else field += char;
+    } else if (char === '"') quoted = true;
+    else if (char === ',') {
+      record.push(field);
+      field = '';
+    } else if (char === '\r' && text[i + 1] === '\n') {
+      record.push(field);
+      records.push(record);
+      record = [];
+      field = '';
+      i++;
+    } else field += char;
+  }
+  if (field !== '' || record.length > 0) records.push([...record, field]);
+  return records;
+}

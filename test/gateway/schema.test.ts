@@ -92,6 +92,31 @@ describe('over HTTP', () => {
     expect(pets?.isDeprecated).toBe(false);
   });
 
+  it('the docs pane says what a front-end developer needs: limit’s default, and what the replacement of pet(id) cannot do', async () => {
+    type Field = {
+      name: string;
+      description: string | null;
+      deprecationReason: string | null;
+      args: Array<{ name: string; description: string | null; defaultValue: string | null }>;
+    };
+    const result = await postJson<{ __type: { fields: Field[] } }>(gateway.url, {
+      query:
+        '{ __type(name: "Query") { fields(includeDeprecated: true) { name description deprecationReason args { name description defaultValue } } } }',
+    });
+    const field = (name: string) => result.data?.__type.fields.find((candidate) => candidate.name === name);
+    const limit = field('pets')?.args.find((arg) => arg.name === 'limit');
+    expect(limit?.defaultValue).toBe('20');
+    expect(limit?.description).toContain('default 20');
+    // The contract's replacement, GET /pets with its status filter, has no id lookup and no paging.
+    const pet = field('pet');
+    for (const text of [pet?.description, pet?.deprecationReason]) {
+      expect(text).toContain('pets(status:, limit:)');
+      expect(text).toMatch(/cannot look (a pet|an animal) up by id/);
+      expect(text).toMatch(/100/);
+      expect(text).toContain('2030-12-05');
+    }
+  });
+
   it('every type, field and argument has a description', async () => {
     const result = await postJson<{
       __schema: {

@@ -55,9 +55,24 @@ export function markdownLinks(text: string): string[] {
   return targets;
 }
 
-/** The npm scripts (`npm run X`) and the files run with node (`node path.ts`) a page shows. */
-export function shownCommands(text: string): { npmScripts: string[]; nodeFiles: string[] } {
+/**
+ * The npm scripts (`npm run X`) and the files run with node (`node path.ts`) a page shows, and the
+ * options it passes to scripts (`npm run X -- --flag`; quoted values and `#` comments left out).
+ */
+export function shownCommands(text: string): {
+  npmScripts: string[];
+  nodeFiles: string[];
+  npmFlags: Array<{ script: string; flag: string }>;
+} {
+  const npmFlags: Array<{ script: string; flag: string }> = [];
+  for (const match of text.matchAll(/\bnpm run ([\w:.-]+) -- ([^#`|\n]*)/g)) {
+    const args = (match[2] as string).replace(/"[^"]*"|'[^']*'/g, '');
+    for (const flag of args.matchAll(/(?:^|\s)--([a-z][\w-]*)/g)) {
+      npmFlags.push({ script: match[1] as string, flag: flag[1] as string });
+    }
+  }
   return {
+    npmFlags,
     npmScripts: [...text.matchAll(/\bnpm run ([\w:.-]+)/g)].map((match) => match[1] as string),
     nodeFiles: [...text.matchAll(/\bnode(?:_modules\/\.bin\/node)?\s+([\w./-]+\.[cm]?[jt]s)\b/g)].map(
       (match) => match[1] as string,
