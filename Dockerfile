@@ -15,6 +15,10 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY src ./src
 COPY schema ./schema
+# Without UPSTREAM_URL the gateway embeds the reference service, whose database defaults to
+# data/petstore.db under /app: the image's user must be able to create it. A volume mounted at
+# /app/data starts with this owner too.
+RUN install -d -o node -g node /app/data
 USER node
 EXPOSE 4000
 HEALTHCHECK --interval=10s --timeout=2s CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"

@@ -22,7 +22,18 @@ const TAIL_CHARS = 8_000;
 
 /** Spawns `node <script>` (this Node) in the repository root, output piped and kept short. */
 export function startNode(script: string, env: Record<string, string>, args: string[] = []): Started {
-  const child = spawn(process.execPath, [script, ...args], {
+  return startCommand(process.execPath, [script, ...args], env, script);
+}
+
+/** Spawns any program (redis-server, nginx) in the repository root, as startNode does. */
+export function startCommand(
+  program: string,
+  args: string[],
+  env: Record<string, string>,
+  name = program,
+): Started {
+  const script = name;
+  const child = spawn(program, args, {
     cwd: new URL('..', import.meta.url),
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -62,4 +73,33 @@ export function startNode(script: string, env: Record<string, string>, args: str
     },
     tail: () => output.slice(-TAIL_CHARS),
   };
+}
+
+/**
+ * Runs a full garbage collection in a process started with `--inspect=127.0.0.1:0`, through its
+ * inspector (the `Debugger listening on ws://…` line it printed). What is left is what the process
+ * still holds: a heap read after it is the live heap, not garbage V8 has not got round to yet.
+ */
+export async function collectGarbage(started: Started): Promise<void> {
+  const [, url] = await started.waitFor(/Debugger listening on (ws:\/\/\S+)/);
+  const socket = new WebSocket(url as string);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.addEventListener('open', () => resolve(), { once: true });
+      socket.addEventListener('error', () => reject(new Error(`inspector ${url}: cannot connect`)), {
+        once: true,
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`inspector ${url}: no answer`)), 10_000);
+      socket.addEventListener('message', (event) => {
+        if ((JSON.parse(String(event.data)) as { id?: number }).id !== 1) return;
+        clearTimeout(timer);
+        resolve();
+      });
+      socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }));
+    });
+  } finally {
+    socket.close();
+  }
 }

@@ -1,10 +1,13 @@
 import { parseArgs } from 'node:util';
 import { formatReport, runChaos } from './chaos.ts';
+import { formatClusterReport, runClusterChaos } from './cluster.ts';
 
-// `npm run chaos [-- --duration 60 --keys 200 --concurrency 16 --workers 1]`: prints the table,
-// exits 1 when a proof fails.
+// `npm run chaos [-- --duration 60 --keys 200 --concurrency 16 --workers 1 --instances 2]`: the
+// single-instance run, then the run of several instances behind nginx sharing Redis (skipped with
+// --instances 1). Prints both tables, exits 1 when a proof fails.
 
-const usage = 'usage: npm run chaos -- [--duration SECONDS] [--keys N] [--concurrency N] [--workers N]';
+const usage =
+  'usage: npm run chaos -- [--duration SECONDS] [--keys N] [--concurrency N] [--workers N] [--instances N]';
 let values: Record<string, string | undefined>;
 try {
   ({ values } = parseArgs({
@@ -13,6 +16,7 @@ try {
       keys: { type: 'string', default: '200' },
       concurrency: { type: 'string', default: '16' },
       workers: { type: 'string', default: '1' },
+      instances: { type: 'string', default: '2' },
     },
   }));
 } catch (error) {
@@ -28,12 +32,26 @@ const number = (name: string, min: number, max: number): number => {
   return value;
 };
 
-const report = await runChaos({
-  durationSeconds: number('duration', 5, 3600),
-  keys: number('keys', 1, 100_000),
-  concurrency: number('concurrency', 1, 512),
-  workers: number('workers', 1, 256),
-  log: (line) => console.log(`chaos: ${line}`),
-});
-console.log(`\n${formatReport(report)}`);
-process.exit(report.proofs.every((proof) => proof.passed) ? 0 : 1);
+const durationSeconds = number('duration', 5, 3600);
+const keys = number('keys', 1, 100_000);
+const concurrency = number('concurrency', 1, 512);
+const workers = number('workers', 1, 256);
+const instances = number('instances', 1, 16);
+const log = (line: string) => console.log(`chaos: ${line}`);
+
+const report = await runChaos({ durationSeconds, keys, concurrency, workers, log });
+console.log(`\n${formatReport(report)}\n`);
+let passed = report.proofs.every((proof) => proof.passed);
+if (instances > 1) {
+  // The faults take about 15 s; the rest of the run is the healthy baseline.
+  const cluster = await runClusterChaos({
+    durationSeconds: Math.max(20, durationSeconds),
+    keys,
+    concurrency,
+    instances,
+    log,
+  });
+  console.log(`\n${formatClusterReport(cluster)}`);
+  passed &&= cluster.proofs.every((proof) => proof.passed);
+}
+process.exit(passed ? 0 : 1);

@@ -12,6 +12,11 @@ export interface Config {
   readonly upstreamTimeoutMs: number;
   /** Keep-alive connections to the upstream origin. @default 64 */
   readonly upstreamConnections: number;
+  /**
+   * Client connections held at once (see http/listener.ts). @default the file-descriptor limit less
+   * two per upstream connection and 64 for Redis, logs and the database; at least 32
+   */
+  readonly maxConnections: number;
   /** One upstream GET for one caller's identical GETs in flight at once. @default true */
   readonly upstreamCoalesce: boolean;
   /** Browser origins allowed to call the endpoint (CORS); `['*']` allows any. @default ['*'] */
@@ -54,7 +59,14 @@ export interface Config {
   /** How long a cached answer is reused. @default 2000 */
   readonly responseCacheTtlMs: number;
   /** Requests per API key per minute, and where the counts live; undefined = no limit. @default undefined */
-  readonly rateLimit: { readonly perMinute: number; readonly store: 'memory' | 'redis' } | undefined;
+  readonly rateLimit:
+    | {
+        readonly perMinute: number;
+        readonly store: 'memory' | 'redis';
+        /** Requests per client address per minute with a key the upstream has not accepted yet. @default 60 */
+        readonly newKeysPerMinute: number;
+      }
+    | undefined;
   /** Redis for `responseCache: 'redis'`, a rate limit or APQ store in Redis; ignored otherwise. */
   readonly redisUrl: URL | undefined;
   /** Embedded reference service only. @default 'data/petstore.db' */
@@ -100,15 +112,28 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** What start-up knows about the process beside its environment. */
+export interface ProcessLimits {
+  /** The soft limit on open file descriptors (`ulimit -n`). @default 1024 */
+  fileDescriptors?: number;
+}
+
+/** File descriptors kept out of the client cap for Redis, log output, the SQLite file and spares. */
+const RESERVED_DESCRIPTORS = 64;
+
 /** Parses the environment into a frozen Config; throws a one-line ConfigError naming the variable. */
-export function loadConfig(env: Record<string, string | undefined>): Config {
+export function loadConfig(env: Record<string, string | undefined>, limits: ProcessLimits = {}): Config {
+  const upstreamConnections = integer(env, 'UPSTREAM_CONNECTIONS', 64, 1, 1024);
+  // Two per upstream connection: with the embedded reference service, both ends are this process's.
+  const fdBudget = (limits.fileDescriptors ?? 1024) - 2 * upstreamConnections - RESERVED_DESCRIPTORS;
   const persistedSettings = persisted(env);
   return Object.freeze({
     port: integer(env, 'PORT', 4000, 0, 65535),
     host: nonEmpty(env, 'HOST') ?? '0.0.0.0',
     upstreamUrl: upstreamUrl(env),
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 5000, 1, 120_000),
-    upstreamConnections: integer(env, 'UPSTREAM_CONNECTIONS', 64, 1, 1024),
+    upstreamConnections,
+    maxConnections: integer(env, 'MAX_CONNECTIONS', Math.max(32, fdBudget), 1, 1_000_000),
     upstreamCoalesce: boolean(env, 'UPSTREAM_COALESCE', true),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     metrics: boolean(env, 'METRICS', true),
@@ -263,6 +288,7 @@ function redisUses(
       : Object.freeze({
           perMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 0, 1, 1_000_000),
           store: store as 'memory' | 'redis',
+          newKeysPerMinute: integer(env, 'RATE_LIMIT_NEW_KEYS_PER_MINUTE', 60, 1, 1_000_000),
         });
   // REDIS_URL alone turns nothing on: caching is a choice (answers may be up to a TTL old), and
   // platforms often inject REDIS_URL for other uses.

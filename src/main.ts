@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { createEdge } from './http/edge.ts';
@@ -15,6 +15,8 @@ import {
 } from './observability/cluster-metrics.ts';
 import { createLogger } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
+import { createUpstreamLog } from './observability/upstream-log.ts';
+import { createSharedRedis } from './redis.ts';
 import type { GatewayOptions } from './server.ts';
 import { listen, petstoreDbError, StartupError } from './startup-errors.ts';
 import { createMemoryCache, createRedisCache } from './upstream/cache.ts';
@@ -30,6 +32,16 @@ const DRAIN_TIMEOUT_MS = 10_000;
  */
 const EMBEDDED_URL = 'PET_GATEWAY_EMBEDDED_URL';
 const EMBEDDED_KEY = 'PET_GATEWAY_EMBEDDED_KEY';
+
+/** The soft `ulimit -n` (Linux's /proc); undefined elsewhere, where the default cap applies. */
+function fileDescriptorLimit(): number | undefined {
+  try {
+    const line = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return line ? Number(line[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Ends start-up with the error's one line, as a bad configuration value does. */
 function exit(error: unknown): never {
@@ -77,7 +89,7 @@ function announce(config: Config, port: number, upstreamUrl: URL, embeddedKey: s
     console.log(`pet-gateway: no UPSTREAM_URL, serving the reference animal store at ${upstreamUrl.href}`);
     if (!config.petstoreApiKey) console.log(`pet-gateway: API key for this run: ${embeddedKey}`);
   } else {
-    console.log(`pet-gateway: upstream ${upstreamUrl.origin}`);
+    console.log(`pet-gateway: upstream ${upstreamUrl.href}`);
   }
   if (config.rateLimit) {
     const where =
@@ -135,7 +147,7 @@ async function runPrimary(config: Config): Promise<void> {
 async function main(): Promise<void> {
   let config: Config;
   try {
-    config = loadConfig(process.env);
+    config = loadConfig(process.env, { fileDescriptors: fileDescriptorLimit() });
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`pet-gateway: ${error.message}`);
@@ -182,19 +194,32 @@ async function main(): Promise<void> {
   const tracing = config.otlpEndpoint
     ? (await import('./observability/tracing.ts')).createTracing({ exporter: config.otlpEndpoint })
     : undefined;
-  const upstream = createUpstreamClient({
-    baseUrl: upstreamUrl,
-    timeoutMs: config.upstreamTimeoutMs,
-    connections: config.upstreamConnections,
-    coalesce: config.upstreamCoalesce,
-    observers: [metrics?.upstream, tracing?.upstream].filter((observer) => observer !== undefined),
-  });
-  const cacheStore =
-    config.responseCache === 'redis' && config.redisUrl
-      ? createRedisCache(config.redisUrl, {
-          onError: (error) =>
-            logger.warn({ error: error.message }, 'response cache unavailable, serving from upstream'),
+  // One connection and one breaker for every use of Redis: when it stops answering, the cache, the
+  // limit and the APQ store stop asking it together, after one timeout.
+  const usesRedis =
+    config.responseCache === 'redis' || config.rateLimit?.store === 'redis' || config.apq?.store === 'redis';
+  let redisWasDown = false;
+  const redis =
+    usesRedis && config.redisUrl
+      ? createSharedRedis(config.redisUrl, {
+          onStateChange: (state, error) => {
+            if (state === 'up' && !redisWasDown)
+              logger.info({ redis: config.redisUrl?.host }, 'Redis connected');
+            else if (state === 'up')
+              logger.warn({ redis: config.redisUrl?.host }, 'Redis answering: shared again');
+            redisWasDown = state === 'down';
+            if (state === 'down')
+              logger.warn(
+                { redis: config.redisUrl?.host, error: error?.message },
+                'Redis unavailable: response cache bypassed, rate limit per instance, APQ hashes not found, until it answers again',
+              );
+          },
         })
+      : undefined;
+  if (redis && metrics) metrics.watchRedis(redis);
+  const cacheStore =
+    config.responseCache === 'redis' && redis
+      ? createRedisCache(redis)
       : config.responseCache === 'memory'
         ? createMemoryCache()
         : undefined;
@@ -203,19 +228,25 @@ async function main(): Promise<void> {
     ? createRateLimit({
         perMinute: config.rateLimit.perMinute,
         store: config.rateLimit.store,
-        ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
-        onError: (error) =>
-          logger.warn({ error: error.message }, 'rate limit store unavailable, limiting per instance'),
+        newKeysPerMinute: config.rateLimit.newKeysPerMinute,
+        ...(redis ? { redis } : {}),
       })
     : undefined;
   if (rateLimit && metrics) metrics.watchRateLimit(rateLimit.stats);
+  const upstream = createUpstreamClient({
+    baseUrl: upstreamUrl,
+    timeoutMs: config.upstreamTimeoutMs,
+    connections: config.upstreamConnections,
+    coalesce: config.upstreamCoalesce,
+    observers: [createUpstreamLog(logger), metrics?.upstream, tracing?.upstream, rateLimit?.observer].filter(
+      (observer) => observer !== undefined,
+    ),
+  });
   const apqStore =
-    config.apq?.store === 'redis' && config.redisUrl
-      ? createRedisDocumentStore(config.redisUrl, {
+    config.apq?.store === 'redis' && redis
+      ? createRedisDocumentStore(redis, {
           maxDocuments: config.apq.maxDocuments,
           maxBytes: config.apq.maxBytes,
-          onError: (error) =>
-            logger.warn({ error: error.message }, 'APQ store unavailable, hashes answered as not found'),
         })
       : config.apq
         ? createMemoryDocumentStore({ maxDocuments: config.apq.maxDocuments, maxBytes: config.apq.maxBytes })
@@ -228,6 +259,22 @@ async function main(): Promise<void> {
     upstream,
     ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs } } : {}),
     ...(rateLimit ? { rateLimit } : {}),
+    ...(redis
+      ? {
+          redis: {
+            get state() {
+              return redis.state;
+            },
+            uses: [
+              ...(config.responseCache === 'redis' ? ['response cache'] : []),
+              ...(config.rateLimit?.store === 'redis' ? ['rate limit (per instance meanwhile)'] : []),
+              ...(config.apq?.store === 'redis'
+                ? ['APQ store (hashes answered as not found meanwhile)']
+                : []),
+            ],
+          },
+        }
+      : {}),
     logger,
     ...(metrics ? { metrics } : {}),
     ...(tracing ? { tracing } : {}),
@@ -239,7 +286,23 @@ async function main(): Promise<void> {
     ...(apqStore ? { automaticPersistedQueries: apqStore } : {}),
     ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
   });
-  const server = createHttpServer(edge.handle);
+  // At most one line per 10 s, with what was closed since the last one.
+  const closedSince = { refused: 0, evicted: 0, timeout: 0 };
+  let lastConnectionWarning = 0;
+  const server = createHttpServer(edge.handle, {
+    maxConnections: config.maxConnections,
+    onClose: (reason) => {
+      metrics?.connectionClosed(reason);
+      closedSince[reason]++;
+      if (Date.now() - lastConnectionWarning < 10_000) return;
+      lastConnectionWarning = Date.now();
+      logger.warn(
+        { ...closedSince, maxConnections: config.maxConnections },
+        'client connections closed: at the connection cap, or too slow to send a request',
+      );
+      closedSince.refused = closedSince.evicted = closedSince.timeout = 0;
+    },
+  });
 
   await listen(server, config.port, config.host).catch(worker ? exitWorker : exit);
   if (!worker) {
@@ -271,6 +334,7 @@ async function main(): Promise<void> {
     await cacheStore?.close();
     await rateLimit?.close();
     await apqStore?.close();
+    await redis?.close();
     await closeEmbedded();
     await tracing?.shutdown();
     logger.flush();

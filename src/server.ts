@@ -13,8 +13,8 @@ import { type CompiledExecution, createCompiledExecution } from './execution/com
 import { compilePlan } from './execution/plan.ts';
 import { useCacheHeaders } from './http/cache-headers.ts';
 import { type DeprecatedUse, useDeprecationNotices } from './http/deprecation-headers.ts';
-import { useEndpoint } from './http/endpoints.ts';
 import { useGraphiQLPage } from './http/graphiql.ts';
+import type { RedisHealth } from './http/health.ts';
 import { useOperationChoice } from './http/operation-choice.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './http/persisted-documents.ts';
 import { type Lanes, PER_ANSWER_HEADERS, type PreparedOperation } from './http/prepared-operations.ts';
@@ -66,15 +66,14 @@ export interface GatewayOptions {
   cache?: ResponseCacheOptions;
   /** Requests per API key per minute, checked before anything runs; undefined = no limit. */
   rateLimit?: RateLimit;
+  /** The shared Redis, for `/health` and `/readiness` to report on; undefined when not used. */
+  redis?: RedisHealth;
   /**
    * Serve the schema as an Apollo Federation v2 subgraph (`_service`, `_entities`, `Pet @key`);
    * off, the public schema is exactly schema/schema.graphql. @default false
    */
   federation?: boolean;
 }
-
-/** How long a readiness answer is reused: a load balancer polling every second costs one probe. */
-const READINESS_CACHE_MS = 1500;
 
 export type Gateway = YogaServerInstance<Record<string, never>, Context>;
 
@@ -110,16 +109,6 @@ function armorOptions(code: string) {
         Object.assign(error.extensions, { code, http: { status: 400 } });
       },
     ],
-  };
-}
-
-/** `/readiness`: 200 only while the upstream answers HTTP; probes at most every 1.5 s. */
-function cachedProbe(upstream: UpstreamClient): () => Promise<boolean> {
-  let last: { at: number; ready: Promise<boolean> } | undefined;
-  return () => {
-    const now = Date.now();
-    if (!last || now - last.at > READINESS_CACHE_MS) last = { at: now, ready: upstream.probe() };
-    return last.ready;
   };
 }
 
@@ -194,8 +183,8 @@ function usePreparation(lanes: Lanes, compiled: CompiledExecution): Plugin {
 }
 
 /**
- * Builds the gateway: GraphQL (and GraphiQL) at `/graphql`, liveness at `/health`, readiness at
- * `/readiness`, metrics at `/metrics` when given. Reads no environment and opens no port;
+ * Builds the gateway: GraphQL (and GraphiQL) at `/graphql`, metrics at `/metrics` when given
+ * (`/health` and `/readiness` are answered at the edge: http/health.ts). Reads no environment and opens no port;
  * `main.ts` does both.
  */
 export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
@@ -205,7 +194,6 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
   const logger = options.logger ?? createLogger('info');
   const { metrics, tracing } = options;
   const headers = { Authorization: options.graphiqlAuthorization ?? 'Bearer <your API key>' };
-  const readiness = cachedProbe(options.upstream);
   const plugins: Plugin[] = [
     useRequestBody(limits.maxBodyBytes, (serverContext) => {
       const req = (serverContext as ServerContext).req;
@@ -234,10 +222,6 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
     useOperationChoice(),
     useDeprecationNotices({
       onUse: deprecatedUseReporter(logger, metrics),
-    }),
-    useEndpoint('/readiness', async (fetchAPI) => {
-      const ready = await readiness();
-      return new fetchAPI.Response(null, { status: ready ? 200 : 503 });
     }),
     useOperationLog(logger),
     // The upstream deadline's timer ends with execution, not `timeoutMs` after it.

@@ -129,7 +129,12 @@ describe('rate limit configuration', () => {
     expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '120' }).rateLimit).toEqual({
       perMinute: 120,
       store: 'memory',
+      newKeysPerMinute: 60,
     });
+    expect(
+      loadConfig({ RATE_LIMIT_PER_MINUTE: '120', RATE_LIMIT_NEW_KEYS_PER_MINUTE: '10' }).rateLimit
+        ?.newKeysPerMinute,
+    ).toBe(10);
     const shared = loadConfig({
       RATE_LIMIT_PER_MINUTE: '60',
       RATE_LIMIT_STORE: 'redis',
@@ -142,6 +147,10 @@ describe('rate limit configuration', () => {
   it.each([
     [{ RATE_LIMIT_PER_MINUTE: '0' }, /^RATE_LIMIT_PER_MINUTE must be an integer from 1 to 1000000, got "0"$/],
     [{ RATE_LIMIT_PER_MINUTE: 'lots' }, /^RATE_LIMIT_PER_MINUTE must be an integer/],
+    [
+      { RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_NEW_KEYS_PER_MINUTE: '0' },
+      /^RATE_LIMIT_NEW_KEYS_PER_MINUTE must be an integer from 1 to 1000000, got "0"$/,
+    ],
     [
       { RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_STORE: 'disk' },
       /^RATE_LIMIT_STORE must be memory or redis, got "disk"$/,

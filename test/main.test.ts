@@ -139,7 +139,7 @@ describe('npm start', () => {
     expect(gateway.output()).not.toContain('API key for this run');
   });
 
-  it('with GRAPHIQL=off does not announce GraphiQL', async () => {
+  it('with GRAPHIQL=off does not announce GraphiQL; names the upstream with its /v1 path', async () => {
     const upstream = await startFakeUpstream();
     try {
       const gateway = start({
@@ -152,9 +152,31 @@ describe('npm start', () => {
       await gateway.waitFor(/pet-gateway: upstream /);
       expect(gateway.output()).toMatch(/^pet-gateway: GraphQL at http:\/\/127\.0\.0\.1:\d+\/graphql$/m);
       expect(gateway.output()).not.toContain('GraphiQL');
+      expect(gateway.output()).toContain(`pet-gateway: upstream ${upstream.url}\n`);
     } finally {
       await upstream.close();
     }
+  });
+
+  it('at LOG_LEVEL=warn says when the upstream is unreachable (one line, not one per request) and when the breaker opens', async () => {
+    const gateway = start({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      UPSTREAM_URL: 'http://127.0.0.1:9/v1',
+      LOG_LEVEL: 'warn',
+    });
+    const [, url] = await gateway.waitFor(/GraphiQL at (http:\/\/\S+\/graphql)/);
+    for (let i = 0; i < 5; i++) {
+      const result = await postJson(url as string, { query: `{ pets(limit: ${i + 1}) { id } }` }, 'Bearer k');
+      expect(result.errors?.[0]?.extensions?.code).toBe('UPSTREAM_UNAVAILABLE');
+    }
+    await gateway.waitFor(/circuit breaker open/);
+    const warnings = gateway
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"level":40'));
+    expect(warnings.filter((line) => line.includes('upstream unreachable'))).toHaveLength(1);
+    expect(warnings.filter((line) => line.includes('"breaker":"open"'))).toHaveLength(1);
   });
 
   it('in the default configuration answers APQ hashes: not found, registered with the text, then run by hash', async () => {

@@ -10,6 +10,7 @@ import {
 } from '../server.ts';
 import { maxAgeSeconds } from './cache-headers.ts';
 import { createFastLane } from './fast-lane.ts';
+import { createHealthEndpoints } from './health.ts';
 import { createLanes, type Lanes } from './prepared-operations.ts';
 
 export interface EdgeOptions extends GatewayOptions {
@@ -42,13 +43,17 @@ export function createEdge(options: EdgeOptions): Edge {
   const { fastLane = true, plans = true, ...gatewayOptions } = options;
   const logger = options.logger ?? createLogger('info');
   const resolved: GatewayOptions = { ...gatewayOptions, logger };
+  const health = createHealthEndpoints({
+    upstream: options.upstream,
+    ...(options.redis ? { redis: options.redis } : {}),
+  });
   if (!fastLane) {
     const yoga = createGateway(resolved);
-    return { yoga, handle: (req, res) => void yoga(req, res) };
+    return { yoga, handle: (req, res) => void (health(req, res) || yoga(req, res)) };
   }
   const lanes = createLanes(plans);
   const yoga = createGateway(resolved, lanes);
-  const handle = createFastLane({
+  const fast = createFastLane({
     lanes,
     yoga,
     context: contextDeps(resolved),
@@ -61,5 +66,6 @@ export function createEdge(options: EdgeOptions): Edge {
     onDeprecatedUse: deprecatedUseReporter(logger, options.metrics),
   });
   options.metrics?.watchLanes(lanes.served);
+  const handle = (req: IncomingMessage, res: ServerResponse) => void (health(req, res) || fast(req, res));
   return { yoga, handle, lanes };
 }

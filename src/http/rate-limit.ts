@@ -1,14 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
-import {
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-  RLWrapperTimeouts,
-} from 'rate-limiter-flexible';
-import { closeRedis, connectRedis, type RedisConnection } from '../redis.ts';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { createSharedRedis, RedisUnavailableError, type SharedRedis } from '../redis.ts';
 import { rateLimited } from '../schema/errors.ts';
 import { callerKey } from '../upstream/caller-key.ts';
+import type { UpstreamObserver } from '../upstream/client.ts';
 import { bearerAuthorization } from './authorization.ts';
 
 /** Whether one GraphQL request may run. */
@@ -17,8 +13,12 @@ export type RateLimitDecision = { limited: false } | { limited: true; retryAfter
 export interface RateLimitStats {
   /** Requests refused with RATE_LIMITED. */
   limited: number;
-  /** Decisions the in-process fallback took because Redis did not answer. */
+  /** Decisions the in-process fallback took because Redis did not answer or was known down. */
   storeErrors: number;
+  /** Of those, the ones refused at once by the open breaker: they cost no wait. */
+  storeBypassed: number;
+  /** Of `limited`, requests refused because their address sent too many keys not yet accepted. */
+  newKeysLimited: number;
 }
 
 /**
@@ -38,24 +38,32 @@ export interface RateLimit {
     authorization: string | null | undefined,
   ): Promise<RateLimitDecision>;
   readonly stats: RateLimitStats;
+  /** Learns from the upstream which keys it accepts (pass it to the upstream client's observers). */
+  readonly observer: UpstreamObserver;
   close(): Promise<void>;
 }
 
 export interface RateLimitOptions {
   /** GraphQL requests one API key may send per minute. */
   perMinute: number;
+  /**
+   * Requests per client address per minute carrying a key the upstream has not accepted yet (in
+   * this process): what bounds a client that sends a new key with every request. @default 60
+   */
+  newKeysPerMinute?: number;
   /** Where the counts live: this process, or Redis shared by every instance. @default 'memory' */
   store?: 'memory' | 'redis';
-  /** Required with `store: 'redis'`. */
-  redisUrl?: URL | string;
-  /** Told when Redis fails (at most once per 10 s); the count is in `stats.storeErrors`. Must not throw. */
-  onError?: (error: Error) => void;
+  /**
+   * Required with `store: 'redis'`: the process's shared Redis (its breaker decides when to stop
+   * asking), or a URL for a connection of the limit's own.
+   */
+  redis?: SharedRedis | URL | string;
 }
 
-/** A decision Redis has not taken by then is taken in memory. */
-const STORE_TIMEOUT_MS = 250;
-
 const ALLOWED: RateLimitDecision = Object.freeze({ limited: false });
+
+/** Keys the upstream accepted, remembered per process (least recently used first out). */
+const MAX_ACCEPTED_KEYS = 10_000;
 
 /** Keys are `pg:rl:v1:<sha256 of the canonical Authorization header>`: never the key itself. */
 const KEY_PREFIX = 'pg:rl:v1';
@@ -63,51 +71,67 @@ const KEY_PREFIX = 'pg:rl:v1';
 /**
  * Creates the limit: rate-limiter-flexible's fixed-window counter, `perMinute` points per key per
  * 60 s window (the window opens with the key's first request). With Redis the count is one atomic
- * script per request, shared by every instance. When Redis fails or is slow (250 ms), the decision
- * falls back to a counter in this process (fail-open to a per-instance limit): each instance then
+ * script per request, shared by every instance. When Redis fails or is slow (250 ms, then at once
+ * while the shared Redis's breaker is open: see src/redis.ts), the decision falls back to a counter in this process (fail-open to a per-instance limit): each instance then
  * enforces `perMinute` on its own, so the gateway keeps answering and a caller still cannot go
  * unlimited.
  */
 export function createRateLimit(options: RateLimitOptions): RateLimit {
-  const stats: RateLimitStats = { limited: 0, storeErrors: 0 };
+  const stats: RateLimitStats = { limited: 0, storeErrors: 0, storeBypassed: 0, newKeysLimited: 0 };
   const limits = { points: options.perMinute, duration: 60, keyPrefix: KEY_PREFIX };
   const memory = new RateLimiterMemory(limits);
-  let lastReport = Number.NEGATIVE_INFINITY;
-  const report = (error: unknown) => {
-    if (options.onError && Date.now() - lastReport >= 10_000) {
-      lastReport = Date.now();
-      options.onError(error instanceof Error ? error : new Error(String(error)));
-    }
+  // Key rotation: each new key has a fresh minute, so the per-key limit alone never slows a client
+  // that sends a new key every time. Keys the upstream has not accepted yet also count against the
+  // sender's address; known keys never do, so callers sharing an address (a NAT, a proxy) keep
+  // working while one of them rotates keys. In memory only: unknown callers leave nothing in Redis
+  // beyond the per-key counter, which expires with its window.
+  const newKeys = new RateLimiterMemory({ points: options.newKeysPerMinute ?? 60, duration: 60 });
+  const accepted = new Map<string, true>();
+  const observer: UpstreamObserver = {
+    keyAnswered(auth, ok) {
+      const key = callerKey(auth);
+      accepted.delete(key);
+      if (!ok) return;
+      accepted.set(key, true);
+      if (accepted.size > MAX_ACCEPTED_KEYS) accepted.delete(accepted.keys().next().value as string);
+    },
   };
-  let redis: RedisConnection | undefined;
-  let shared: RLWrapperTimeouts | undefined;
+  let redis: SharedRedis | undefined;
+  let owned = false;
+  let shared: RateLimiterRedis | undefined;
   if (options.store === 'redis') {
-    if (options.redisUrl === undefined) throw new Error('a Redis rate limit needs a Redis URL');
-    redis = connectRedis(options.redisUrl, { onError: report });
-    shared = new RLWrapperTimeouts({
-      // node-redis stops timing a command once it is written: a Redis that does not answer would
-      // hold the request, so the library's wrapper gives each decision STORE_TIMEOUT_MS.
-      timeoutMs: STORE_TIMEOUT_MS,
-      limiter: new RateLimiterRedis({
-        ...limits,
-        storeClient: redis,
-        useRedisPackage: true,
-        // Fail at once while disconnected instead of waiting for a command that cannot be sent.
-        rejectIfRedisNotReady: true,
-      }),
+    if (options.redis === undefined) throw new Error('a Redis rate limit needs Redis');
+    owned = typeof options.redis === 'string' || options.redis instanceof URL;
+    redis = owned ? createSharedRedis(options.redis as URL | string) : (options.redis as SharedRedis);
+    shared = new RateLimiterRedis({
+      ...limits,
+      storeClient: redis.client,
+      useRedisPackage: true,
+      // Fail at once while disconnected instead of waiting for a command that cannot be sent.
+      rejectIfRedisNotReady: true,
     });
   }
+  const isDecision = (error: unknown) => error instanceof RateLimiterRes;
 
-  const consume = async (key: string): Promise<RateLimitDecision> => {
+  const consume = async (key: string, address: string): Promise<RateLimitDecision> => {
     try {
-      if (shared) {
+      if (!accepted.has(key)) {
         try {
-          await shared.consume(key);
+          await newKeys.consume(address);
+        } catch (error) {
+          if (error instanceof RateLimiterRes) stats.newKeysLimited++;
+          throw error;
+        }
+      }
+      if (shared && redis) {
+        const limiter = shared;
+        try {
+          await redis.run(() => limiter.consume(key), isDecision);
           return ALLOWED;
         } catch (error) {
-          if (error instanceof RateLimiterRes) throw error;
+          if (isDecision(error)) throw error;
           stats.storeErrors++;
-          report(error);
+          if (error instanceof RedisUnavailableError) stats.storeBypassed++;
         }
       }
       await memory.consume(key);
@@ -125,13 +149,17 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
       const known = req && decisions.get(req);
       if (known) return known;
       const bearer = bearerAuthorization(authorization).authorization;
-      const decision = bearer === undefined ? Promise.resolve(ALLOWED) : consume(callerKey(bearer));
+      const decision =
+        bearer === undefined
+          ? Promise.resolve(ALLOWED)
+          : consume(callerKey(bearer), req?.socket.remoteAddress ?? 'unknown');
       if (req) decisions.set(req, decision);
       return decision;
     },
     stats,
+    observer,
     close: async () => {
-      if (redis) await closeRedis(redis);
+      if (redis && owned) await redis.close();
     },
   };
 }

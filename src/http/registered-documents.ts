@@ -1,4 +1,9 @@
-import { closeRedis, connectRedis, withinMs } from '../redis.ts';
+import {
+  createSharedRedis,
+  RedisUnavailableError,
+  type SharedRedis,
+  type SharedRedisOptions,
+} from '../redis.ts';
 
 /**
  * Where documents registered by automatic persisted queries (APQ) live, by their SHA-256 hex.
@@ -21,8 +26,10 @@ export interface DocumentStoreStats {
   misses: number;
   /** Documents written (a document over `maxBytes` on its own is never written). */
   registered: number;
-  /** Failed or timed-out commands and connection errors. */
+  /** Failed or timed-out commands, and commands not sent because Redis is known down. */
   errors: number;
+  /** Of those, the ones refused at once by the shared Redis's open breaker (Redis only). */
+  bypassed?: number;
 }
 
 export interface DocumentStoreBounds {
@@ -93,12 +100,12 @@ export function createMemoryDocumentStore(bounds: DocumentStoreBounds = {}): Doc
 }
 
 export interface RedisDocumentStoreOptions extends DocumentStoreBounds {
-  /** A command without an answer by then counts as an error (a miss). @default 250 */
+  /** With a URL: a command without an answer by then counts as an error (a miss). @default 250 */
   commandTimeoutMs?: number;
-  /** @default 1000 */
+  /** With a URL. @default 1000 */
   connectTimeoutMs?: number;
-  /** Told about failures, at most once per 10 s; the count is in `stats.errors`. Must not throw. */
-  onError?: (error: Error) => void;
+  /** With a URL: told when Redis goes down or comes back (see SharedRedis). Must not throw. */
+  onStateChange?: SharedRedisOptions['onStateChange'];
   /** Key prefix, so tests (or two gateways on one Redis) keep apart. @default 'pg:apq:v1' */
   prefix?: string;
 }
@@ -150,35 +157,36 @@ return doc
 
 /**
  * Redis, for several gateway instances behind one endpoint: a document registered through one
- * instance is found by the others. Commands are never queued while disconnected: with Redis down
- * every lookup is an immediate miss and every registration is lost (counted), never an error.
+ * instance is found by the others. Commands go through the shared Redis's breaker (src/redis.ts):
+ * with Redis down or frozen, one command waits out its timeout, then every lookup is an immediate
+ * miss and every registration is lost (counted), never an error, until Redis answers again. Given
+ * a URL, the store opens (and closes) a connection of its own.
  */
 export function createRedisDocumentStore(
-  url: URL | string,
+  source: URL | string | SharedRedis,
   options: RedisDocumentStoreOptions = {},
 ): DocumentStore {
   const maxDocuments = options.maxDocuments ?? DEFAULT_APQ_MAX_DOCUMENTS;
   const maxBytes = options.maxBytes ?? DEFAULT_APQ_MAX_BYTES;
   const prefix = options.prefix ?? 'pg:apq:v1';
   const keys = [`${prefix}:docs`, `${prefix}:used`, `${prefix}:bytes`, `${prefix}:clock`];
-  const timeoutMs = options.commandTimeoutMs ?? 250;
-  const stats: DocumentStoreStats = { hits: 0, misses: 0, registered: 0, errors: 0 };
-  let lastReport = Number.NEGATIVE_INFINITY;
+  const stats: DocumentStoreStats = { hits: 0, misses: 0, registered: 0, errors: 0, bypassed: 0 };
+  const owned = typeof source === 'string' || source instanceof URL;
+  const redis = owned
+    ? createSharedRedis(source, {
+        ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
+        ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+        ...(options.onStateChange ? { onStateChange: options.onStateChange } : {}),
+      })
+    : source;
   const failed = (error: unknown) => {
     stats.errors++;
-    if (options.onError && Date.now() - lastReport >= 10_000) {
-      lastReport = Date.now();
-      options.onError(error instanceof Error ? error : new Error(String(error)));
-    }
+    if (error instanceof RedisUnavailableError) stats.bypassed = (stats.bypassed ?? 0) + 1;
   };
-  const redis = connectRedis(url, {
-    ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
-    onError: failed,
-  });
   return {
     async get(hash) {
       try {
-        const document = await withinMs(redis.eval(LOOK_UP, { keys, arguments: [hash] }), timeoutMs);
+        const document = await redis.run((client) => client.eval(LOOK_UP, { keys, arguments: [hash] }));
         if (typeof document !== 'string') {
           stats.misses++;
           return undefined;
@@ -192,12 +200,11 @@ export function createRedisDocumentStore(
     },
     async set(hash, document) {
       try {
-        const written = await withinMs(
-          redis.eval(REGISTER, {
+        const written = await redis.run((client) =>
+          client.eval(REGISTER, {
             keys,
             arguments: [hash, document, String(maxDocuments), String(maxBytes)],
           }),
-          timeoutMs,
         );
         if (written === 1) stats.registered++;
       } catch (error) {
@@ -205,6 +212,8 @@ export function createRedisDocumentStore(
       }
     },
     stats,
-    close: () => closeRedis(redis),
+    close: async () => {
+      if (owned) await redis.close();
+    },
   };
 }

@@ -36,6 +36,16 @@ async function parse(request: Request, maxBytes: number): Promise<GraphQLParams>
   if (mediaType !== 'application/json' && mediaType !== 'application/graphql+json') {
     throw badRequest(415, 'UNSUPPORTED_MEDIA_TYPE', 'POST bodies must be application/json.');
   }
+  // No content coding is decoded (RFC 9110 §15.5.16: 415): a gzip body would otherwise be read as
+  // text, and supporting one would need a cap on the decompressed size.
+  const coding = request.headers.get('content-encoding')?.trim().toLowerCase();
+  if (coding !== undefined && coding !== '' && coding !== 'identity') {
+    throw badRequest(
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      'Request bodies must not be compressed: send the JSON without Content-Encoding.',
+    );
+  }
   const text = decode(await readCapped(request, maxBytes));
   let body: unknown;
   try {

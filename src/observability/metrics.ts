@@ -8,8 +8,10 @@ import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { useEndpoint } from '../http/endpoints.ts';
+import type { ConnectionClose } from '../http/listener.ts';
 import type { RateLimitStats } from '../http/rate-limit.ts';
 import type { DocumentStoreStats } from '../http/registered-documents.ts';
+import type { RedisState } from '../redis.ts';
 import type { CacheStats } from '../upstream/cache.ts';
 import type { UpstreamObserver } from '../upstream/client.ts';
 import { createLabelBudget } from './labels.ts';
@@ -33,6 +35,10 @@ export interface Metrics {
   watchLanes(served: { fast: number; yoga: number; planned: number }): void;
   /** Exposes the requests the rate limit refused and the decisions its Redis could not take. */
   watchRateLimit(stats: RateLimitStats): void;
+  /** Counts a client connection the listener closed itself (at the cap, or too slow). */
+  connectionClosed(reason: ConnectionClose): void;
+  /** Exposes the shared Redis's state (its breaker). */
+  watchRedis(redis: { readonly state: RedisState }): void;
   /** Exposes the APQ store's lookups, registrations and failures (see docs/mobile.md). */
   watchDocumentStore(stats: DocumentStoreStats): void;
 }
@@ -53,6 +59,7 @@ export interface FastOperation {
 const REQUEST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 const BREAKER_STATE = { closed: 0, 'half-open': 1, open: 2 } as const;
+const REDIS_STATE = { up: 0, connecting: 1, down: 2 } as const;
 
 export interface MetricsOptions {
   /**
@@ -206,8 +213,27 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers: [registry],
   });
   breakerState.set(0);
+  const connectionsClosed = new Counter({
+    name: 'pet_gateway_client_connections_closed_total',
+    help: 'Client connections the gateway closed itself: refused (at the cap, all busy), evicted (the oldest idle one, at the cap), timeout (request not in within its time; answered 408).',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
 
   return {
+    connectionClosed: (reason) => connectionsClosed.inc({ reason }),
+    watchRedis(redis) {
+      new Gauge({
+        name: 'pet_gateway_redis_state',
+        help: 'The shared Redis (response cache, rate limit): 0 up, 1 connecting, 2 down (its breaker open: not asked until a probe answers).',
+        registers: [registry],
+        // Across workers, the worst of them.
+        aggregator: 'max',
+        collect() {
+          this.set(REDIS_STATE[redis.state]);
+        },
+      });
+    },
     registry,
     plugin,
     upstream: {

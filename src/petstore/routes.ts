@@ -102,6 +102,9 @@ function stringField(
   const value = body[field];
   if (value === undefined || value === null) throw new HttpError('MISSING_FIELD', `"${field}" is required`);
   if (typeof value !== 'string') throw new HttpError('INVALID_FIELD', `"${field}" must be a string`);
+  // A lone surrogate (`"\ud800"` in JSON) has no UTF-8 form: SQLite would store U+FFFD instead.
+  if (!value.isWellFormed())
+    throw new HttpError('INVALID_FIELD', `"${field}" must be well-formed Unicode text`);
   const text = trim ? value.trim() : value;
   const length = [...text].length;
   if (length < min || length > max) {

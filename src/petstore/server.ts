@@ -93,6 +93,7 @@ function createRequestHandler(
       if (deps.isClosing()) deps.onFinishWhileClosing();
     });
     try {
+      assertPlainHttp(req);
       const found = matchRoute(path);
       if (found === undefined) throw new HttpError('NOT_FOUND', `no route for ${path}`);
       const { route, params } = found;
@@ -126,6 +127,27 @@ function createRequestHandler(
       sendJson(res, httpError.status, httpError.toDto(), httpError.headers);
     }
   };
+}
+
+/**
+ * What Node's parser lets through but this service must not guess at, as the gateway refuses it too:
+ * a transfer coding Node does not decode (`gzip, chunked` is framed as chunked, then read as if
+ * plain), and two Authorization headers (Node keeps the first). The connection closes after either.
+ */
+function assertPlainHttp(req: IncomingMessage): void {
+  const coding = req.headers['transfer-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
+    throw new HttpError('BAD_REQUEST', 'only the chunked transfer coding is supported', {
+      Connection: 'close',
+    });
+  }
+  let authorizations = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i]?.toLowerCase() === 'authorization') authorizations++;
+  }
+  if (authorizations > 1) {
+    throw new HttpError('BAD_REQUEST', 'send exactly one Authorization header', { Connection: 'close' });
+  }
 }
 
 /**

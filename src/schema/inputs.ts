@@ -65,6 +65,19 @@ export function int64Key(value: unknown): string {
   return canonical;
 }
 
+/**
+ * A free-text argument as it goes upstream. JSON lets a string carry a lone UTF-16 surrogate
+ * (`"\ud800"`), which no UTF-8 store can hold: the reference service would silently keep U+FFFD
+ * instead, so the text a client sent is refused rather than changed.
+ */
+export function textArgument(value: string, argument: string): string {
+  if (value.isWellFormed()) return value;
+  throw badUserInput(
+    `${argument} must be well-formed Unicode text; it holds a lone surrogate (an unpaired \\uD800–\\uDFFF escape).`,
+    argument,
+  );
+}
+
 /** `limit` checked against the contract before any upstream call; an explicit null means the default. */
 export function limitArgument(value: number | null | undefined): number {
   if (value === null || value === undefined) return LIMIT_DEFAULT;

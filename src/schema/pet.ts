@@ -3,7 +3,15 @@ import { PET_SUNSET } from '../upstream/contract.ts';
 import { builder } from './builder.ts';
 import { PET_DEPRECATION_REASON, PET_REPLACEMENT_LIMITS } from './deprecation.ts';
 import { rethrowForClient, sunset } from './errors.ts';
-import { int64Argument, int64Key, LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, limitArgument } from './inputs.ts';
+import {
+  int64Argument,
+  int64Key,
+  LIMIT_DEFAULT,
+  LIMIT_MAX,
+  LIMIT_MIN,
+  limitArgument,
+  textArgument,
+} from './inputs.ts';
 import { resolveUpstream, UPSTREAM_EXTENSION, type UpstreamField } from './upstream-field.ts';
 
 export const PetStatus = builder.enumType('PetStatus', {
@@ -95,7 +103,7 @@ const createPet: UpstreamField<
 > = {
   call: 'createPet',
   request: ({ input }) => ({
-    name: input.name,
+    name: textArgument(input.name, 'input.name'),
     categoryId: int64Argument(input.categoryId, 'input.categoryId'),
     ...(input.status ? { status: input.status as PetStatusDto } : {}),
   }),

@@ -1,4 +1,9 @@
-import { closeRedis, connectRedis, withinMs } from '../redis.ts';
+import {
+  createSharedRedis,
+  RedisUnavailableError,
+  type SharedRedis,
+  type SharedRedisOptions,
+} from '../redis.ts';
 
 /**
  * Where cached upstream answers live: this process's memory, or Redis shared by several instances.
@@ -22,8 +27,13 @@ export interface ResponseCache {
 export interface CacheStats {
   hits: number;
   misses: number;
-  /** Failed or timed-out commands (each one fell through to the upstream) and connection errors. */
+  /**
+   * Commands that failed, timed out or were refused because Redis is down (each one fell through to
+   * the upstream or was a lost write).
+   */
   errors: number;
+  /** Of those, the ones refused at once by the open breaker: they cost no wait (Redis only). */
+  bypassed?: number;
 }
 
 /** `pg:v1:<caller>:<rest>`: `v1` changes whenever the shape of keys or values does. */
@@ -88,43 +98,42 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): ResponseCac
 }
 
 export interface RedisCacheOptions {
-  /** A command without an answer by then counts as an error (a miss). @default 250 */
+  /** With a URL: a command without an answer by then counts as an error (a miss). @default 250 */
   commandTimeoutMs?: number;
-  /** @default 1000 */
+  /** With a URL. @default 1000 */
   connectTimeoutMs?: number;
-  /**
-   * Told about cache failures (connection lost, timeouts), at most once per 10 s; the count is in
-   * `stats.errors`. Must not throw.
-   */
-  onError?: (error: Error) => void;
+  /** With a URL: told when Redis goes down or comes back (see SharedRedis). Must not throw. */
+  onStateChange?: SharedRedisOptions['onStateChange'];
 }
 
 /**
- * Redis through node-redis, for several gateway instances sharing one cache. Commands are never
- * queued while disconnected: with Redis down every lookup is an immediate miss, with Redis slow a
- * miss after `commandTimeoutMs`, and the client keeps reconnecting in the background.
+ * Redis through node-redis, for several gateway instances sharing one cache. Every command goes
+ * through the shared Redis's breaker (src/redis.ts): the first failure or timeout costs one wait of
+ * `commandTimeoutMs`, then every lookup is an immediate miss until a background probe finds Redis
+ * answering again. Given a URL, the cache opens (and closes) a connection of its own.
  */
-export function createRedisCache(url: URL | string, options: RedisCacheOptions = {}): ResponseCache {
-  const stats: CacheStats = { hits: 0, misses: 0, errors: 0 };
-  let lastReport = Number.NEGATIVE_INFINITY;
+export function createRedisCache(
+  source: URL | string | SharedRedis,
+  options: RedisCacheOptions = {},
+): ResponseCache {
+  const stats: CacheStats = { hits: 0, misses: 0, errors: 0, bypassed: 0 };
+  const owned = typeof source === 'string' || source instanceof URL;
+  const redis = owned
+    ? createSharedRedis(source, {
+        ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
+        ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+        ...(options.onStateChange ? { onStateChange: options.onStateChange } : {}),
+      })
+    : source;
   const failed = (error: unknown) => {
     stats.errors++;
-    if (options.onError && Date.now() - lastReport >= 10_000) {
-      lastReport = Date.now();
-      options.onError(error instanceof Error ? error : new Error(String(error)));
-    }
+    if (error instanceof RedisUnavailableError) stats.bypassed = (stats.bypassed ?? 0) + 1;
   };
-  const timeoutMs = options.commandTimeoutMs ?? 250;
-  const redis = connectRedis(url, {
-    ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
-    // Each connection error is counted (and reported at most every 10 s).
-    onError: failed,
-  });
 
   return {
     async get(key) {
       try {
-        const value = await withinMs(redis.get(key), timeoutMs);
+        const value = await redis.run((client) => client.get(key));
         if (value === null) stats.misses++;
         else stats.hits++;
         return value ?? undefined;
@@ -135,20 +144,19 @@ export function createRedisCache(url: URL | string, options: RedisCacheOptions =
     },
     async set(key, value, ttlMs) {
       try {
-        await withinMs(redis.set(key, value, { expiration: { type: 'PX', value: ttlMs } }), timeoutMs);
+        await redis.run((client) => client.set(key, value, { expiration: { type: 'PX', value: ttlMs } }));
       } catch (error) {
         failed(error);
       }
     },
     async setIfAbsent(key, value, ttlMs) {
       try {
-        const replies = await withinMs(
-          redis
+        const replies = await redis.run((client) =>
+          client
             .multi()
             .set(key, value, { expiration: { type: 'PX', value: ttlMs }, condition: 'NX' })
             .get(key)
             .exec(),
-          timeoutMs,
         );
         const got = replies[1];
         return typeof got === 'string' ? got : undefined;
@@ -158,6 +166,8 @@ export function createRedisCache(url: URL | string, options: RedisCacheOptions =
       }
     },
     stats,
-    close: () => closeRedis(redis),
+    close: async () => {
+      if (owned) await redis.close();
+    },
   };
 }

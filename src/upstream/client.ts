@@ -75,6 +75,8 @@ export interface UpstreamObserver {
   breaker?(state: BreakerState): void;
   /** A GET was served by the same caller's identical GET already in flight: one request saved. */
   coalesced?(route: UpstreamRoute): void;
+  /** The upstream accepted (2xx) or refused (401) the caller's `Authorization` header. */
+  keyAnswered?(auth: string, accepted: boolean): void;
 }
 
 /** What the upstream announced about a deprecated route (RFC 9745 / RFC 8594 header values). */
@@ -270,6 +272,9 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
             continue;
           }
         }
+      }
+      if (auth !== undefined && (response.status < 300 || response.status === 401)) {
+        for (const observer of observers) observer.keyAnswered?.(auth, response.status < 300);
       }
       return response;
     }

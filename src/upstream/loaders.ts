@@ -286,13 +286,21 @@ function cachedCalls(
   };
   return {
     async listPets(query: ListPetsQuery): Promise<PetDto[]> {
-      const generation = await attempt(() =>
-        store.setIfAbsent(generationKey, newGeneration(), GENERATION_TTL_MS),
-      );
-      // Without a known generation, a cached list cannot be told fresh from stale: bypass the cache.
+      // Read, not created: nothing derived from a key is written before the upstream accepts it.
+      const generation = await attempt(() => store.get(generationKey));
       if (generation === undefined) {
         onCall();
-        return client.listPets(auth, query, signal());
+        const pets = await client.listPets(auth, query, signal());
+        // Accepted: start this caller's generation. Kept only if it is the one now stored: any
+        // other value was set meanwhile (by a create, perhaps after this list was read upstream),
+        // so this list may be stale and is not cached.
+        const proposed = newGeneration();
+        const stored = await attempt(() => store.setIfAbsent(generationKey, proposed, GENERATION_TTL_MS));
+        if (stored === proposed) {
+          const key = cacheKey(caller, 'pets', proposed, query.status ?? '-', String(query.limit));
+          await attempt(() => store.set(key, JSON.stringify(pets), ttlMs));
+        }
+        return pets;
       }
       const key = cacheKey(caller, 'pets', generation, query.status ?? '-', String(query.limit));
       const hit = await attempt(async () => {

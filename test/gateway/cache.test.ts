@@ -172,6 +172,17 @@ describe('in-memory response cache', () => {
     expect(upstream.requests).toEqual([]);
   });
 
+  it('writes nothing for a well-formed key the upstream refuses (pets, pet): junk keys cannot flush the cache', async () => {
+    const before = spy.written.length;
+    for (let i = 0; i < 5; i++) {
+      const list = await execute(gateway.url, ListPets, { limit: 5 }, `Bearer junk-cache-key-${i}`);
+      expect(list.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      const pet = await execute(gateway.url, GetPet, { id: '1' }, `Bearer junk-cache-key-${i}`);
+      expect(pet.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    }
+    expect(spy.written.slice(before)).toEqual([]);
+  });
+
   it('keeps the token out of every key and value; keys are pg:v1:<sha256 hex>:…', () => {
     expect(spy.written.length).toBeGreaterThan(0);
     for (const text of spy.written) {
@@ -290,6 +301,15 @@ describe.skipIf(!redisAvailable)('Redis response cache shared by two gateway ins
     }
     const bobLists = keys.filter((key) => key.includes(':pets:') && key.endsWith(':30'));
     expect(bobLists).toHaveLength(2);
+  });
+
+  it('leaves nothing in Redis for keys the upstream refuses', async () => {
+    await inspect.flushAll();
+    for (let i = 0; i < 5; i++) {
+      const result = await execute(a.url, ListPets, { limit: 5 }, `Bearer junk-redis-key-${i}`);
+      expect(result.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    }
+    expect(await inspect.keys('*')).toEqual([]);
   });
 
   it('falls back to the upstream, without errors, when Redis goes away', async () => {

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 /**
  * The hostile-request corpus: each case is one request an attacker (or a broken client) could send,
  * with the documented code and HTTP status the gateway must answer it with. Variants are generated
@@ -718,6 +719,11 @@ function contentTypeCases(): HostileCase[] {
     body: Buffer.from(body),
   };
   add('no Content-Type', noType);
+  // A coding the gateway does not decode: never read the bytes as if they were plain (RFC 9110: 415).
+  add('Content-Encoding: gzip on a plain JSON body', postText(body, { 'content-encoding': 'gzip' }));
+  add('Content-Encoding: gzip on a gzip body', postText(gzipSync(body), { 'content-encoding': 'gzip' }));
+  add('Content-Encoding: br', postText(body, { 'content-encoding': 'br' }));
+  add('Content-Encoding: deflate, gzip', postText(body, { 'content-encoding': 'deflate, gzip' }));
   return cases;
 }
 

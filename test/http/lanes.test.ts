@@ -365,6 +365,18 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'a lone surrogate in createPet input.name (refused, nothing sent)',
+    code: 'BAD_USER_INPUT',
+    body: {
+      query: 'mutation Odd($input: NewPetInput!) { createPet(input: $input) { name } }',
+      variables: { input: { name: 'Rex\ud800', categoryId: '1' } },
+    },
+    warm: {
+      query: 'mutation Odd($input: NewPetInput!) { createPet(input: $input) { name } }',
+      variables: { input: { name: 'Warm', categoryId: '1' } },
+    },
+  },
+  {
     name: 'a createPet the upstream refuses, sent once',
     code: 'PET_EXISTS',
     body: {

@@ -53,3 +53,59 @@ test('a lying Content-Length shorter than the body: the rest is not valid HTTP, 
   expect(['BAD_REQUEST', 'INVALID_JSON']).toContain((response.body as { code: string }).code);
   expect(((await petstore.api('/v1/pets?limit=100')).body as unknown[]).length).toBe(before);
 });
+
+const POST_HEAD =
+  'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n';
+
+test('a transfer coding other than chunked (gzip, chunked) is refused, as the gateway refuses it', async () => {
+  const before = ((await petstore.api('/v1/pets?limit=100')).body as unknown[]).length;
+  const body = '{"name":"Coded","categoryId":1}';
+  const response = await rawExchange(
+    `${POST_HEAD}Authorization: Bearer test-key\r\nTransfer-Encoding: gzip, chunked\r\n\r\n` +
+      `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+  );
+  expect(response.statusLine).toBe('HTTP/1.1 400 Bad Request');
+  expect(response.body).toEqual({
+    code: 'BAD_REQUEST',
+    message: 'only the chunked transfer coding is supported',
+    status: 400,
+  });
+  expect(((await petstore.api('/v1/pets?limit=100')).body as unknown[]).length).toBe(before);
+});
+
+test('two Authorization headers are refused, whichever one is valid', async () => {
+  for (const pair of [
+    ['Bearer test-key', 'Bearer other'],
+    ['Bearer other', 'Bearer test-key'],
+  ]) {
+    const response = await rawExchange(
+      `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: ${pair[0]}\r\nAuthorization: ${pair[1]}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(response.statusLine).toBe('HTTP/1.1 400 Bad Request');
+    expect(response.body).toEqual({
+      code: 'BAD_REQUEST',
+      message: 'send exactly one Authorization header',
+      status: 400,
+    });
+  }
+});
+
+test('JSON nested 30,000 deep is refused with the service’s own message', async () => {
+  const body = `${'['.repeat(30_000)}${']'.repeat(30_000)}`;
+  const response = await petstore.api('/v1/pets', { body });
+  expect(response.status).toBe(400);
+  expect(response.body).toEqual({
+    code: 'INVALID_JSON',
+    message: 'the request body nests arrays and objects deeper than 64 levels',
+    status: 400,
+  });
+});
+
+test('a name holding a lone surrogate is refused, not stored as U+FFFD', async () => {
+  const response = await petstore.api('/v1/pets', { body: '{"name":"Rex\\ud800","categoryId":1}' });
+  expect(response.status).toBe(400);
+  expect(response.body).toMatchObject({
+    code: 'INVALID_FIELD',
+    message: '"name" must be well-formed Unicode text',
+  });
+});

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Limits } from '../../src/config.ts';
 import { createEdge, type EdgeOptions } from '../../src/http/edge.ts';
-import { createHttpServer } from '../../src/http/listener.ts';
+import { createHttpServer, type HttpServerOptions } from '../../src/http/listener.ts';
 import type { Lanes } from '../../src/http/prepared-operations.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createUpstreamClient, type UpstreamClientOptions } from '../../src/upstream/client.ts';
@@ -29,6 +29,8 @@ export interface GatewayTestOptions {
   cache?: ResponseCacheOptions;
   /** Any other createGateway option (clock, logger, metrics, tracing, persisted documents…). */
   gateway?: Omit<Partial<EdgeOptions>, 'upstream' | 'limits' | 'cache'>;
+  /** The listener's connection cap, timeouts and close callback. */
+  server?: HttpServerOptions;
   /** Sees every request as it arrives, before the edge: what a caller (or a router) really sent. */
   onRequest?: (req: IncomingMessage) => void;
 }
@@ -40,6 +42,10 @@ export async function startGateway(options: GatewayTestOptions): Promise<Running
     timeoutMs: options.timeoutMs ?? 2000,
     connections: 16,
     ...options.client,
+    // The rate limit learns from the upstream which keys it accepts, as main.ts wires it.
+    ...(options.gateway?.rateLimit
+      ? { observers: [...(options.client?.observers ?? []), options.gateway.rateLimit.observer] }
+      : {}),
   });
   const edge = createEdge({
     upstream,
@@ -57,6 +63,7 @@ export async function startGateway(options: GatewayTestOptions): Promise<Running
           edge.handle(req, res);
         }
       : edge.handle,
+    options.server,
   );
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -30,6 +30,8 @@ export interface RunningRedis {
   pause(): void;
   /** Lets a paused server go on (SIGCONT). */
   resume(): void;
+  /** Starts a new, empty server on the same port (after kill or stop), as a restarted Redis. */
+  restart(): Promise<void>;
 }
 
 async function freePort(): Promise<number> {
@@ -45,22 +47,7 @@ async function freePort(): Promise<number> {
 /** Starts a private, persistence-free redis-server on a free loopback port. */
 export async function startRedis(): Promise<RunningRedis> {
   const port = await freePort();
-  const child: ChildProcess = spawn(
-    REDIS_SERVER,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (/Ready to accept connections/.test(output)) resolve();
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`redis-server exited (${code}):\n${output}`)));
-    setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000).unref();
-  });
+  let child = await spawnRedis(port);
   const end = async (signal: NodeJS.Signals) => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
@@ -78,5 +65,29 @@ export async function startRedis(): Promise<RunningRedis> {
     },
     pause: () => child.kill('SIGSTOP'),
     resume: () => child.kill('SIGCONT'),
+    restart: async () => {
+      await end('SIGKILL');
+      child = await spawnRedis(port);
+    },
   };
+}
+
+async function spawnRedis(port: number): Promise<ChildProcess> {
+  const child: ChildProcess = spawn(
+    REDIS_SERVER,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (/Ready to accept connections/.test(output)) resolve();
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`redis-server exited (${code}):\n${output}`)));
+    setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000).unref();
+  });
+  return child;
 }

@@ -1,0 +1,274 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+// No Docker engine on this machine: the image and the compose file are checked as far as a plain
+// process allows. The Dockerfile's final stage is read (WORKDIR, ENV, COPY, the directories it makes
+// for its user, USER, CMD, HEALTHCHECK), its file system laid out in a temporary root (root-owned,
+// as COPY leaves it), and its command run as the image's user with the image's environment.
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+/** The `node` user of the official Node images. */
+const IMAGE_UID = 1000;
+const NODE = join(ROOT, 'node_modules/.bin/node');
+
+interface FinalStage {
+  workdir: string;
+  env: Record<string, string>;
+  copies: string[];
+  userDirs: string[];
+  user: string | undefined;
+  cmd: string[];
+  healthcheck: string | undefined;
+}
+
+function readFinalStage(): FinalStage {
+  const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
+  const lines = text.split('\n').map((line) => line.trim());
+  const from = lines.findLastIndex((line) => /^FROM\s/i.test(line));
+  const stage: FinalStage = {
+    workdir: '/',
+    env: {},
+    copies: [],
+    userDirs: [],
+    user: undefined,
+    cmd: [],
+    healthcheck: undefined,
+  };
+  for (const line of lines.slice(from + 1)) {
+    const [instruction = '', ...rest] = line.split(/\s+/);
+    const args = rest.join(' ');
+    switch (instruction.toUpperCase()) {
+      case 'WORKDIR':
+        stage.workdir = args;
+        break;
+      case 'ENV':
+        for (const pair of args.matchAll(/(\w+)=(\S+)/g)) stage.env[pair[1] as string] = pair[2] as string;
+        break;
+      case 'COPY': {
+        // Destinations relative to WORKDIR: the image mirrors the repository's layout.
+        const paths = rest.filter((arg) => !arg.startsWith('--'));
+        const dest = (paths.pop() ?? '').replace(/^\.\/?/, '');
+        if (dest === '' || dest.endsWith('/'))
+          for (const source of paths) stage.copies.push(`${dest}${source.split('/').at(-1)}`);
+        else stage.copies.push(dest);
+        break;
+      }
+      case 'RUN': {
+        const made = /install -d -o (\S+) -g \S+ (.+)$/.exec(args);
+        if (made) stage.userDirs.push(...(made[2] as string).split(/\s+/));
+        break;
+      }
+      case 'USER':
+        stage.user = args;
+        break;
+      case 'CMD':
+        stage.cmd = JSON.parse(args);
+        break;
+      case 'HEALTHCHECK':
+        stage.healthcheck = /CMD node -e "(.+)"$/.exec(args)?.[1];
+        break;
+    }
+  }
+  return stage;
+}
+
+const temps: string[] = [];
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+afterAll(() => {
+  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The final stage's files under a fresh root: COPYed paths root-owned, its user's directories its own. */
+function layOut(stage: FinalStage): string {
+  const root = mkdtempSync(join(tmpdir(), 'image-'));
+  temps.push(root);
+  chmodSync(root, 0o755);
+  const app = join(root, stage.workdir);
+  mkdirSync(app, { recursive: true, mode: 0o755 });
+  for (const path of stage.copies) symlinkSync(join(ROOT, path), join(app, path));
+  for (const dir of stage.userDirs) {
+    mkdirSync(join(root, dir), { recursive: true });
+    chownSync(join(root, dir), IMAGE_UID, IMAGE_UID);
+  }
+  return root;
+}
+
+/** Runs `command` as the image's user in `cwd` and collects its output. */
+function runAsImageUser(command: string[], cwd: string, env: Record<string, string>) {
+  const [program, ...args] = command;
+  const child = spawn(program === 'node' ? NODE : (program as string), args, {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    uid: IMAGE_UID,
+    gid: IMAGE_UID,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const waitFor = async (pattern: RegExp) => {
+    for (let i = 0; i < 200; i++) {
+      const match = pattern.exec(output);
+      if (match) return match;
+      if (child.exitCode !== null) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`no ${pattern} in output (exit ${child.exitCode}):\n${output}`);
+  };
+  return { child, waitFor };
+}
+
+const asRoot = process.getuid?.() === 0;
+
+describe.skipIf(!asRoot)('the image, run as its user without Docker', () => {
+  it('starts with no UPSTREAM_URL (the embedded store creates its database), and its HEALTHCHECK passes', async () => {
+    const stage = readFinalStage();
+    expect(stage.user).toBe('node');
+    const root = layOut(stage);
+    // The image's environment; PORT and HOST moved off the machine's shared 4000.
+    const gateway = runAsImageUser(stage.cmd, join(root, stage.workdir), {
+      ...stage.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+    });
+    const [, url] = await gateway.waitFor(/at (http:\/\/\S+\/graphql)/);
+    const port = new URL(url as string).port;
+    expect(existsSync(join(root, stage.workdir, 'data/petstore.db'))).toBe(true);
+    expect(stage.healthcheck).toBeDefined();
+    const check = spawnSync(NODE, ['-e', stage.healthcheck as string], {
+      env: { PORT: port },
+      timeout: 5000,
+    });
+    expect(check.status).toBe(0);
+  });
+});
+
+describe.skipIf(!asRoot)('deploy/compose.yaml, as far as it runs here', () => {
+  const compose = parse(readFileSync(join(ROOT, 'deploy/compose.yaml'), 'utf8')) as {
+    services: Record<
+      string,
+      {
+        command?: string[];
+        environment?: Record<string, string>;
+        volumes?: string[];
+        healthcheck?: { test: string[] };
+      }
+    >;
+  };
+
+  it('runs the reference service as the image user on its volume, and its health check passes against it', async () => {
+    const stage = readFinalStage();
+    const petstore = compose.services.petstore;
+    if (!petstore?.command || !petstore.environment) throw new Error('no petstore service');
+    const db = petstore.environment.PETSTORE_DB as string;
+    // The volume is mounted on the database's directory, and that directory is the image user's.
+    expect(petstore.volumes?.map((volume) => volume.split(':')[1])).toContain(dirname(db));
+    expect(stage.userDirs).toContain(dirname(db));
+
+    const root = layOut(stage);
+    const service = runAsImageUser(petstore.command, join(root, stage.workdir), {
+      ...stage.env,
+      ...petstore.environment,
+      PETSTORE_DB: join(root, db),
+      PETSTORE_API_KEY: 'compose-key',
+      PORT: '0',
+      HOST: '127.0.0.1',
+    });
+    const [, port] = await service.waitFor(/127\.0\.0\.1:(\d+)/);
+    expect(existsSync(join(root, db))).toBe(true);
+
+    const [kind, program, ...args] = petstore.healthcheck?.test ?? [];
+    expect(kind).toBe('CMD');
+    expect(program).toBe('node');
+    const check = spawnSync(NODE, args, { env: { PORT: port as string }, timeout: 5000 });
+    expect(check.status).toBe(0);
+    // And it fails when nothing answers there.
+    const down = spawnSync(NODE, args, { env: { PORT: '1' }, timeout: 5000 });
+    expect(down.status).toBe(1);
+  });
+});
+
+describe('deploy/nginx.conf, run by the real nginx', () => {
+  const nginx = '/usr/sbin/nginx';
+  let backendRequestIds: Array<string | undefined>;
+
+  // In CI (.ci/run installs nginx) a missing nginx fails instead.
+  it.skipIf(!existsSync(nginx) && !process.env.CI)(
+    'keeps the caller’s X-Request-Id and makes one only when there is none',
+    async () => {
+      backendRequestIds = [];
+      const backend = createServer((req, res) => {
+        backendRequestIds.push(req.headers['x-request-id'] as string | undefined);
+        res.end('ok');
+      });
+      backend.listen(0, '127.0.0.1');
+      await once(backend, 'listening');
+      const dir = mkdtempSync(join(tmpdir(), 'nginx-'));
+      temps.push(dir);
+      const listen = await freePort();
+      const site = readFileSync(join(ROOT, 'deploy/nginx.conf'), 'utf8')
+        .replace('server gateway:4000;', `server 127.0.0.1:${(backend.address() as AddressInfo).port};`)
+        .replace('listen 4000;', `listen 127.0.0.1:${listen};`);
+      writeFileSync(
+        join(dir, 'nginx.conf'),
+        `daemon off;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\naccess_log off;\nclient_body_temp_path ${dir};\nproxy_temp_path ${dir};\nfastcgi_temp_path ${dir};\nuwsgi_temp_path ${dir};\nscgi_temp_path ${dir};\n${site}\n}\n`,
+      );
+      const child = spawn(nginx, ['-c', join(dir, 'nginx.conf'), '-p', dir], { stdio: 'ignore' });
+      children.push(child);
+      try {
+        let answered = false;
+        for (let i = 0; i < 100 && !answered; i++) {
+          answered = await fetch(`http://127.0.0.1:${listen}/warm`).then(
+            () => true,
+            () => false,
+          );
+          if (!answered) await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        backendRequestIds.length = 0;
+        await fetch(`http://127.0.0.1:${listen}/health`, {
+          headers: { 'x-request-id': 'caller-chosen-id-1' },
+        });
+        await fetch(`http://127.0.0.1:${listen}/health`);
+        expect(backendRequestIds[0]).toBe('caller-chosen-id-1');
+        expect(backendRequestIds[1]).toMatch(/^[0-9a-f]{32}$/);
+      } finally {
+        child.kill('SIGKILL');
+        backend.close();
+      }
+    },
+  );
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

@@ -1,0 +1,193 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import type { ConnectionClose } from '../../src/http/listener.ts';
+import { ListPets } from '../gateway/operations.ts';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { execute } from '../support/graphql.ts';
+
+const TOKEN = 'connections-token';
+
+/** Opens `count` client sockets that send nothing, and waits until all are connected. */
+async function idleSockets(port: number, count: number): Promise<Socket[]> {
+  const sockets = Array.from({ length: count }, () => connect(port, '127.0.0.1'));
+  for (const socket of sockets) socket.on('error', () => {});
+  await Promise.all(sockets.map((socket) => once(socket, 'connect')));
+  return sockets;
+}
+
+/** GET on a fresh connection; the status, or the error code when the socket was closed instead. */
+function freshGet(port: number, path: string): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+    req.end();
+  });
+}
+
+describe('MAX_CONNECTIONS', () => {
+  it('defaults to the file-descriptor limit less two per upstream connection and 64 spare', () => {
+    expect(loadConfig({}, { fileDescriptors: 1024 }).maxConnections).toBe(1024 - 128 - 64);
+    expect(loadConfig({ UPSTREAM_CONNECTIONS: '8' }, { fileDescriptors: 256 }).maxConnections).toBe(176);
+    expect(loadConfig({}, { fileDescriptors: 100 }).maxConnections).toBe(32);
+    expect(loadConfig({ MAX_CONNECTIONS: '500' }, { fileDescriptors: 256 }).maxConnections).toBe(500);
+    expect(() => loadConfig({ MAX_CONNECTIONS: '0' })).toThrowError(
+      /^MAX_CONNECTIONS must be an integer from 1 to 1000000, got "0"$/,
+    );
+  });
+});
+
+describe('the listener at its connection cap', () => {
+  let upstream: FakeUpstream;
+  let gateway: RunningGateway;
+  const closed: ConnectionClose[] = [];
+  const sockets: Socket[] = [];
+
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+    upstream.tokens.add(TOKEN);
+    upstream.seed(TOKEN, { id: '1', name: 'Rex', categoryId: '9' });
+    gateway = await startGateway({
+      upstreamUrl: upstream.url,
+      server: { maxConnections: 20, headersTimeoutMs: 400, onClose: (reason) => closed.push(reason) },
+    });
+  });
+
+  afterEach(() => {
+    for (const socket of sockets.splice(0)) socket.destroy();
+    closed.length = 0;
+    upstream.requests.length = 0;
+  });
+
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  const port = () => Number(new URL(gateway.origin).port);
+
+  it('serves /health and GraphQL while a crowd holds idle sockets up to the cap, closing the oldest idle ones', async () => {
+    sockets.push(...(await idleSockets(port(), 20)));
+    expect(await freshGet(port(), '/health')).toBe(200);
+    const result = await execute(gateway.url, ListPets, { limit: 1 }, `Bearer ${TOKEN}`);
+    expect(result.errors).toBeUndefined();
+    expect(closed.filter((reason) => reason === 'evicted').length).toBeGreaterThanOrEqual(1);
+    // The first crowd sockets were the ones closed.
+    expect(sockets[0]?.destroyed || sockets[0]?.readableEnded).toBe(true);
+  });
+
+  it('refuses a new connection when every held one is busy, and says so', async () => {
+    const refusals: ConnectionClose[] = [];
+    const small = await startGateway({
+      upstreamUrl: upstream.url,
+      server: { maxConnections: 5, onClose: (reason) => refusals.push(reason) },
+    });
+    upstream.fault(/pets/, () => {}); // the upstream never answers: every request stays in flight
+    try {
+      const busy = await idleSockets(Number(new URL(small.origin).port), 5);
+      sockets.push(...busy);
+      busy.forEach((socket, i) => {
+        // Different limits: one caller's identical GETs in flight would be coalesced into one.
+        const body = JSON.stringify({ query: `{ pets(limit: ${i + 1}) { id } }` });
+        socket.write(
+          `POST /graphql HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nauthorization: Bearer ${TOKEN}\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+        );
+      });
+      for (let i = 0; i < 200 && upstream.requests.length < 5; i++)
+        await new Promise((r) => setTimeout(r, 10));
+      expect(upstream.requests.length).toBe(5);
+      const answer = await freshGet(Number(new URL(small.origin).port), '/health');
+      expect(String(answer)).toMatch(/ECONNRESET|EPIPE|socket hang up/);
+      expect(refusals).toEqual(['refused']);
+    } finally {
+      upstream.clearFaults();
+      await small.close();
+    }
+  });
+
+  it('closes a connection that sends nothing once the header time is up, with a 408', async () => {
+    const [socket] = await idleSockets(port(), 1);
+    if (!socket) throw new Error('no socket');
+    sockets.push(socket);
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk;
+    });
+    await once(socket, 'close');
+    expect(received).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(closed).toEqual(['timeout']);
+  });
+
+  it('answers 408 with a JSON body to a client whose headers do not arrive in time', async () => {
+    const [socket] = await idleSockets(port(), 1);
+    if (!socket) throw new Error('no socket');
+    sockets.push(socket);
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk;
+    });
+    socket.write('POST /graphql HTTP/1.1\r\nhost: x\r\n');
+    await once(socket, 'close');
+    expect(received).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(received).toContain('"code":"REQUEST_TIMEOUT"');
+    expect(closed).toEqual(['timeout']);
+  });
+});
+
+describe('npm start under a low file-descriptor limit (ulimit -n 256)', () => {
+  let child: ChildProcess;
+  afterAll(() => {
+    child?.kill('SIGKILL');
+  });
+
+  it('keeps /health and GraphQL answering while 400 idle sockets are open, and logs a warning', async () => {
+    child = spawn('sh', ['-c', `ulimit -n 256 && exec "${process.execPath}" src/main.ts`], {
+      cwd: new URL('../..', import.meta.url),
+      env: {
+        PATH: process.env.PATH ?? '',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        PETSTORE_DB: ':memory:',
+        UPSTREAM_CONNECTIONS: '8',
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout?.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.stderr?.on('data', (chunk) => {
+      output += chunk;
+    });
+    let url: string | undefined;
+    let key: string | undefined;
+    for (let i = 0; i < 200 && !(url && key); i++) {
+      url = /at (http:\/\/\S+\/graphql)/.exec(output)?.[1];
+      key = /API key for this run: (\S+)/.exec(output)?.[1];
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    if (!url || !key) throw new Error(`gateway did not start:\n${output}`);
+    const port = Number(new URL(url).port);
+
+    const crowd = await idleSockets(port, 400);
+    try {
+      expect(await freshGet(port, '/health')).toBe(200);
+      const result = await execute(url, ListPets, { limit: 1 }, `Bearer ${key}`);
+      expect(result.errors).toBeUndefined();
+      expect(result.data?.pets).toHaveLength(1);
+      for (let i = 0; i < 100 && !/client connections closed/.test(output); i++)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(output).toMatch(/"level":40.*"evicted":\d+.*client connections closed/);
+    } finally {
+      for (const socket of crowd) socket.destroy();
+    }
+  });
+});
