@@ -42,11 +42,18 @@ export function createLogDestination(fd = 1): DestinationStream & {
   flush(callback?: (error?: Error) => void): void;
   flushSync(): void;
 } {
-  const boom = pino.destination({ dest: fd, sync: true, minLength: 8192 });
+  // sonic-boom writes synchronously (retrying EAGAIN on a full pipe); the lines wait here, not in
+  // sonic-boom's own buffer, whose flushSync also fsyncs: once per turn, that would be an fsync per
+  // turn for a log file.
+  const boom = pino.destination({ dest: fd, sync: true });
+  let waiting = '';
   let scheduled = false;
   const flushSync = () => {
     scheduled = false;
-    boom.flushSync();
+    if (waiting === '') return;
+    const text = waiting;
+    waiting = '';
+    boom.write(text);
   };
   // Whatever way the process ends (a forced exit after the drain timeout, a crash), the lines of
   // its last turn are written.
@@ -57,8 +64,9 @@ export function createLogDestination(fd = 1): DestinationStream & {
   unflushed.add(flushSync);
   return {
     write(line: string) {
-      boom.write(line);
-      if (!scheduled) {
+      waiting += line;
+      if (waiting.length >= FLUSH_AT) flushSync();
+      else if (!scheduled) {
         scheduled = true;
         setImmediate(flushSync);
       }
@@ -70,6 +78,9 @@ export function createLogDestination(fd = 1): DestinationStream & {
     flushSync,
   };
 }
+
+/** Characters of log lines written at once at most, before the turn ends. */
+const FLUSH_AT = 8192;
 
 const unflushed = new Set<() => void>();
 
