@@ -60,6 +60,9 @@ const MB = 1024 * 1024;
  * against Tailcall (the fastest peer) on list20 and list20-bigids, against the bare hop where the
  * work has no peer, and against itself (cold documents, with the fast lane off as the reference).
  */
+/** cold: the gateway's req/s on new documents against gateway-yoga's, at least (noise allowed). */
+const COLD_MIN_RATIO = 0.9;
+
 export const GOALS = {
   /** At most this multiple of Tailcall's CPU per request, at least this share of its req/s. */
   tailcall: { workloads: ['list20', 'list20-bigids'], maxCpuRatio: 1.5, minRpsRatio: 0.65 },
@@ -291,12 +294,13 @@ export function formatGoals(ratios: readonly Ratio[], summaries: readonly Summar
         verdict(rps.median >= minRpsRatio),
     );
   }
-  const cold = find('cold', 'gateway cold', 'gateway warm', 'rps');
-  const coldYoga = find('cold', 'gateway-yoga cold', 'gateway-yoga warm', 'rps');
-  if (cold !== undefined && coldYoga !== undefined) {
+  // A new document every request: the fast lane and plans must cost it nothing over Yoga alone
+  // (before plans: 0.99× in the 2026-11-23T01:21Z run; ±10% is one run's noise).
+  const cold = find('cold', 'gateway', 'gateway-yoga', 'rps');
+  if (cold !== undefined) {
     lines.push(
-      `- cold: gateway cold/warm req/s ${times(cold.median)} (goal ≥ gateway-yoga's ${times(coldYoga.median)}) ` +
-        verdict(cold.median >= coldYoga.median),
+      `- cold: gateway req/s ${times(cold.median)} gateway-yoga's on new documents (goal ≥ ${times(COLD_MIN_RATIO)}) ` +
+        verdict(cold.median >= COLD_MIN_RATIO),
     );
   }
   const p99 = find(GOALS.steadyP99.workload, 'gateway', 'bare-proxy', 'p99');
