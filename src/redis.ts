@@ -21,6 +21,31 @@ export interface SharedRedisOptions {
   onStateChange?: (state: RedisState, error?: Error) => void;
 }
 
+/**
+ * A store's Redis: the shared one it was given, or its own from a URL (then `owned`: the store
+ * closes it). And how the store counts a failed command: every failure an error, and those refused
+ * by the open breaker (no wait at all) also as bypassed.
+ */
+export function redisForStore(
+  source: URL | string | SharedRedis,
+  options: Pick<SharedRedisOptions, 'commandTimeoutMs' | 'connectTimeoutMs' | 'onStateChange'>,
+  stats: { errors: number; bypassed?: number },
+): { redis: SharedRedis; owned: boolean; failed: (error: unknown) => void } {
+  const owned = typeof source === 'string' || source instanceof URL;
+  const redis = owned
+    ? createSharedRedis(source, {
+        ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
+        ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+        ...(options.onStateChange ? { onStateChange: options.onStateChange } : {}),
+      })
+    : source;
+  const failed = (error: unknown) => {
+    stats.errors++;
+    if (error instanceof RedisUnavailableError) stats.bypassed = (stats.bypassed ?? 0) + 1;
+  };
+  return { redis, owned, failed };
+}
+
 /** Refused without asking Redis: its breaker is open (Redis failed or timed out recently). */
 export class RedisUnavailableError extends Error {
   override name = 'RedisUnavailableError';

@@ -1,9 +1,4 @@
-import {
-  createSharedRedis,
-  RedisUnavailableError,
-  type SharedRedis,
-  type SharedRedisOptions,
-} from '../redis.ts';
+import { redisForStore, type SharedRedis, type SharedRedisOptions } from '../redis.ts';
 
 /**
  * Where documents registered by automatic persisted queries (APQ) live, by their SHA-256 hex.
@@ -171,18 +166,7 @@ export function createRedisDocumentStore(
   const prefix = options.prefix ?? 'pg:apq:v1';
   const keys = [`${prefix}:docs`, `${prefix}:used`, `${prefix}:bytes`, `${prefix}:clock`];
   const stats: DocumentStoreStats = { hits: 0, misses: 0, registered: 0, errors: 0, bypassed: 0 };
-  const owned = typeof source === 'string' || source instanceof URL;
-  const redis = owned
-    ? createSharedRedis(source, {
-        ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
-        ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
-        ...(options.onStateChange ? { onStateChange: options.onStateChange } : {}),
-      })
-    : source;
-  const failed = (error: unknown) => {
-    stats.errors++;
-    if (error instanceof RedisUnavailableError) stats.bypassed = (stats.bypassed ?? 0) + 1;
-  };
+  const { redis, owned, failed } = redisForStore(source, options, stats);
   return {
     async get(hash) {
       try {

@@ -1,9 +1,4 @@
-import {
-  createSharedRedis,
-  RedisUnavailableError,
-  type SharedRedis,
-  type SharedRedisOptions,
-} from '../redis.ts';
+import { redisForStore, type SharedRedis, type SharedRedisOptions } from '../redis.ts';
 
 /**
  * Where cached upstream answers live: this process's memory, or Redis shared by several instances.
@@ -117,18 +112,7 @@ export function createRedisCache(
   options: RedisCacheOptions = {},
 ): ResponseCache {
   const stats: CacheStats = { hits: 0, misses: 0, errors: 0, bypassed: 0 };
-  const owned = typeof source === 'string' || source instanceof URL;
-  const redis = owned
-    ? createSharedRedis(source, {
-        ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
-        ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
-        ...(options.onStateChange ? { onStateChange: options.onStateChange } : {}),
-      })
-    : source;
-  const failed = (error: unknown) => {
-    stats.errors++;
-    if (error instanceof RedisUnavailableError) stats.bypassed = (stats.bypassed ?? 0) + 1;
-  };
+  const { redis, owned, failed } = redisForStore(source, options, stats);
 
   return {
     async get(key) {
