@@ -220,6 +220,18 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers: [registry],
   });
 
+  /** A counter whose value another part keeps: read when /metrics is scraped. */
+  const countedAtScrape = (name: string, help: string, read: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+
   return {
     connectionClosed: (reason) => connectionsClosed.inc({ reason }),
     watchRedis(redis) {
@@ -280,35 +292,23 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
           this.inc({ lane: 'yoga' }, served.yoga);
         },
       });
-      new Counter({
-        name: 'pet_gateway_planned_requests_total',
-        help: 'Of the fast lane requests, those a compiled plan of upstream calls answered (no GraphQL execution).',
-        registers: [registry],
-        collect() {
-          this.reset();
-          this.inc(served.planned);
-        },
-      });
+      countedAtScrape(
+        'pet_gateway_planned_requests_total',
+        'Of the fast lane requests, those a compiled plan of upstream calls answered (no GraphQL execution).',
+        () => served.planned,
+      );
     },
     watchRateLimit(stats) {
-      new Counter({
-        name: 'pet_gateway_rate_limited_total',
-        help: 'GraphQL requests refused with RATE_LIMITED (429): their API key used up its minute.',
-        registers: [registry],
-        collect() {
-          this.reset();
-          this.inc(stats.limited);
-        },
-      });
-      new Counter({
-        name: 'pet_gateway_rate_limit_store_errors_total',
-        help: 'Rate limit decisions taken by the in-process fallback because Redis did not answer.',
-        registers: [registry],
-        collect() {
-          this.reset();
-          this.inc(stats.storeErrors);
-        },
-      });
+      countedAtScrape(
+        'pet_gateway_rate_limited_total',
+        'GraphQL requests refused with RATE_LIMITED (429): their API key used up its minute.',
+        () => stats.limited,
+      );
+      countedAtScrape(
+        'pet_gateway_rate_limit_store_errors_total',
+        'Rate limit decisions taken by the in-process fallback because Redis did not answer.',
+        () => stats.storeErrors,
+      );
     },
     watchDocumentStore(stats) {
       new Counter({
@@ -322,24 +322,16 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
           this.inc({ result: 'miss' }, stats.misses);
         },
       });
-      new Counter({
-        name: 'pet_gateway_apq_registered_total',
-        help: 'Documents registered in the APQ store (hash verified, document validated).',
-        registers: [registry],
-        collect() {
-          this.reset();
-          this.inc(stats.registered);
-        },
-      });
-      new Counter({
-        name: 'pet_gateway_apq_store_errors_total',
-        help: 'APQ store commands that failed or timed out (each a miss or a lost registration), and Redis connection errors.',
-        registers: [registry],
-        collect() {
-          this.reset();
-          this.inc(stats.errors);
-        },
-      });
+      countedAtScrape(
+        'pet_gateway_apq_registered_total',
+        'Documents registered in the APQ store (hash verified, document validated).',
+        () => stats.registered,
+      );
+      countedAtScrape(
+        'pet_gateway_apq_store_errors_total',
+        'APQ store commands that failed or timed out (each a miss or a lost registration), and Redis connection errors.',
+        () => stats.errors,
+      );
     },
     watchCache(stats) {
       new Counter({
