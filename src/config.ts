@@ -221,7 +221,7 @@ function boolean(env: Record<string, string | undefined>, name: string, fallback
   if (raw === undefined) return fallback;
   if (['1', 'true', 'on', 'yes'].includes(raw)) return true;
   if (['0', 'false', 'off', 'no'].includes(raw)) return false;
-  throw new ConfigError(`${name} must be on or off, got "${raw}"`);
+  throw new ConfigError(`${name} must be on or off (or yes/no, true/false, 1/0), got "${raw}"`);
 }
 
 function persisted(env: Record<string, string | undefined>) {

@@ -62,7 +62,7 @@ describe('federation configuration', () => {
   });
 
   it.each([
-    [{ FEDERATION: 'v2' }, /^FEDERATION must be on or off, got "v2"$/],
+    [{ FEDERATION: 'v2' }, /^FEDERATION must be on or off \(or yes\/no, true\/false, 1\/0\), got "v2"$/],
     [{ MAX_REPRESENTATIONS: '0' }, /^MAX_REPRESENTATIONS must be an integer from 1 to 100000, got "0"$/],
   ])('refuses %o naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrowError(message);
@@ -114,7 +114,7 @@ describe('upstream coalescing configuration', () => {
     expect(loadConfig({}).upstreamCoalesce).toBe(true);
     expect(loadConfig({ UPSTREAM_COALESCE: 'off' }).upstreamCoalesce).toBe(false);
     expect(() => loadConfig({ UPSTREAM_COALESCE: 'sometimes' })).toThrowError(
-      /^UPSTREAM_COALESCE must be on or off, got "sometimes"$/,
+      /^UPSTREAM_COALESCE must be on or off \(or yes\/no, true\/false, 1\/0\), got "sometimes"$/,
     );
   });
 });
@@ -213,12 +213,38 @@ describe('automatic persisted queries (APQ)', () => {
   });
 
   it.each([
-    [{ APQ: 'maybe' }, /^APQ must be on or off, got "maybe"$/],
+    [{ APQ: 'maybe' }, /^APQ must be on or off \(or yes\/no, true\/false, 1\/0\), got "maybe"$/],
     [{ APQ_STORE: 'disk' }, /^APQ_STORE must be memory or redis, got "disk"$/],
     [{ APQ_MAX_DOCUMENTS: '0' }, /^APQ_MAX_DOCUMENTS must be an integer from 1 to 1000000/],
     [{ APQ_MAX_BYTES: '1023' }, /^APQ_MAX_BYTES must be an integer from 1024 to 1073741824/],
   ])('refuses %o with one line naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrowError(ConfigError);
     expect(() => loadConfig(env)).toThrowError(message);
+  });
+});
+
+describe('on/off settings', () => {
+  it('a refused value is told every spelling that is accepted, and each one it lists is', () => {
+    const message = (() => {
+      try {
+        loadConfig({ GRAPHIQL: 'enabled' });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return '';
+    })();
+    // The words the message offers, in on/off pairs: "on or off (or yes/no, true/false, 1/0)".
+    const pairs = [...message.matchAll(/(\w+)(?: or |\/)(\w+)/g)].map((match) => [match[1], match[2]]);
+    expect(pairs).toEqual([
+      ['on', 'off'],
+      ['yes', 'no'],
+      ['true', 'false'],
+      ['1', '0'],
+    ]);
+    for (const [on, off] of pairs) {
+      expect(loadConfig({ GRAPHIQL: on }).graphiql, on).toBe(true);
+      expect(loadConfig({ GRAPHIQL: off }).graphiql, off).toBe(false);
+    }
+    expect(message).toMatch(/^GRAPHIQL must be .*, got "enabled"$/);
   });
 });
