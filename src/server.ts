@@ -13,7 +13,7 @@ import { type CompiledExecution, createCompiledExecution } from './execution/com
 import { compilePlan } from './execution/plan.ts';
 import { useCacheHeaders } from './http/cache-headers.ts';
 import { type DeprecatedUse, useDeprecationNotices } from './http/deprecation-headers.ts';
-import { useGraphiQLPage } from './http/graphiql.ts';
+import { useGraphiQLPage, useGraphiQLRefusal } from './http/graphiql.ts';
 import type { RedisHealth } from './http/health.ts';
 import { useOperationChoice } from './http/operation-choice.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './http/persisted-documents.ts';
@@ -215,7 +215,9 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
       flattenFragments: true,
       ...armorOptions('DEPTH_LIMIT_EXCEEDED'),
     }),
-    maxAliasesPlugin({ n: limits.maxAliases, ...armorOptions('ALIAS_LIMIT_EXCEEDED') }),
+    // graphql-armor leaves `__typename` out of the count by default, so `{ a0: __typename … a999:
+    // __typename }` passed any MAX_ALIASES: every alias counts here, whatever field it names.
+    maxAliasesPlugin({ n: limits.maxAliases, allowList: [], ...armorOptions('ALIAS_LIMIT_EXCEEDED') }),
     maxDirectivesPlugin({ n: limits.maxDirectives, ...armorOptions('DIRECTIVE_LIMIT_EXCEEDED') }),
     useCodedRequestErrors(limits.maxDirectives),
     useExactInt64Variables(),
@@ -262,6 +264,15 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
         defaultQuery: EXAMPLE_QUERY,
         headers: JSON.stringify(headers),
       }),
+    );
+  } else {
+    plugins.push(
+      useGraphiQLRefusal(
+        '/graphql',
+        options.persistedOperations?.mode === 'require'
+          ? "GraphiQL is not served here: with PERSISTED_OPERATIONS=require only the manifest's operations run, so every query GraphiQL sends would be refused. Use GraphiQL on a gateway with PERSISTED_OPERATIONS=allow or off and GRAPHIQL=on, or read schema/schema.graphql. Apps send their operations here by id, as POST application/json."
+          : 'GraphiQL is off on this gateway (GRAPHIQL=off). To use it in a browser, start the gateway with GRAPHIQL=on (the default). GraphQL clients send queries here as POST application/json.',
+      ),
     );
   }
   // Last, so the answer it compresses carries every header the plugins before it set.

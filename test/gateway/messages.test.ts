@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../../src/config.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { postJson } from '../support/graphql.ts';
@@ -89,4 +90,29 @@ describe('GET parameters', () => {
       ]);
     },
   );
+});
+
+describe('MAX_ALIASES counts every alias', () => {
+  it('1,000 aliases of __typename are refused, as 11 are at the default limit', async () => {
+    // Tokens raised so the alias limit is the one that answers (1,000 aliases are 3,000 tokens).
+    const roomy = await startGateway({
+      upstreamUrl: upstream.url,
+      limits: { ...DEFAULT_LIMITS, maxTokens: 10_000 },
+    });
+    try {
+      const typenames = (n: number) =>
+        `{ ${Array.from({ length: n }, (_, i) => `a${i}: __typename`).join(' ')} }`;
+      const many = await postJson(roomy.url, { query: typenames(1000) }, AUTH);
+      expect(many.status).toBe(400);
+      expect(many.errors?.[0]?.extensions?.code).toBe('ALIAS_LIMIT_EXCEEDED');
+      expect(many.errors?.[0]?.message).toBe('Aliases limit of 10 exceeded, found 1000.');
+      const eleven = await postJson(gateway.url, { query: typenames(11) }, AUTH);
+      expect(eleven.errors?.[0]?.extensions?.code).toBe('ALIAS_LIMIT_EXCEEDED');
+      // Unaliased __typename (what Apollo Client adds to every selection) is no alias.
+      const plain = await postJson(gateway.url, { query: `{ ${'__typename '.repeat(20)}}` }, AUTH);
+      expect(plain.errors).toBeUndefined();
+    } finally {
+      await roomy.close();
+    }
+  });
 });
