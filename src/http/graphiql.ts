@@ -51,6 +51,30 @@ export function useGraphiQLPage(endpoint: string, options: GraphiQLOptions): Plu
   };
 }
 
+/**
+ * Where GraphiQL is not served, the requests that would get its page (a browser's `GET` asking for
+ * `text/html`) get 406 with `reason` as plain text: a person reads it, and an empty 406 told them
+ * nothing. `reason` says how to get GraphiQL back.
+ */
+export function useGraphiQLRefusal(endpoint: string, reason: string): Plugin {
+  return {
+    onRequest({ request, endResponse, fetchAPI }) {
+      if (request.method !== 'GET' || !request.headers.get('accept')?.includes('text/html')) return;
+      if (!isPath(request, endpoint) && !isPath(request, `${endpoint}/`)) return;
+      endResponse(
+        new fetchAPI.Response(`${reason}\n`, {
+          status: 406,
+          headers: {
+            'content-type': 'text/plain; charset=utf-8',
+            'cache-control': 'no-store',
+            vary: 'Accept',
+          },
+        }),
+      );
+    },
+  };
+}
+
 /** The page with one more inline script, run after GraphiQL's own. */
 export function withScript(html: string, script: string): string {
   // An inline script ends at the first `</script`, whatever JavaScript around it means.

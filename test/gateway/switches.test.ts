@@ -55,6 +55,29 @@ describe('GRAPHIQL and INTROSPECTION', () => {
     expect((await introspect(gateway)).body.data.__schema.queryType.name).toBe('Query');
   });
 
+  it('GRAPHIQL off: a browser opening /graphql reads a 406 saying how to turn GraphiQL on', async () => {
+    const gateway = createGateway({ upstream: client, logger: quiet(), graphiql: false });
+    // What Chromium sends when a person types the URL.
+    const accept =
+      'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8';
+    for (const url of ['http://gateway/graphql', 'http://gateway/graphql?query=%7B__typename%7D']) {
+      const response = await gateway.fetch(url, { headers: { accept } });
+      expect(response.status, url).toBe(406);
+      expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+      expect(await response.text()).toMatch(
+        /^GraphiQL is off on this gateway \(GRAPHIQL=off\)\. .*GRAPHIQL=on/,
+      );
+    }
+    const required = createGateway({
+      upstream: client,
+      logger: quiet(),
+      persistedOperations: { mode: 'require', documents: new Map() },
+    });
+    const refused = await required.fetch('http://gateway/graphql', { headers: { accept } });
+    expect(refused.status).toBe(406);
+    expect(await refused.text()).toMatch(/PERSISTED_OPERATIONS=require.*PERSISTED_OPERATIONS=allow or off/);
+  });
+
   it('INTROSPECTION off: __schema and __type are refused, ordinary queries still run', async () => {
     const gateway = createGateway({ upstream: client, logger: quiet(), introspection: false });
     const schema = await introspect(gateway);
