@@ -50,6 +50,8 @@ const DOWN_MS = 1_500;
 const UP_MS = 7_000;
 /** The first kill comes after this much normal traffic. */
 const FIRST_KILL_MS = 2_000;
+/** The shortest run with a kill in it (and so a breaker to open and close): 11 s. */
+export const MIN_DURATION_SECONDS = Math.ceil((FIRST_KILL_MS + DOWN_MS + UP_MS) / 1000);
 /**
  * How long "after" is watched, idle: V8's memory reducer runs a full collection some 8 s after
  * allocation stops. Samples are 500 ms apart: every scrape allocates too.

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { formatReport, runChaos } from './chaos.ts';
+import { formatReport, MIN_DURATION_SECONDS, runChaos } from './chaos.ts';
 import { formatClusterReport, runClusterChaos } from './cluster.ts';
 
 // `npm run chaos [-- --duration 60 --keys 200 --concurrency 16 --workers 1 --instances 2]`: the
@@ -32,7 +32,8 @@ const number = (name: string, min: number, max: number): number => {
   return value;
 };
 
-const durationSeconds = number('duration', 5, 3600);
+// Shorter, the run would end before its first kill and fail its breaker proof after a minute's work.
+const durationSeconds = number('duration', MIN_DURATION_SECONDS, 3600);
 const keys = number('keys', 1, 100_000);
 const concurrency = number('concurrency', 1, 512);
 const workers = number('workers', 1, 256);
