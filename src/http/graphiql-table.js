@@ -173,9 +173,11 @@
 .pg-table-panel{position:absolute;left:0;right:0;bottom:0;overflow:auto;padding:0 var(--px-16,16px) 16px;background:hsl(var(--color-base));z-index:5;font-size:13px}
 .pg-table-panel h3{font-size:14px;margin:12px 0 6px;display:flex;gap:8px;align-items:center}
 .pg-table-panel h3 button{font-size:12px;border:1px solid hsla(var(--color-neutral),0.2);background:none;color:inherit;border-radius:4px;padding:1px 8px;cursor:pointer}
-.pg-table{border-collapse:collapse;margin-bottom:8px}
-.pg-table th,.pg-table td{border:1px solid hsla(var(--color-neutral),0.15);padding:3px 8px;text-align:left;white-space:nowrap}
-.pg-table th{background:hsla(var(--color-neutral),0.06);position:sticky;top:0}
+.pg-table{border-collapse:separate;border-spacing:0;margin-bottom:8px}
+.pg-table th,.pg-table td{border:solid hsla(var(--color-neutral),0.15);border-width:0 1px 1px 0;padding:3px 8px;text-align:left;white-space:nowrap}
+.pg-table th:first-child,.pg-table td:first-child{border-left-width:1px}
+.pg-table th{border-top-width:1px}
+.pg-table th{background:linear-gradient(hsla(var(--color-neutral),0.06),hsla(var(--color-neutral),0.06)),hsl(var(--color-base));position:sticky;top:0;z-index:1}
 .pg-table th button{all:unset;cursor:pointer;font-weight:600}
 .pg-table th button:focus-visible{outline:2px solid hsl(var(--color-primary))}
 .pg-table td.pg-null{color:hsla(var(--color-neutral),0.4)}

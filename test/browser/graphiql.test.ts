@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sentence } from '../docs/claims.ts';
 
 // The browser: Debian's Chromium when the machine has it (CHROMIUM_PATH, else /usr/bin/chromium);
 // otherwise the Chromium build that the @sparticuz/chromium devDependency carries inside its npm
@@ -26,6 +27,9 @@ const chromiumFound = await findChromium();
 const haveChromium = chromiumFound.path !== undefined;
 if (!haveChromium && process.env.CI) throw new Error(`[graphiql.test] ${chromiumFound.problem}`);
 if (!haveChromium) console.warn(`[graphiql.test] skipped: ${chromiumFound.problem} (run npm ci)`);
+
+/** The sentence of docs/graphiql.md the docs-pane test holds true (found by its beginning). */
+const DOCS_PANE_CLAIM = 'The docs pane shows each argument';
 
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 
@@ -231,6 +235,84 @@ describe.skipIf(!haveChromium)('GraphiQL in a real browser', () => {
       await page.screenshot({ path: `${ARTIFACTS}graphiql-table.png` });
       expect(pageErrors).toEqual([]);
       expect(foreignRequests).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
+describe.skipIf(!haveChromium)('GraphiQL in a real browser: what docs/graphiql.md says of it', () => {
+  it('the table view’s sticky header is opaque: rows scrolled under it do not show through', async () => {
+    const browser = await launch();
+    try {
+      // Short, so the panel scrolls: 36 rows under a header that stays put.
+      const page = await browser.newPage({ viewport: { width: 1200, height: 600 } });
+      const query = '{ pets(limit: 36) { id name categoryId status } }';
+      await page.goto(`${url}?query=${encodeURIComponent(query)}`, { waitUntil: 'load' });
+      await page.locator('.graphiql-execute-button').waitFor({ timeout: 20_000 });
+      await page.locator('.graphiql-execute-button').click();
+      await expect
+        .poll(() => page.locator('.graphiql-response').innerText(), { timeout: 20_000 })
+        .toContain('"SOLD"');
+      await page.locator('.pg-table-table').click();
+      const header = page.locator('table.pg-table[data-path="pets"] thead');
+      await header.waitFor({ timeout: 10_000 });
+      const panel = page.locator('.pg-table-panel');
+      const scrolled = async (top: number) => {
+        await panel.evaluate((node, y) => {
+          node.scrollTop = y;
+        }, top);
+        await page.waitForTimeout(100);
+        // The header cells (sticky themselves), as one rectangle.
+        const box = await header.evaluate((thead) => {
+          const cells = [...thead.querySelectorAll('th')].map((th) => th.getBoundingClientRect());
+          const x = Math.min(...cells.map((cell) => cell.left));
+          const y = Math.min(...cells.map((cell) => cell.top));
+          const right = Math.max(...cells.map((cell) => cell.right));
+          const bottom = Math.max(...cells.map((cell) => cell.bottom));
+          return { x, y, width: right - x, height: bottom - y };
+        });
+        return { box, pixels: await page.screenshot({ clip: box }) };
+      };
+      // Scrolled past the table's top, twice, with other rows under the header each time.
+      const panelTop = await panel.evaluate((node) => node.getBoundingClientRect().top);
+      const first = await scrolled(180);
+      const second = await scrolled(240);
+      expect(await panel.evaluate((node) => node.scrollTop)).toBe(240);
+      // The header is held at the panel's top both times…
+      expect(first.box.y).toBeCloseTo(panelTop, 0);
+      expect(second.box.y).toBeCloseTo(panelTop, 0);
+      // …and looks exactly the same: nothing of the rows under it shows through.
+      expect(second.pixels.equals(first.pixels)).toBe(true);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it(`docs pane: ${JSON.stringify(DOCS_PANE_CLAIM.slice(0, 60))}… (docs/graphiql.md)`, async () => {
+    const claim = sentence('docs/graphiql.md', DOCS_PANE_CLAIM);
+    const browser = await launch();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      await page.goto(url, { waitUntil: 'load' });
+      await page.locator('.graphiql-execute-button').waitFor({ timeout: 20_000 });
+      await page.locator('.graphiql-sidebar button[aria-label="Show Documentation Explorer"]').click();
+      const docs = page.locator('.graphiql-doc-explorer');
+      await docs
+        .locator('a', { hasText: /^Query$/ })
+        .first()
+        .click();
+      await docs.locator('a.graphiql-doc-explorer-field-name', { hasText: /^pets$/ }).click();
+      await expect.poll(() => docs.innerText(), { timeout: 10_000 }).toContain('Arguments');
+      const text = await docs.innerText();
+      // What the sentence shows in code (`limit: Int`) is the argument's line, exactly…
+      const shown = /`(limit: [^`]+)`/.exec(claim)?.[1];
+      expect(shown, claim).toBeDefined();
+      expect(text.split('\n'), claim).toContain(shown);
+      // …and the default it says the description gives is there.
+      const inDescription = /“([^”]+)”/.exec(claim)?.[1];
+      expect(inDescription, claim).toBeDefined();
+      expect(text, claim).toContain(inDescription);
     } finally {
       await browser.close();
     }
