@@ -6,8 +6,14 @@ import { redisForStore, type SharedRedis, type SharedRedisOptions } from '../red
  * in `stats.errors`, so the cache can make a request slower or less cached, never fail it.
  */
 export interface ResponseCache {
-  /** The value, or undefined when absent, expired or unreadable. */
+  /** The value, or undefined when absent, expired or unreadable; counted as a lookup (hit or miss). */
   get(key: string): Promise<string | undefined>;
+  /**
+   * The value of a key that is not an answer (a caller's list generation), so not counted as a
+   * lookup: `{ value }` (undefined when absent), or undefined when the store could not answer
+   * (counted in `errors`, as every failed command is).
+   */
+  peek(key: string): Promise<{ value: string | undefined } | undefined>;
   /** Stores `value` for `ttlMs`; a lost write is only counted. */
   set(key: string, value: string, ttlMs: number): Promise<void>;
   /**
@@ -76,6 +82,9 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): ResponseCac
       else stats.hits++;
       return value;
     },
+    async peek(key) {
+      return { value: read(key) };
+    },
     async set(key, value, ttlMs) {
       write(key, value, ttlMs);
     },
@@ -121,6 +130,15 @@ export function createRedisCache(
         if (value === null) stats.misses++;
         else stats.hits++;
         return value ?? undefined;
+      } catch (error) {
+        failed(error);
+        return undefined;
+      }
+    },
+    async peek(key) {
+      try {
+        const value = await redis.run((client) => client.get(key));
+        return { value: value ?? undefined };
       } catch (error) {
         failed(error);
         return undefined;

@@ -282,8 +282,12 @@ function cachedCalls(
   return {
     async listPets(query: ListPetsQuery): Promise<PetDto[]> {
       // Read, not created: nothing derived from a key is written before the upstream accepts it.
-      const generation = await attempt(() => store.get(generationKey));
+      // Not a lookup of its own: the list's lookup is this read when it finds no generation (a
+      // miss, or an error when the store failed), else the read of the list's key below.
+      const read = await attempt(() => store.peek(generationKey));
+      const generation = read?.value;
       if (generation === undefined) {
+        if (read) store.stats.misses++;
         onCall();
         const pets = await client.listPets(auth, query, signal());
         // Accepted: start this caller's generation. Kept only if it is the one now stored: any

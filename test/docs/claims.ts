@@ -8,18 +8,21 @@ import MarkdownIt from 'markdown-it';
  */
 
 const ROOT = new URL('../../', import.meta.url);
-const markdown = new MarkdownIt('commonmark');
+// GitHub's flavour: tables are tables, so a claim in a table cell is found in its cell.
+const markdown = new MarkdownIt();
 
 /** The sentence of `page` that begins with `beginning`, as written (code spans keep their backticks). */
 export function sentence(page: string, beginning: string): string {
   const tokens = markdown.parse(readFileSync(new URL(page, ROOT), 'utf8'), {});
+  let line = 1;
   for (const token of tokens) {
+    // Inline tokens in table cells carry no line: the row's opening token before them does.
+    if (token.map) line = token.map[0] + 1;
     if (token.type !== 'inline') continue;
     // A paragraph's or list item's text with its line breaks as spaces.
     const text = token.content.replace(/\s*\n\s*/g, ' ');
     const start = text.indexOf(beginning);
     if (start === -1) continue;
-    const line = (token.map?.[0] ?? 0) + 1;
     return `${text.slice(start, sentenceEnd(text, start))} (${page}:${line})`;
   }
   throw new Error(`${page} holds no sentence beginning "${beginning}": reword the test with the sentence`);

@@ -24,6 +24,10 @@ function recording(store: ResponseCache) {
       touched.push(key);
       return store.get(key);
     },
+    peek: (key) => {
+      touched.push(key);
+      return store.peek(key);
+    },
     set: (key, value, ttlMs) => {
       written.push(key, value);
       touched.push(key);

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/observability/metrics.ts';
+import { createMemoryCache } from '../../src/upstream/cache.ts';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { postJson } from '../support/graphql.ts';
+import { sentence } from './claims.ts';
+
+// Sentences of the README and docs/ that say how the gateway behaves, each held true against a
+// running gateway. A test is named by its sentence's beginning and quotes the whole sentence (page
+// and line) when it fails; rewording a sentence fails its test until the test is reworded too.
+
+const AUTH = 'Bearer claims';
+let upstream: FakeUpstream;
+
+beforeAll(async () => {
+  upstream = await startFakeUpstream();
+  upstream.tokens.add('claims');
+  for (const id of ['1', '2', '3', '7', '8'])
+    upstream.seed('claims', { id, name: `Pet ${id}`, categoryId: '1', status: 'available' });
+});
+
+afterAll(async () => {
+  await upstream.close();
+});
+
+/** The upstream requests one GraphQL request made, as `METHOD path`. */
+async function upstreamCalls(gateway: RunningGateway, query: string): Promise<string[]> {
+  const before = upstream.requests.length;
+  const answer = await postJson(gateway.url, { query }, AUTH);
+  expect(answer.errors, query).toBeUndefined();
+  return upstream.requests.slice(before).map((request) => `${request.method} ${request.path}`);
+}
+
+describe('README: “Within one GraphQL request, identical…”', () => {
+  const claim = sentence('README.md', 'Within one GraphQL request, identical');
+  const shared = sentence('README.md', 'That is all a request shares');
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    gateway = await startGateway({ upstreamUrl: upstream.url });
+  });
+  afterAll(async () => {
+    await gateway.close();
+  });
+
+  // Three times each: Yoga, then compiled, then the fast lane's plan answer the same document.
+  it.each([1, 2, 3])(
+    'identical lists make one GET /pets, ids one GET each however spelled (run %i)',
+    async () => {
+      expect(
+        await upstreamCalls(gateway, '{ a: pets(limit: 5) { id } b: pets(limit: 5) { name } }'),
+        claim,
+      ).toEqual(['GET /v1/pets?limit=5']);
+      const byId = await upstreamCalls(
+        gateway,
+        '{ a: pet(id: "7") { id } b: pet(id: "007") { name } c: pet(id: " +7 ") { id } d: pet(id: "8") { id } }',
+      );
+      expect(byId.sort(), claim).toEqual(['GET /v1/pets/7', 'GET /v1/pets/8']);
+    },
+  );
+
+  it.each([1, 2, 3])('a pet(id) beside a list that holds it still makes its own call (run %i)', async () => {
+    const calls = await upstreamCalls(gateway, '{ pets(limit: 5) { id } pet(id: "3") { name } }');
+    expect(calls.sort(), shared).toEqual(['GET /v1/pets/3', 'GET /v1/pets?limit=5']);
+  });
+});
+
+describe('docs/operating.md: `pet_gateway_response_cache_lookups_total`', () => {
+  const row = sentence('docs/operating.md', '`result` (`hit`, `miss`, `error`');
+
+  it('one cached query asked twice is two lookups: a miss, then a hit', async () => {
+    const store = createMemoryCache();
+    const metrics = createMetrics();
+    metrics.watchCache(store.stats);
+    const gateway = await startGateway({
+      upstreamUrl: upstream.url,
+      cache: { store, ttlMs: 60_000 },
+      gateway: { metrics },
+    });
+    try {
+      const lookups = async () => {
+        const text = await (await fetch(`${gateway.origin}/metrics`)).text();
+        const counts: Record<string, number> = {};
+        for (const match of text.matchAll(
+          /^pet_gateway_response_cache_lookups_total\{result="(\w+)"\} (\d+)$/gm,
+        ))
+          counts[match[1] as string] = Number(match[2]);
+        return counts;
+      };
+      for (const query of ['{ pets(limit: 3) { id } }', '{ pet(id: "2") { name } }']) {
+        const before = await lookups();
+        const calls = [await upstreamCalls(gateway, query), await upstreamCalls(gateway, query)];
+        expect(calls[1], `${query}: the second answer came from the cache`).toEqual([]);
+        const after = await lookups();
+        const delta = (result: string) => (after[result] ?? 0) - (before[result] ?? 0);
+        expect({ hit: delta('hit'), miss: delta('miss'), error: delta('error') }, `${query}: ${row}`).toEqual(
+          {
+            hit: 1,
+            miss: 1,
+            error: 0,
+          },
+        );
+      }
+    } finally {
+      await gateway.close();
+      await store.close();
+    }
+  });
+});
