@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.ts';
-import { createMemoryCache } from '../../src/upstream/cache.ts';
+import { createMemoryCache, createRedisCache, type ResponseCache } from '../../src/upstream/cache.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { postJson } from '../support/graphql.ts';
+import { haveRedisServer, startRedis } from '../support/redis.ts';
 import { sentence } from './claims.ts';
 
 // Sentences of the README and docs/ that say how the gateway behaves, each held true against a
@@ -68,42 +69,65 @@ describe('README: “Within one GraphQL request, identical…”', () => {
 describe('docs/operating.md: `pet_gateway_response_cache_lookups_total`', () => {
   const row = sentence('docs/operating.md', '`result` (`hit`, `miss`, `error`');
 
-  it('one cached query asked twice is two lookups: a miss, then a hit', async () => {
-    const store = createMemoryCache();
-    const metrics = createMetrics();
-    metrics.watchCache(store.stats);
-    const gateway = await startGateway({
-      upstreamUrl: upstream.url,
-      cache: { store, ttlMs: 60_000 },
-      gateway: { metrics },
-    });
-    try {
-      const lookups = async () => {
-        const text = await (await fetch(`${gateway.origin}/metrics`)).text();
-        const counts: Record<string, number> = {};
-        for (const match of text.matchAll(
-          /^pet_gateway_response_cache_lookups_total\{result="(\w+)"\} (\d+)$/gm,
-        ))
-          counts[match[1] as string] = Number(match[2]);
-        return counts;
-      };
-      for (const query of ['{ pets(limit: 3) { id } }', '{ pet(id: "2") { name } }']) {
-        const before = await lookups();
-        const calls = [await upstreamCalls(gateway, query), await upstreamCalls(gateway, query)];
-        expect(calls[1], `${query}: the second answer came from the cache`).toEqual([]);
-        const after = await lookups();
-        const delta = (result: string) => (after[result] ?? 0) - (before[result] ?? 0);
-        expect({ hit: delta('hit'), miss: delta('miss'), error: delta('error') }, `${query}: ${row}`).toEqual(
-          {
+  const stores: Array<[string, () => Promise<{ store: ResponseCache; end(): Promise<void> }>]> = [
+    ['memory', async () => ({ store: createMemoryCache(), end: async () => {} })],
+  ];
+  if (haveRedisServer('claims.test'))
+    stores.push([
+      'redis',
+      async () => {
+        const redis = await startRedis();
+        const store = createRedisCache(redis.url);
+        // Connected before counting, so no lookup is an error of the connection's first moments.
+        for (let i = 0; (await store.setIfAbsent('pg:test:ready', '1', 1000)) === undefined; i++) {
+          if (i > 100) throw new Error('Redis store never connected');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        return { store, end: () => redis.stop() };
+      },
+    ]);
+
+  it.each(stores)(
+    'one cached query asked twice is two lookups: a miss, then a hit (%s)',
+    async (_name, open) => {
+      const { store, end } = await open();
+      const metrics = createMetrics();
+      metrics.watchCache(store.stats);
+      const gateway = await startGateway({
+        upstreamUrl: upstream.url,
+        cache: { store, ttlMs: 60_000 },
+        gateway: { metrics },
+      });
+      try {
+        const lookups = async () => {
+          const text = await (await fetch(`${gateway.origin}/metrics`)).text();
+          const counts: Record<string, number> = {};
+          for (const match of text.matchAll(
+            /^pet_gateway_response_cache_lookups_total\{result="(\w+)"\} (\d+)$/gm,
+          ))
+            counts[match[1] as string] = Number(match[2]);
+          return counts;
+        };
+        for (const query of ['{ pets(limit: 3) { id } }', '{ pet(id: "2") { name } }']) {
+          const before = await lookups();
+          const calls = [await upstreamCalls(gateway, query), await upstreamCalls(gateway, query)];
+          expect(calls[1], `${query}: the second answer came from the cache`).toEqual([]);
+          const after = await lookups();
+          const delta = (result: string) => (after[result] ?? 0) - (before[result] ?? 0);
+          expect(
+            { hit: delta('hit'), miss: delta('miss'), error: delta('error') },
+            `${query}: ${row}`,
+          ).toEqual({
             hit: 1,
             miss: 1,
             error: 0,
-          },
-        );
+          });
+        }
+      } finally {
+        await gateway.close();
+        await store.close();
+        await end();
       }
-    } finally {
-      await gateway.close();
-      await store.close();
-    }
-  });
+    },
+  );
 });
