@@ -1,12 +1,11 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { startPetstore } from '../src/petstore/server.ts';
-import { startGateway } from './support/gateway.ts';
 import { headingSlugs, markdownLinks, shownCommands } from './support/markdown.ts';
 
 // The README and docs/ are read from a fresh clone: what they point to must be in the clone, what
 // they say a program reads must be what the program reads, and what they tell a reader to run must
-// be something the repository runs.
+// be something the repository runs. Their examples run in test/docs/examples.test.ts (the README's
+// first query among them), and their claims about behaviour in test/docs/claims.test.ts.
 
 const ROOT = new URL('../', import.meta.url);
 const read = (path: string) => readFileSync(new URL(path, ROOT), 'utf8');
@@ -122,33 +121,6 @@ describe('README and docs/', () => {
     }
     expect(listed.length).toBeGreaterThan(0);
     expect(new Set(listed)).toEqual(readVars);
-  });
-});
-
-describe('the README’s first query', () => {
-  it('answers what the README shows, on a freshly seeded store', async () => {
-    const section = README.slice(
-      README.indexOf('## A first query'),
-      README.indexOf('\n## ', README.indexOf('## A first query') + 1),
-    );
-    const body = /-d '([^']+)'/.exec(section)?.[1];
-    const shown = /```json\n(.+)\n```/.exec(section)?.[1];
-    expect(body).toBeDefined();
-    expect(shown).toBeDefined();
-    const petstore = await startPetstore({ dbPath: ':memory:', apiKey: 'readme-key', port: 0 });
-    const gateway = await startGateway({ upstreamUrl: petstore.url });
-    try {
-      const response = await fetch(gateway.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer readme-key' },
-        body,
-      });
-      expect(response.status).toBe(200);
-      expect(await response.text()).toBe(shown);
-    } finally {
-      await gateway.close();
-      await petstore.close();
-    }
   });
 });
 

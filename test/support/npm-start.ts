@@ -1,0 +1,72 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+
+const ROOT = new URL('../../', import.meta.url);
+
+export interface StartedGateway {
+  /** `http://127.0.0.1:<port>`: where the gateway listens (loopback, a free port). */
+  origin: string;
+  /** The embedded service's key, from the start-up line that prints it (undefined when not printed). */
+  key: string | undefined;
+  /** Everything written to stdout so far, in lines. */
+  lines(): string[];
+  /** SIGTERM, then waits for the exit (SIGKILL after 10 s). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs the gateway exactly as `npm start` does (package.json's start script: node, its flags,
+ * src/main.ts), with `env` on top of a bare environment, on loopback and a free port (`PORT=0`,
+ * `HOST=127.0.0.1`) and, unless given, a fresh seeded store (`PETSTORE_DB=:memory:`). Resolves
+ * once the start-up lines are out (the key's line too, in the embedded default).
+ */
+export async function npmStart(env: Record<string, string> = {}): Promise<StartedGateway> {
+  const script = (
+    JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { scripts: { start: string } }
+  ).scripts.start;
+  const [command, ...args] = script.split(/\s+/);
+  if (command !== 'node') throw new Error(`npm start runs "${script}", not node`);
+  const child: ChildProcess = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', PETSTORE_DB: ':memory:', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk) => {
+    // Only the first lines are ever read; the rest (one log line per request) is dropped.
+    if (stdout.length < 64 * 1024) stdout += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const embedded = env.UPSTREAM_URL === undefined;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const origin = /(?:GraphQL|GraphiQL) at http:\/\/[^:/\s]+:(\d+)\/graphql/.exec(stdout)?.[1];
+    const key = /API key for this run: (\S+)\n/.exec(stdout)?.[1];
+    const upstreamLine = embedded ? /animal store at \S+\n/.test(stdout) : /upstream \S+\n/.test(stdout);
+    if (origin && upstreamLine && (!embedded || key || env.PETSTORE_API_KEY)) {
+      return {
+        origin: `http://127.0.0.1:${origin}`,
+        key: key ?? env.PETSTORE_API_KEY,
+        lines: () => stdout.replace(/\n$/, '').split('\n'),
+        stop,
+      };
+    }
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`npm start did not come up:\n${stdout}${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
