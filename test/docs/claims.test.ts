@@ -1,11 +1,17 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { createMemoryCache, createRedisCache, type ResponseCache } from '../../src/upstream/cache.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { postJson } from '../support/graphql.ts';
+import { npmStart, type StartedGateway } from '../support/npm-start.ts';
 import { haveRedisServer, startRedis } from '../support/redis.ts';
 import { sentence } from './claims.ts';
+import { commands, difference, examples } from './examples.ts';
 
 // Sentences of the README and docs/ that say how the gateway behaves, each held true against a
 // running gateway. A test is named by its sentence's beginning and quotes the whole sentence (page
@@ -130,4 +136,90 @@ describe('docs/operating.md: `pet_gateway_response_cache_lookups_total`', () => 
       }
     },
   );
+});
+
+describe('README: start-up settings', () => {
+  it('“With `GRAPHIQL=off` the first line reads…”', async () => {
+    const claim = sentence('README.md', 'With `GRAPHIQL=off` the first line reads');
+    const shown = /reads `([^`]+)`/.exec(claim)?.[1] as string;
+    const gateway = await npmStart({ GRAPHIQL: 'off' });
+    try {
+      expect(
+        difference({ line: 0, lang: 'text', text: shown }, gateway.lines()[0] ?? ''),
+        claim,
+      ).toBeUndefined();
+    } finally {
+      await gateway.stop();
+    }
+  });
+
+  it('“To keep one key across restarts, set it yourself…”', async () => {
+    const claim = sentence('README.md', 'To keep one key across restarts, set it yourself');
+    const env = /`([A-Z_]+)=(\S+) npm start`/.exec(claim);
+    expect(env, claim).not.toBeNull();
+    for (const run of [1, 2]) {
+      const gateway = await npmStart({ [env?.[1] as string]: env?.[2] as string });
+      try {
+        const answer = await postJson(
+          `${gateway.origin}/graphql`,
+          { query: '{ pets(limit: 1) { id } }' },
+          `Bearer ${env?.[2]}`,
+        );
+        expect(answer.errors, `start ${run}: ${claim}`).toBeUndefined();
+        expect(gateway.lines().join('\n'), claim).not.toContain('API key for this run');
+      } finally {
+        await gateway.stop();
+      }
+    }
+  });
+});
+
+describe('docs/reference-service.md: “To start again from the 36 sample pets…”', () => {
+  it('created pets stay across restarts, and the lines shown bring back the sample pets', async () => {
+    const claim = sentence(
+      'docs/reference-service.md',
+      'The sample pets are written only into an empty pets table',
+    );
+    const how = sentence('docs/reference-service.md', 'To start again from the 36 sample pets');
+    const page = readFileSync(new URL('../../docs/reference-service.md', import.meta.url), 'utf8');
+    const block = examples('docs/reference-service.md', page).find(
+      (example) => example.kind === 'not-run' && example.text.startsWith('rm '),
+    );
+    const lines = block && 'text' in block ? commands(block.text) : [];
+    expect(lines.at(-1), how).toBe('npm start');
+    // The store where the default one would be, under a directory of this test's own.
+    const dir = mkdtempSync(join(tmpdir(), 'pg-reset-'));
+    const env = { PETSTORE_DB: join(dir, 'data/petstore.db') };
+    const pets = async (gateway: StartedGateway) =>
+      (
+        await postJson<{ pets: Array<{ name: string }> }>(
+          `${gateway.origin}/graphql`,
+          { query: '{ pets(limit: 100) { name } }' },
+          `Bearer ${gateway.key}`,
+        )
+      ).data?.pets.map((pet) => pet.name) ?? [];
+    try {
+      let gateway = await npmStart(env);
+      const sample = await pets(gateway);
+      expect(sample).toHaveLength(36);
+      const created = await postJson(
+        `${gateway.origin}/graphql`,
+        { query: 'mutation { createPet(input: { name: "Kept", categoryId: "1" }) { id } }' },
+        `Bearer ${gateway.key}`,
+      );
+      expect(created.errors).toBeUndefined();
+      await gateway.stop();
+
+      gateway = await npmStart(env);
+      expect(await pets(gateway), claim).toEqual([...sample, 'Kept']);
+      await gateway.stop();
+
+      for (const command of lines.slice(0, -1)) execFileSync('sh', ['-e', '-c', command], { cwd: dir });
+      gateway = await npmStart(env);
+      expect(await pets(gateway), how).toEqual(sample);
+      await gateway.stop();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -201,7 +201,14 @@ describe('the markers', () => {
 
   it('not-run applies only on the line directly before the fence, and needs a reason', () => {
     expect(page('<!-- not-run: a cluster command -->', '```sh', 'kubectl apply -f x.yaml', '```')).toEqual([
-      { kind: 'not-run', page: 'p.md', line: 2, lang: 'sh', reason: 'a cluster command' },
+      {
+        kind: 'not-run',
+        page: 'p.md',
+        line: 2,
+        lang: 'sh',
+        reason: 'a cluster command',
+        text: 'kubectl apply -f x.yaml\n',
+      },
     ]);
     expect(page('<!-- not-run: far -->', '', '```sh', 'kubectl apply -f x.yaml', '```')[0]?.kind).toBe(
       'unmarked',

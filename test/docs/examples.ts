@@ -31,7 +31,7 @@ export type Example =
   | { kind: 'start'; page: string; line: number; env: Record<string, string>; output?: Shown }
   | { kind: 'operation'; page: string; line: number; document: string; output?: Shown }
   | { kind: 'schema'; page: string; line: number; sdl: string }
-  | { kind: 'not-run'; page: string; line: number; lang: string; reason: string }
+  | { kind: 'not-run'; page: string; line: number; lang: string; reason: string; text: string }
   | { kind: 'unmarked'; page: string; line: number; lang: string; problem: string };
 
 /** A block showing what an example prints. */
@@ -96,7 +96,7 @@ export function examples(page: string, text: string): Example[] {
       out.push(
         fence.notRun === ''
           ? { kind: 'unmarked', page, line, lang, problem: 'its not-run marker gives no reason' }
-          : { kind: 'not-run', page, line, lang, reason: fence.notRun },
+          : { kind: 'not-run', page, line, lang, reason: fence.notRun, text: fence.text },
       );
       continue;
     }
