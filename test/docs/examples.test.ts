@@ -248,7 +248,23 @@ describe('the markers', () => {
         output: { line: 10, lang: 'text', text: 'pet-gateway: GraphQL at …\n' },
       },
     ]);
-    // A command that is neither curl nor npm start is not run, and must say so.
+    // A command that is neither curl to the gateway nor npm start is not run, and must say so.
     expect(page('```sh', 'npm run bench', '```')[0]?.kind).toBe('unmarked');
+    expect(page('```sh', 'curl -s http://localhost:5173/', '```')[0]?.kind).toBe('unmarked');
+    // What a command that does not run prints is not run either.
+    expect(
+      page(
+        '<!-- not-run: a cluster -->',
+        '```sh',
+        'kubectl get pods',
+        '```',
+        '```text',
+        'NAME READY',
+        '```',
+      ).map((example) => [example.kind, example.line]),
+    ).toEqual([
+      ['not-run', 2],
+      ['not-run', 5],
+    ]);
   });
 });

@@ -15,8 +15,9 @@ import MarkdownIt from 'markdown-it';
  * - `<!-- output-of: <command> -->` directly before a ```text/```json block: that block is what
  *   `<command>` (as above: curl lines, or `[VAR=value …] npm start`) prints, for output shown
  *   apart from its command.
- * - `<!-- not-run: <reason> -->` directly before any block: not run, for the reason given. Every
- *   other block must be runnable as above: a page with a block that is neither fails, naming it.
+ * - `<!-- not-run: <reason> -->` directly before any block: not run, for the reason given (nor is
+ *   the text/json block after it, what it prints). Every other block must be runnable as above: a
+ *   page with a block that is neither fails, naming it.
  *
  * Normalised before comparing, in both texts: ports of loopback URLs (`localhost:4000`), UUIDs,
  * ISO timestamps and durations in ms. In shown output, `…` stands for any text within a line (as
@@ -92,15 +93,28 @@ export function examples(page: string, text: string): Example[] {
   for (let i = 0; i < fences.length; i++) {
     const fence = fences[i] as Fence;
     const { line, lang } = fence;
+    const next = fences[i + 1];
     if (fence.notRun !== undefined) {
       out.push(
         fence.notRun === ''
           ? { kind: 'unmarked', page, line, lang, problem: 'its not-run marker gives no reason' }
           : { kind: 'not-run', page, line, lang, reason: fence.notRun, text: fence.text },
       );
+      // What a command that does not run prints does not run either.
+      const printed = next && !next.afterHeading && next.notRun === undefined && next.outputOf === undefined;
+      if (printed && OUTPUT_LANGS.has(next.lang) && fence.notRun !== '') {
+        out.push({
+          kind: 'not-run',
+          page,
+          line: next.line,
+          lang: next.lang,
+          reason: `the output of the block at line ${line}`,
+          text: next.text,
+        });
+        i++;
+      }
       continue;
     }
-    const next = fences[i + 1];
     const output = (): Shown | undefined => {
       if (!next || next.afterHeading || next.notRun !== undefined || next.outputOf !== undefined) return;
       if (!OUTPUT_LANGS.has(next.lang)) return;
@@ -175,7 +189,10 @@ function commandExample(
     }
     return { kind: 'start', page, line, env };
   }
-  if (lines.length > 0 && lines.every((command) => /^curl\s/.test(command))) {
+  if (
+    lines.length > 0 &&
+    lines.every((command) => /^curl\s.*http:\/\/localhost:4000[/\s'"]/.test(`${command} `))
+  ) {
     return { kind: 'curl', page, line, script: lines.join('\n') };
   }
   return {
@@ -183,7 +200,7 @@ function commandExample(
     page,
     line,
     lang: 'sh',
-    problem: 'only curl lines or [VAR=value …] npm start run here',
+    problem: 'only curl lines against http://localhost:4000, or [VAR=value …] npm start, run here',
   };
 }
 
