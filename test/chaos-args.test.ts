@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { MIN_DURATION_SECONDS } from '../chaos/chaos.ts';
+import { sentence } from './docs/claims.ts';
 
 // `npm run chaos` refuses, before starting anything, a run too short to hold its first kill.
 
@@ -13,6 +14,8 @@ const run = (...args: string[]) =>
 
 describe('npm run chaos -- --duration', () => {
   it('shorter than the first kill needs is refused up front, naming the minimum', () => {
+    const claim = sentence('docs/operating.md', '`--duration` is at least');
+    expect(/at least (\d+) s/.exec(claim)?.[1], claim).toBe(String(MIN_DURATION_SECONDS));
     expect(MIN_DURATION_SECONDS).toBe(11);
     const started = Date.now();
     const refused = run('--duration', '10', '--instances', '1');
