@@ -17,6 +17,11 @@ export interface Config {
    * two per upstream connection and 64 for Redis, logs and the database; at least 32
    */
   readonly maxConnections: number;
+  /**
+   * Client connections one address may hold (a trusted proxy has no share: it carries many
+   * clients). @default a quarter of maxConnections, at least 8
+   */
+  readonly maxConnectionsPerAddress: number;
   /** One upstream GET for one caller's identical GETs in flight at once. @default true */
   readonly upstreamCoalesce: boolean;
   /** Browser origins allowed to call the endpoint (CORS); `['*']` allows any. @default ['*'] */
@@ -127,13 +132,21 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
   // Two per upstream connection: with the embedded reference service, both ends are this process's.
   const fdBudget = (limits.fileDescriptors ?? 1024) - 2 * upstreamConnections - RESERVED_DESCRIPTORS;
   const persistedSettings = persisted(env);
+  const maxConnections = integer(env, 'MAX_CONNECTIONS', Math.max(32, fdBudget), 1, 1_000_000);
   return Object.freeze({
     port: integer(env, 'PORT', 4000, 0, 65535),
     host: nonEmpty(env, 'HOST') ?? '0.0.0.0',
     upstreamUrl: upstreamUrl(env),
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 5000, 1, 120_000),
     upstreamConnections,
-    maxConnections: integer(env, 'MAX_CONNECTIONS', Math.max(32, fdBudget), 1, 1_000_000),
+    maxConnections,
+    maxConnectionsPerAddress: integer(
+      env,
+      'MAX_CONNECTIONS_PER_ADDRESS',
+      Math.max(8, Math.floor(maxConnections / 4)),
+      1,
+      1_000_000,
+    ),
     upstreamCoalesce: boolean(env, 'UPSTREAM_COALESCE', true),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     metrics: boolean(env, 'METRICS', true),

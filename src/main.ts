@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { createEdge } from './http/edge.ts';
-import { createHttpServer } from './http/listener.ts';
+import { type ConnectionClose, createHttpServer } from './http/listener.ts';
 import { loadPersistedDocuments } from './http/persisted-documents.ts';
 import { createRateLimit } from './http/rate-limit.ts';
 import { createMemoryDocumentStore, createRedisDocumentStore } from './http/registered-documents.ts';
@@ -287,10 +287,17 @@ async function main(): Promise<void> {
     ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
   });
   // At most one line per 10 s, with what was closed since the last one.
-  const closedSince = { refused: 0, evicted: 0, timeout: 0 };
+  const closedSince: Record<ConnectionClose, number> = {
+    refused: 0,
+    evicted: 0,
+    timeout: 0,
+    slow_body: 0,
+    probe_only: 0,
+  };
   let lastConnectionWarning = 0;
   const server = createHttpServer(edge.handle, {
     maxConnections: config.maxConnections,
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
     onClose: (reason) => {
       metrics?.connectionClosed(reason);
       closedSince[reason]++;
@@ -300,7 +307,7 @@ async function main(): Promise<void> {
         { ...closedSince, maxConnections: config.maxConnections },
         'client connections closed: at the connection cap, or too slow to send a request',
       );
-      closedSince.refused = closedSince.evicted = closedSince.timeout = 0;
+      for (const reason of Object.keys(closedSince) as ConnectionClose[]) closedSince[reason] = 0;
     },
   });
 

@@ -7,6 +7,7 @@ import {
 } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { type ConnectionClose, createConnectionAdmission } from './connections.ts';
 
 /** The GraphQL-over-HTTP error body for requests refused before Yoga sees them. */
 function errorBody(code: string, message: string): string {
@@ -18,23 +19,28 @@ function refuse(res: ServerResponse, status: number, code: string, message: stri
   res.end(errorBody(code, message));
 }
 
-/** Why the listener closed a client connection itself. */
-export type ConnectionClose =
-  /** At the cap with every connection busy: the new one was closed at once. */
-  | 'refused'
-  /** At the cap: the oldest idle connection was closed to make room for a new one. */
-  | 'evicted'
-  /** Headers or body not complete within headersTimeoutMs / requestTimeoutMs: answered 408. */
-  | 'timeout';
+export type { ConnectionClose } from './connections.ts';
 
 export interface HttpServerOptions {
   /**
    * Client connections held at once. A new connection beyond it closes the oldest idle one (no
-   * request in flight: keep-alive, or headers still trickling in), or is itself refused when every
-   * connection is busy, so a crowd of idle sockets cannot take the process's last file descriptors
-   * or keep a health probe out. @default 1024
+   * request in flight: keep-alive, or accepted over unparsedGraceMs ago with no request yet), or is
+   * itself refused when every connection is busy, so a crowd of sockets cannot take the process's
+   * last file descriptors. @default 1024
    */
   maxConnections?: number;
+  /** Connections one client address may hold; the same rule applies within it. @default a quarter of maxConnections, at least 8 */
+  maxConnectionsPerAddress?: number;
+  /** Connections past the cap that serve `/health` and `/readiness` only. @default 4 */
+  probeSlots?: number;
+  /** A new connection is not idle (evictable) before this, unless it has served a request. @default 1000 */
+  unparsedGraceMs?: number;
+  /** Minimum request-body rate, enforced after bodyGraceMs: slower bodies are answered 408. @default 240 */
+  minBodyBytesPerSecond?: number;
+  /** @default 5000 */
+  bodyGraceMs?: number;
+  /** Peers that are the operator's proxies: their connections carry many clients, so have no per-address share. */
+  isProxy?: (address: string) => boolean;
   /** A request's headers must arrive within this. @default 10000 */
   headersTimeoutMs?: number;
   /** A whole request (headers and body) must arrive within this. @default 30000 */
@@ -51,12 +57,23 @@ type ClientSocket = Socket & { _httpMessage?: ServerResponse };
  * The Node HTTP server in front of the gateway. It refuses what must never reach GraphQL (an
  * ambiguous pair of Authorization headers: Node would silently keep the first) and answers
  * requests Node's parser rejects (bad header bytes such as CR/LF, oversized headers) with a JSON
- * error body rather than a bare status line. It holds at most `maxConnections` clients and closes
- * slow ones (see HttpServerOptions).
+ * error body rather than a bare status line. Who may hold a connection, and how slow it may be, is
+ * connections.ts's (see HttpServerOptions).
  */
 export function createHttpServer(handler: RequestListener, options: HttpServerOptions = {}): Server {
   const headersTimeout = options.headersTimeoutMs ?? 10_000;
   const onClose = options.onClose ?? (() => {});
+  const maxConnections = options.maxConnections ?? 1024;
+  const admission = createConnectionAdmission({
+    maxConnections,
+    maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? Math.max(8, Math.floor(maxConnections / 4)),
+    probeSlots: options.probeSlots ?? 4,
+    unparsedGraceMs: options.unparsedGraceMs ?? 1000,
+    minBodyBytesPerSecond: options.minBodyBytesPerSecond ?? 240,
+    bodyGraceMs: options.bodyGraceMs ?? 5000,
+    isProxy: options.isProxy ?? (() => false),
+    onClose,
+  });
   const server = createServer(
     {
       // Node checks the header and request timeouts on this interval (30 s by default, so a socket
@@ -64,6 +81,7 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
       connectionsCheckingInterval: Math.min(1000, Math.ceil(headersTimeout / 2)),
     },
     (req: IncomingMessage, res: ServerResponse) => {
+      if (!admission.request(req, res)) return;
       if (countHeader(req.rawHeaders, 'authorization') > 1) {
         return refuse(res, 400, 'BAD_REQUEST', 'Send exactly one Authorization header.');
       }
@@ -83,31 +101,8 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
   server.headersTimeout = headersTimeout;
   server.requestTimeout = options.requestTimeoutMs ?? 30_000;
 
-  // Oldest first (insertion order): the connection evicted at the cap is the longest-held idle one.
-  const open = new Set<ClientSocket>();
-  const maxConnections = options.maxConnections ?? 1024;
-  server.on('connection', (socket: ClientSocket) => {
-    if (open.size >= maxConnections) {
-      let idle: ClientSocket | undefined;
-      // A connection is busy while a response is assigned to it (Node's own bookkeeping).
-      for (const candidate of open) {
-        if (candidate._httpMessage == null) {
-          idle = candidate;
-          break;
-        }
-      }
-      if (idle === undefined) {
-        socket.destroy();
-        onClose('refused');
-        return;
-      }
-      open.delete(idle);
-      idle.destroy();
-      onClose('evicted');
-    }
-    open.add(socket);
-    socket.once('close', () => open.delete(socket));
-  });
+  server.on('connection', admission.admit);
+  server.on('close', admission.close);
 
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // A pipelined request's answer may already be on the wire: a status line written now would

@@ -215,7 +215,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   breakerState.set(0);
   const connectionsClosed = new Counter({
     name: 'pet_gateway_client_connections_closed_total',
-    help: 'Client connections the gateway closed itself: refused (at the cap, all busy), evicted (the oldest idle one, at the cap), timeout (request not in within its time; answered 408).',
+    help: 'Client connections the gateway closed itself: refused (at the cap or the address share, all busy), evicted (the oldest idle one, at the cap or the address share), timeout (request not in within its time; answered 408), slow_body (a request body under the minimum rate; 408), probe_only (a connection past the cap asked for more than /health or /readiness; 503).',
     labelNames: ['reason'],
     registers: [registry],
   });

@@ -38,6 +38,11 @@ describe('MAX_CONNECTIONS', () => {
     expect(loadConfig({ UPSTREAM_CONNECTIONS: '8' }, { fileDescriptors: 256 }).maxConnections).toBe(176);
     expect(loadConfig({}, { fileDescriptors: 100 }).maxConnections).toBe(32);
     expect(loadConfig({ MAX_CONNECTIONS: '500' }, { fileDescriptors: 256 }).maxConnections).toBe(500);
+    // A quarter of the cap per client address, at least 8.
+    expect(loadConfig({}, { fileDescriptors: 1024 }).maxConnectionsPerAddress).toBe(208);
+    expect(loadConfig({}, { fileDescriptors: 256 }).maxConnectionsPerAddress).toBe(16);
+    expect(loadConfig({}, { fileDescriptors: 100 }).maxConnectionsPerAddress).toBe(8);
+    expect(loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: '3' }).maxConnectionsPerAddress).toBe(3);
     expect(() => loadConfig({ MAX_CONNECTIONS: '0' })).toThrowError(
       /^MAX_CONNECTIONS must be an integer from 1 to 1000000, got "0"$/,
     );
@@ -56,7 +61,14 @@ describe('the listener at its connection cap', () => {
     upstream.seed(TOKEN, { id: '1', name: 'Rex', categoryId: '9' });
     gateway = await startGateway({
       upstreamUrl: upstream.url,
-      server: { maxConnections: 20, headersTimeoutMs: 400, onClose: (reason) => closed.push(reason) },
+      // One address may hold them all here (slow-bodies.test.ts holds the per-address share).
+      server: {
+        maxConnections: 20,
+        maxConnectionsPerAddress: 100,
+        unparsedGraceMs: 100,
+        headersTimeoutMs: 400,
+        onClose: (reason) => closed.push(reason),
+      },
     });
   });
 
@@ -75,6 +87,8 @@ describe('the listener at its connection cap', () => {
 
   it('serves /health and GraphQL while a crowd holds idle sockets up to the cap, closing the oldest idle ones', async () => {
     sockets.push(...(await idleSockets(port(), 20)));
+    // Connected but silent: protected from eviction for the unparsed grace, then the oldest go.
+    await new Promise((resolve) => setTimeout(resolve, 150));
     expect(await freshGet(port(), '/health')).toBe(200);
     const result = await execute(gateway.url, ListPets, { limit: 1 }, `Bearer ${TOKEN}`);
     expect(result.errors).toBeUndefined();
@@ -87,7 +101,8 @@ describe('the listener at its connection cap', () => {
     const refusals: ConnectionClose[] = [];
     const small = await startGateway({
       upstreamUrl: upstream.url,
-      server: { maxConnections: 5, onClose: (reason) => refusals.push(reason) },
+      // No slots past the cap for probes (slow-bodies.test.ts shows /health getting one).
+      server: { maxConnections: 5, probeSlots: 0, onClose: (reason) => refusals.push(reason) },
     });
     upstream.fault(/pets/, () => {}); // the upstream never answers: every request stays in flight
     try {
@@ -180,6 +195,9 @@ describe('npm start under a low file-descriptor limit (ulimit -n 256)', () => {
     const crowd = await idleSockets(port, 400);
     try {
       expect(await freshGet(port, '/health')).toBe(200);
+      // The crowd's address holds its share of the cap; its silent sockets give way once past
+      // the unparsed grace (1 s), so another caller from that address gets in.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
       const result = await execute(url, ListPets, { limit: 1 }, `Bearer ${key}`);
       expect(result.errors).toBeUndefined();
       expect(result.data?.pets).toHaveLength(1);

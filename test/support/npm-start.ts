@@ -18,16 +18,25 @@ export interface StartedGateway {
 /**
  * Runs the gateway exactly as `npm start` does (package.json's start script: node, its flags,
  * src/main.ts), with `env` on top of a bare environment, on loopback and a free port (`PORT=0`,
- * `HOST=127.0.0.1`) and, unless given, a fresh seeded store (`PETSTORE_DB=:memory:`). Resolves
+ * `HOST=127.0.0.1`) and, unless given, a fresh seeded store (`PETSTORE_DB=:memory:`), optionally
+ * under a file-descriptor limit (`ulimit -n`). Resolves
  * once the start-up lines are out (the key's line too, in the embedded default).
  */
-export async function npmStart(env: Record<string, string> = {}): Promise<StartedGateway> {
+export async function npmStart(
+  env: Record<string, string> = {},
+  options: { fileDescriptors?: number } = {},
+): Promise<StartedGateway> {
   const script = (
     JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { scripts: { start: string } }
   ).scripts.start;
   const [command, ...args] = script.split(/\s+/);
   if (command !== 'node') throw new Error(`npm start runs "${script}", not node`);
-  const child: ChildProcess = spawn(process.execPath, args, {
+  // `ulimit -n` as an operator's shell or container would set it, then the same command.
+  const [file, argv] =
+    options.fileDescriptors === undefined
+      ? [process.execPath, args]
+      : ['sh', ['-c', `ulimit -n ${options.fileDescriptors} && exec "$0" "$@"`, process.execPath, ...args]];
+  const child: ChildProcess = spawn(file, argv, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', PETSTORE_DB: ':memory:', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
