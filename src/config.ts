@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { parseTrustedProxies } from './http/client-address.ts';
 
 /** Configuration, parsed and validated once at start-up. Only `main.ts` passes `process.env` in. */
 export interface Config {
@@ -22,6 +23,11 @@ export interface Config {
    * clients). @default a quarter of maxConnections, at least 8
    */
   readonly maxConnectionsPerAddress: number;
+  /**
+   * Peers whose `X-Forwarded-For` / `Forwarded` names the client (addresses and CIDR ranges):
+   * the operator's proxies. @default [] (headers never read)
+   */
+  readonly trustedProxies: readonly string[];
   /** One upstream GET for one caller's identical GETs in flight at once. @default true */
   readonly upstreamCoalesce: boolean;
   /** Browser origins allowed to call the endpoint (CORS); `['*']` allows any. @default ['*'] */
@@ -68,8 +74,8 @@ export interface Config {
     | {
         readonly perMinute: number;
         readonly store: 'memory' | 'redis';
-        /** Requests per client address per minute with a key the upstream has not accepted yet. @default 60 */
-        readonly newKeysPerMinute: number;
+        /** Keys the upstream refused (or is checking) per client address per minute. @default 60 */
+        readonly refusedKeysPerMinute: number;
       }
     | undefined;
   /** Redis for `responseCache: 'redis'`, a rate limit or APQ store in Redis; ignored otherwise. */
@@ -113,6 +119,19 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxRepresentations: 100,
 });
 
+function trustedProxies(env: Record<string, string | undefined>): readonly string[] {
+  const entries = (nonEmpty(env, 'TRUSTED_PROXIES') ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  try {
+    parseTrustedProxies(entries);
+  } catch (error) {
+    throw new ConfigError(`TRUSTED_PROXIES: ${(error as Error).message}`);
+  }
+  return Object.freeze(entries);
+}
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -140,6 +159,7 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 5000, 1, 120_000),
     upstreamConnections,
     maxConnections,
+    trustedProxies: trustedProxies(env),
     maxConnectionsPerAddress: integer(
       env,
       'MAX_CONNECTIONS_PER_ADDRESS',
@@ -295,13 +315,20 @@ function redisUses(
   if (store !== 'memory' && store !== 'redis') {
     throw new ConfigError(`RATE_LIMIT_STORE must be memory or redis, got "${store}"`);
   }
+  // Its meaning changed (it counted keys not accepted yet; new valid keys from one NAT were
+  // refused): a silent no-op would leave an operator believing it still applies.
+  if (nonEmpty(env, 'RATE_LIMIT_NEW_KEYS_PER_MINUTE') !== undefined) {
+    throw new ConfigError(
+      'RATE_LIMIT_NEW_KEYS_PER_MINUTE is now RATE_LIMIT_REFUSED_KEYS_PER_MINUTE: keys the upstream refused per client address per minute',
+    );
+  }
   const rateLimit =
     perMinute === undefined || perMinute === 'off'
       ? undefined
       : Object.freeze({
           perMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 0, 1, 1_000_000),
           store: store as 'memory' | 'redis',
-          newKeysPerMinute: integer(env, 'RATE_LIMIT_NEW_KEYS_PER_MINUTE', 60, 1, 1_000_000),
+          refusedKeysPerMinute: integer(env, 'RATE_LIMIT_REFUSED_KEYS_PER_MINUTE', 60, 1, 1_000_000),
         });
   // REDIS_URL alone turns nothing on: caching is a choice (answers may be up to a TTL old), and
   // platforms often inject REDIS_URL for other uses.

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type Config, ConfigError, loadConfig } from './config.ts';
+import { createClientAddresses } from './http/client-address.ts';
 import { createEdge } from './http/edge.ts';
 import { type ConnectionClose, createHttpServer } from './http/listener.ts';
 import { loadPersistedDocuments } from './http/persisted-documents.ts';
@@ -224,11 +225,13 @@ async function main(): Promise<void> {
         ? createMemoryCache()
         : undefined;
   if (cacheStore && metrics) metrics.watchCache(cacheStore.stats);
+  const clientAddresses = createClientAddresses(config.trustedProxies);
   const rateLimit = config.rateLimit
     ? createRateLimit({
         perMinute: config.rateLimit.perMinute,
         store: config.rateLimit.store,
-        newKeysPerMinute: config.rateLimit.newKeysPerMinute,
+        refusedKeysPerMinute: config.rateLimit.refusedKeysPerMinute,
+        clientAddress: clientAddresses.of,
         ...(redis ? { redis } : {}),
       })
     : undefined;
@@ -259,6 +262,7 @@ async function main(): Promise<void> {
     upstream,
     ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs } } : {}),
     ...(rateLimit ? { rateLimit } : {}),
+    clientAddress: clientAddresses.of,
     ...(redis
       ? {
           redis: {
@@ -298,6 +302,7 @@ async function main(): Promise<void> {
   const server = createHttpServer(edge.handle, {
     maxConnections: config.maxConnections,
     maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+    isProxy: clientAddresses.isProxy,
     onClose: (reason) => {
       metrics?.connectionClosed(reason);
       closedSince[reason]++;

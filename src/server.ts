@@ -66,6 +66,8 @@ export interface GatewayOptions {
   cache?: ResponseCacheOptions;
   /** Requests per API key per minute, checked before anything runs; undefined = no limit. */
   rateLimit?: RateLimit;
+  /** A request's client address, for the log line. @default the socket's peer */
+  clientAddress?: (req: IncomingMessage) => string;
   /** The shared Redis, for `/health` and `/readiness` to report on; undefined when not used. */
   redis?: RedisHealth;
   /**
@@ -225,7 +227,7 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
     useDeprecationNotices({
       onUse: deprecatedUseReporter(logger, metrics),
     }),
-    useOperationLog(logger),
+    useOperationLog(logger, options.clientAddress),
     // The upstream deadline's timer ends with execution, not `timeoutMs` after it.
     {
       onExecute: () => ({ onExecuteDone: ({ args }) => (args.contextValue as unknown as Context).release() }),

@@ -119,6 +119,24 @@ describe('upstream coalescing configuration', () => {
   });
 });
 
+describe('TRUSTED_PROXIES', () => {
+  it('is empty by default, and takes addresses and CIDR ranges, IPv4 and IPv6', () => {
+    expect(loadConfig({}).trustedProxies).toEqual([]);
+    expect(loadConfig({ TRUSTED_PROXIES: ' 10.0.0.0/8, 192.168.1.10 ,fd00::/8,::1' }).trustedProxies).toEqual(
+      ['10.0.0.0/8', '192.168.1.10', 'fd00::/8', '::1'],
+    );
+  });
+
+  it.each([
+    ['nginx', /^TRUSTED_PROXIES: "nginx" is not an IP address or a CIDR range/],
+    ['10.0.0.0/33', /^TRUSTED_PROXIES: "10.0.0.0\/33": an IPv4 prefix is at most \/32$/],
+    ['10.0.0.0/8/1', /is not an IP address or a CIDR range/],
+    ['10.0.0.0/x', /is not an IP address or a CIDR range/],
+  ])('refuses %s naming the entry', (value, message) => {
+    expect(() => loadConfig({ TRUSTED_PROXIES: value })).toThrowError(message);
+  });
+});
+
 describe('rate limit configuration', () => {
   it('is off by default; RATE_LIMIT_PER_MINUTE turns it on in memory, or in Redis with REDIS_URL', () => {
     expect(loadConfig({}).rateLimit).toBeUndefined();
@@ -129,12 +147,16 @@ describe('rate limit configuration', () => {
     expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '120' }).rateLimit).toEqual({
       perMinute: 120,
       store: 'memory',
-      newKeysPerMinute: 60,
+      refusedKeysPerMinute: 60,
     });
     expect(
-      loadConfig({ RATE_LIMIT_PER_MINUTE: '120', RATE_LIMIT_NEW_KEYS_PER_MINUTE: '10' }).rateLimit
-        ?.newKeysPerMinute,
+      loadConfig({ RATE_LIMIT_PER_MINUTE: '120', RATE_LIMIT_REFUSED_KEYS_PER_MINUTE: '10' }).rateLimit
+        ?.refusedKeysPerMinute,
     ).toBe(10);
+    // Renamed when its meaning changed: the old name is refused, not silently ignored.
+    expect(() =>
+      loadConfig({ RATE_LIMIT_PER_MINUTE: '120', RATE_LIMIT_NEW_KEYS_PER_MINUTE: '10' }),
+    ).toThrowError(/^RATE_LIMIT_NEW_KEYS_PER_MINUTE is now RATE_LIMIT_REFUSED_KEYS_PER_MINUTE/);
     const shared = loadConfig({
       RATE_LIMIT_PER_MINUTE: '60',
       RATE_LIMIT_STORE: 'redis',
@@ -148,8 +170,8 @@ describe('rate limit configuration', () => {
     [{ RATE_LIMIT_PER_MINUTE: '0' }, /^RATE_LIMIT_PER_MINUTE must be an integer from 1 to 1000000, got "0"$/],
     [{ RATE_LIMIT_PER_MINUTE: 'lots' }, /^RATE_LIMIT_PER_MINUTE must be an integer/],
     [
-      { RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_NEW_KEYS_PER_MINUTE: '0' },
-      /^RATE_LIMIT_NEW_KEYS_PER_MINUTE must be an integer from 1 to 1000000, got "0"$/,
+      { RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_REFUSED_KEYS_PER_MINUTE: '0' },
+      /^RATE_LIMIT_REFUSED_KEYS_PER_MINUTE must be an integer from 1 to 1000000, got "0"$/,
     ],
     [
       { RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_STORE: 'disk' },

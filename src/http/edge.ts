@@ -39,6 +39,8 @@ export interface Edge {
  * The gateway behind node:http: Yoga, and in front of it (unless switched off) the fast lane for
  * prepared operations.
  */
+const peerAddress = (req: IncomingMessage) => req.socket.remoteAddress ?? '';
+
 export function createEdge(options: EdgeOptions): Edge {
   const { fastLane = true, plans = true, ...gatewayOptions } = options;
   const logger = options.logger ?? createLogger('info');
@@ -62,6 +64,7 @@ export function createEdge(options: EdgeOptions): Edge {
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.tracing ? { tracing: options.tracing } : {}),
     ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+    clientAddress: options.clientAddress ?? peerAddress,
     cacheMaxAgeSeconds: maxAgeSeconds(options.cache?.ttlMs),
     onDeprecatedUse: deprecatedUseReporter(logger, options.metrics),
   });

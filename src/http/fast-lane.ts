@@ -27,6 +27,8 @@ export interface FastLaneOptions {
   tracing?: Tracing;
   /** The per-key limit, consulted before execution; Yoga words a refusal. */
   rateLimit?: RateLimit;
+  /** A request's client address, for the log line. */
+  clientAddress: (req: IncomingMessage) => string;
   /** `max-age` of a successful query's answer (the response cache's TTL in seconds); 0: none. */
   cacheMaxAgeSeconds: number;
   onDeprecatedUse: (use: DeprecatedUse) => void;
@@ -218,6 +220,7 @@ function write(
   const record: OperationRecord = {
     started,
     requestId,
+    clientAddress: options.clientAddress(req),
     operationType: prepared.operationType,
     upstreamCalls: context.upstreamCalls,
     ...(prepared.operationName === undefined ? {} : { operationName: prepared.operationName }),

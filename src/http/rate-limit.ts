@@ -2,13 +2,16 @@ import type { IncomingMessage } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { createSharedRedis, RedisUnavailableError, type SharedRedis } from '../redis.ts';
-import { rateLimited } from '../schema/errors.ts';
+import { rateLimited, refusedKeysLimited } from '../schema/errors.ts';
 import { callerKey } from '../upstream/caller-key.ts';
 import type { UpstreamObserver } from '../upstream/client.ts';
 import { bearerAuthorization } from './authorization.ts';
 
 /** Whether one GraphQL request may run. */
-export type RateLimitDecision = { limited: false } | { limited: true; retryAfterSeconds: number };
+export type RateLimitDecision =
+  | { limited: false }
+  /** `key`: the caller's key used up its minute. `refused_keys`: its address sent too many keys the upstream refused. */
+  | { limited: true; retryAfterSeconds: number; reason: 'key' | 'refused_keys' };
 
 export interface RateLimitStats {
   /** Requests refused with RATE_LIMITED. */
@@ -17,8 +20,8 @@ export interface RateLimitStats {
   storeErrors: number;
   /** Of those, the ones refused at once by the open breaker: they cost no wait. */
   storeBypassed: number;
-  /** Of `limited`, requests refused because their address sent too many keys not yet accepted. */
-  newKeysLimited: number;
+  /** Of `limited`, requests refused because their address sent too many keys the upstream refused. */
+  refusedKeysLimited: number;
 }
 
 /**
@@ -47,10 +50,13 @@ export interface RateLimitOptions {
   /** GraphQL requests one API key may send per minute. */
   perMinute: number;
   /**
-   * Requests per client address per minute carrying a key the upstream has not accepted yet (in
-   * this process): what bounds a client that sends a new key with every request. @default 60
+   * Keys the upstream refused (401) per client address per minute, keys still being checked
+   * included: what bounds a client that sends a new key with every request. Keys the upstream
+   * accepted never count. @default 60
    */
-  newKeysPerMinute?: number;
+  refusedKeysPerMinute?: number;
+  /** The client address of a request (the peer, or the forwarded client behind a trusted proxy). */
+  clientAddress?: (req: IncomingMessage) => string;
   /** Where the counts live: this process, or Redis shared by every instance. @default 'memory' */
   store?: 'memory' | 'redis';
   /**
@@ -77,21 +83,30 @@ const KEY_PREFIX = 'pg:rl:v1';
  * unlimited.
  */
 export function createRateLimit(options: RateLimitOptions): RateLimit {
-  const stats: RateLimitStats = { limited: 0, storeErrors: 0, storeBypassed: 0, newKeysLimited: 0 };
+  const stats: RateLimitStats = { limited: 0, storeErrors: 0, storeBypassed: 0, refusedKeysLimited: 0 };
   const limits = { points: options.perMinute, duration: 60, keyPrefix: KEY_PREFIX };
   const memory = new RateLimiterMemory(limits);
   // Key rotation: each new key has a fresh minute, so the per-key limit alone never slows a client
-  // that sends a new key every time. Keys the upstream has not accepted yet also count against the
-  // sender's address; known keys never do, so callers sharing an address (a NAT, a proxy) keep
-  // working while one of them rotates keys. In memory only: unknown callers leave nothing in Redis
-  // beyond the per-key counter, which expires with its window.
-  const newKeys = new RateLimiterMemory({ points: options.newKeysPerMinute ?? 60, duration: 60 });
+  // that sends a new key every time. So a key the upstream has not accepted yet takes a point of its
+  // address's budget while it is checked; the point is given back when the upstream accepts the key
+  // and kept when it refuses it. An address over its budget gets no new key checked (no upstream
+  // call) until its minute ends, while keys it already used keep working: callers sharing an
+  // address (a NAT, an office) are held back only by refused keys, never by each other's new ones.
+  // In memory only: unknown callers leave nothing in Redis beyond the per-key counter.
+  const refusedKeys = new RateLimiterMemory({ points: options.refusedKeysPerMinute ?? 60, duration: 60 });
+  const addressOf =
+    options.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown');
   const accepted = new Map<string, true>();
+  /** Keys being checked: the address whose point each holds. */
+  const checking = new Map<string, string>();
   const observer: UpstreamObserver = {
     keyAnswered(auth, ok) {
       const key = callerKey(auth);
+      const address = checking.get(key);
+      checking.delete(key);
       accepted.delete(key);
       if (!ok) return;
+      if (address !== undefined) void refusedKeys.reward(address, 1);
       accepted.set(key, true);
       if (accepted.size > MAX_ACCEPTED_KEYS) accepted.delete(accepted.keys().next().value as string);
     },
@@ -113,15 +128,16 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
   }
   const isDecision = (error: unknown) => error instanceof RateLimiterRes;
 
-  const consume = async (key: string, address: string): Promise<RateLimitDecision> => {
+  const consume = async (key: string, req: IncomingMessage | undefined): Promise<RateLimitDecision> => {
+    let reason: 'key' | 'refused_keys' = 'key';
     try {
-      if (!accepted.has(key)) {
-        try {
-          await newKeys.consume(address);
-        } catch (error) {
-          if (error instanceof RateLimiterRes) stats.newKeysLimited++;
-          throw error;
-        }
+      if (!accepted.has(key) && !checking.has(key)) {
+        const address = req ? addressOf(req) : 'unknown';
+        reason = 'refused_keys';
+        await refusedKeys.consume(address);
+        reason = 'key';
+        checking.set(key, address);
+        if (checking.size > MAX_ACCEPTED_KEYS) checking.delete(checking.keys().next().value as string);
       }
       if (shared && redis) {
         const limiter = shared;
@@ -139,7 +155,8 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
     } catch (error) {
       if (!(error instanceof RateLimiterRes)) return ALLOWED;
       stats.limited++;
-      return { limited: true, retryAfterSeconds: Math.max(1, Math.ceil(error.msBeforeNext / 1000)) };
+      if (reason === 'refused_keys') stats.refusedKeysLimited++;
+      return { limited: true, reason, retryAfterSeconds: Math.max(1, Math.ceil(error.msBeforeNext / 1000)) };
     }
   };
 
@@ -149,10 +166,7 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
       const known = req && decisions.get(req);
       if (known) return known;
       const bearer = bearerAuthorization(authorization).authorization;
-      const decision =
-        bearer === undefined
-          ? Promise.resolve(ALLOWED)
-          : consume(callerKey(bearer), req?.socket.remoteAddress ?? 'unknown');
+      const decision = bearer === undefined ? Promise.resolve(ALLOWED) : consume(callerKey(bearer), req);
       if (req) decisions.set(req, decision);
       return decision;
     },
@@ -173,7 +187,11 @@ export function useRateLimit(limit: RateLimit): Plugin {
     async onParams({ request, context }) {
       const req = (context as { req?: IncomingMessage }).req;
       const decision = await limit.check(req, request.headers.get('authorization'));
-      if (decision.limited) throw rateLimited(decision.retryAfterSeconds);
+      if (decision.limited) {
+        throw decision.reason === 'key'
+          ? rateLimited(decision.retryAfterSeconds)
+          : refusedKeysLimited(decision.retryAfterSeconds);
+      }
     },
   };
 }

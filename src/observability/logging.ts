@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { DefinitionNode, DocumentNode, GraphQLError } from 'graphql';
 import type { Plugin, YogaLogger } from 'graphql-yoga';
 import { type DestinationStream, type Logger, pino } from 'pino';
@@ -108,6 +109,8 @@ export function yogaLogger(logger: Logger): YogaLogger {
 export interface OperationRecord {
   started: number;
   requestId: string;
+  /** The client's address: the peer, or the client a trusted proxy forwarded. */
+  clientAddress: string;
   operationName?: string;
   operationType?: string;
   codes?: string[];
@@ -134,6 +137,7 @@ export function logOperation(logger: Logger, record: OperationRecord, status: nu
     logger.info(
       {
         requestId: record.requestId,
+        clientAddress: record.clientAddress,
         operationName: record.operationName ?? null,
         operationType: record.operationType ?? null,
         durationMs,
@@ -153,7 +157,8 @@ export function logOperation(logger: Logger, record: OperationRecord, status: nu
   const bindings = (logger as unknown as Record<symbol, string>)[pino.symbols.chindingsSym];
   stream?.write(
     `{"level":${logger.levels.values.info},"time":"${new Date().toISOString()}"${bindings}` +
-      `,"requestId":${JSON.stringify(record.requestId)},"operationName":${name},"operationType":${type}` +
+      `,"requestId":${JSON.stringify(record.requestId)},"clientAddress":${JSON.stringify(record.clientAddress)}` +
+      `,"operationName":${name},"operationType":${type}` +
       `,"durationMs":${durationMs},"upstreamCalls":${upstreamCalls},"status":${status}` +
       (record.codes ? `,"outcome":"error","codes":${JSON.stringify(record.codes)}` : ',"outcome":"ok"') +
       ',"msg":"operation"}\n',
@@ -162,16 +167,21 @@ export function logOperation(logger: Logger, record: OperationRecord, status: nu
 
 /**
  * One log line per GraphQL operation: request id (the caller's `x-request-id` when it is sane, else
- * a new one, echoed in the response), operation name and type, duration, upstream calls made, the
+ * a new one, echoed in the response), client address, operation name and type, duration, upstream calls made, the
  * HTTP status, and the error codes if any. Never a header, a variable or a token.
  */
-export function useOperationLog(logger: Logger): Plugin {
+export function useOperationLog(
+  logger: Logger,
+  clientAddress: (req: IncomingMessage) => string = (req) => req.socket.remoteAddress ?? '',
+): Plugin {
   const records = new WeakMap<Request, OperationRecord>();
   return {
-    onParams({ request, params }) {
+    onParams({ request, params, context }) {
+      const req = (context as { req?: IncomingMessage }).req;
       records.set(request, {
         started: performance.now(),
         requestId: requestIdOf(request.headers.get('x-request-id')),
+        clientAddress: req ? clientAddress(req) : '',
         ...(typeof params.operationName === 'string'
           ? { operationName: params.operationName.slice(0, 100) }
           : {}),

@@ -301,8 +301,13 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     watchRateLimit(stats) {
       countedAtScrape(
         'pet_gateway_rate_limited_total',
-        'GraphQL requests refused with RATE_LIMITED (429): their API key used up its minute.',
+        'GraphQL requests refused 429 by the rate limit: RATE_LIMITED (their API key used up its minute) and REFUSED_KEYS_LIMITED (their address sent too many refused keys).',
         () => stats.limited,
+      );
+      countedAtScrape(
+        'pet_gateway_refused_keys_limited_total',
+        'Of those, requests refused REFUSED_KEYS_LIMITED: a key not accepted yet, from an address over RATE_LIMIT_REFUSED_KEYS_PER_MINUTE.',
+        () => stats.refusedKeysLimited,
       );
       countedAtScrape(
         'pet_gateway_rate_limit_store_errors_total',

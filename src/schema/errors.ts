@@ -54,6 +54,24 @@ export function rateLimited(retryAfterSeconds: number): GraphQLError {
   });
 }
 
+/**
+ * The caller's address sent more keys the upstream refused than `RATE_LIMIT_REFUSED_KEYS_PER_MINUTE`
+ * this minute: a key not accepted yet is refused before any upstream call. Keys the address already
+ * used keep working. Its own code, so a client tells it from its key's `RATE_LIMITED`.
+ */
+export function refusedKeysLimited(retryAfterSeconds: number): GraphQLError {
+  return new GraphQLError(
+    `Too many API keys from this address were refused this minute; a key not used here before is checked again in ${retryAfterSeconds} s.`,
+    {
+      extensions: {
+        code: 'REFUSED_KEYS_LIMITED',
+        retryAfter: retryAfterSeconds,
+        http: { status: 429, headers: { 'retry-after': String(retryAfterSeconds) } },
+      },
+    },
+  );
+}
+
 /** For a resolver's `.catch`: whatever the loaders rejected with, as the client must see it. */
 export function rethrowForClient(error: unknown): never {
   throw toGraphQLError(error);

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createClientAddresses } from '../../src/http/client-address.ts';
 import { createRateLimit, type RateLimit } from '../../src/http/rate-limit.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { createSharedRedis, type RedisState, type SharedRedis } from '../../src/redis.ts';
@@ -32,11 +33,12 @@ beforeEach(() => {
 });
 
 /** Sends one `pets` operation; the raw fetch Response, for status and headers. */
-async function list(url: string, authorization?: string) {
+async function list(url: string, authorization?: string, forwardedFor?: string) {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'application/graphql-response+json, application/json',
   };
+  if (forwardedFor !== undefined) headers['x-forwarded-for'] = forwardedFor;
   if (authorization !== undefined) headers.authorization = authorization;
   const response = await fetch(url, {
     method: 'POST',
@@ -122,35 +124,106 @@ describe('RATE_LIMIT_PER_MINUTE in memory', () => {
   });
 });
 
-describe('RATE_LIMIT_NEW_KEYS_PER_MINUTE: a client sending a new key every time', () => {
-  it('lets an address send 3 keys the upstream has not accepted per minute, then refuses the rest before any upstream call; accepted keys go on', async () => {
-    const limit = createRateLimit({ perMinute: 100, newKeysPerMinute: 3 });
+/** Runs `task` for 0..count-1, `concurrency` at a time; the results in order. */
+async function inBatches<T>(
+  count: number,
+  concurrency: number,
+  task: (i: number) => Promise<T>,
+): Promise<T[]> {
+  const results: T[] = [];
+  for (let i = 0; i < count; i += concurrency) {
+    const batch = Array.from({ length: Math.min(concurrency, count - i) }, (_, j) => task(i + j));
+    results.push(...(await Promise.all(batch)));
+  }
+  return results;
+}
+
+const codeOf = (answer: Awaited<ReturnType<typeof list>>) =>
+  answer.status === 200 && !answer.body.errors ? 'ok' : answer.body.errors?.[0]?.extensions?.code;
+
+describe('RATE_LIMIT_REFUSED_KEYS_PER_MINUTE: a client sending a new key every time', () => {
+  const gateways: RunningGateway[] = [];
+  const limits: RateLimit[] = [];
+  afterAll(async () => {
+    for (const gateway of gateways) await gateway.close();
+    for (const limit of limits) await limit.close();
+  });
+  async function gatewayWith(options: Parameters<typeof createRateLimit>[0], trustedProxies: string[] = []) {
+    const limit = createRateLimit({ ...options, clientAddress: createClientAddresses(trustedProxies).of });
     const gateway = await startGateway({ upstreamUrl: upstream.url, gateway: { rateLimit: limit } });
-    try {
-      // Alice's key counts once, until the upstream has accepted it.
-      expect((await list(gateway.url, `Bearer ${ALICE}`)).status).toBe(200);
-      upstream.requests.length = 0;
-      const codes: unknown[] = [];
-      for (let i = 0; i < 6; i++) {
-        const answer = await list(gateway.url, `Bearer junk-rotating-key-${i}`);
-        codes.push(answer.body.errors?.[0]?.extensions?.code);
-      }
-      expect(codes).toEqual([
-        'UNAUTHENTICATED',
-        'UNAUTHENTICATED',
-        'RATE_LIMITED',
-        'RATE_LIMITED',
-        'RATE_LIMITED',
-        'RATE_LIMITED',
-      ]);
-      expect(upstream.requests).toHaveLength(2);
-      expect(limit.stats.newKeysLimited).toBe(4);
-      // A key the upstream accepted is not held back by the rotation from the same address.
-      for (let i = 0; i < 3; i++) expect((await list(gateway.url, `Bearer ${ALICE}`)).status).toBe(200);
-    } finally {
-      await gateway.close();
-      await limit.close();
-    }
+    limits.push(limit);
+    gateways.push(gateway);
+    return { limit, gateway };
+  }
+
+  it('lets an address have 3 keys refused per minute, then refuses new keys before any upstream call; keys it used go on', async () => {
+    const { limit, gateway } = await gatewayWith({ perMinute: 100, refusedKeysPerMinute: 3 });
+    // Alice's key is accepted: it costs the address nothing.
+    expect((await list(gateway.url, `Bearer ${ALICE}`)).status).toBe(200);
+    upstream.requests.length = 0;
+    const codes: unknown[] = [];
+    for (let i = 0; i < 6; i++) codes.push(codeOf(await list(gateway.url, `Bearer junk-rotating-key-${i}`)));
+    expect(codes).toEqual([
+      'UNAUTHENTICATED',
+      'UNAUTHENTICATED',
+      'UNAUTHENTICATED',
+      'REFUSED_KEYS_LIMITED',
+      'REFUSED_KEYS_LIMITED',
+      'REFUSED_KEYS_LIMITED',
+    ]);
+    expect(upstream.requests).toHaveLength(3);
+    expect(limit.stats.refusedKeysLimited).toBe(3);
+    const refusal = await list(gateway.url, 'Bearer junk-rotating-key-7');
+    expect(refusal.status).toBe(429);
+    expect(Number(refusal.retryAfter)).toBeGreaterThan(0);
+    expect(refusal.body.errors?.[0]).toMatchObject({
+      message: expect.stringMatching(/^Too many API keys from this address were refused this minute/),
+      extensions: { code: 'REFUSED_KEYS_LIMITED', retryAfter: Number(refusal.retryAfter) },
+    });
+    // A key the address already used is not held back; nor is a new valid one refused for
+    // anything but the refusals: Bob's key is new, so it is refused too until the minute ends.
+    for (let i = 0; i < 3; i++) expect((await list(gateway.url, `Bearer ${ALICE}`)).status).toBe(200);
+  });
+
+  it('serves 200 valid keys, each new, from one address within a minute (RATE_LIMIT_PER_MINUTE=600)', async () => {
+    const keys = Array.from({ length: 200 }, (_, i) => `valid-crowd-key-${i}`);
+    for (const key of keys) upstream.tokens.add(key);
+    const { limit, gateway } = await gatewayWith({ perMinute: 600 });
+    const codes = await inBatches(200, 10, (i) => list(gateway.url, `Bearer ${keys[i]}`).then(codeOf));
+    expect(codes.filter((code) => code !== 'ok')).toEqual([]);
+    expect(limit.stats.limited).toBe(0);
+  });
+
+  it('lets 300 junk keys from one address cost the upstream no more calls than the budget (60)', async () => {
+    const { gateway } = await gatewayWith({ perMinute: 600 });
+    const codes = await inBatches(300, 20, (i) => list(gateway.url, `Bearer junk-flood-${i}`).then(codeOf));
+    const unauthenticated = codes.filter((code) => code === 'UNAUTHENTICATED').length;
+    expect(upstream.requests.length).toBeLessThanOrEqual(60);
+    expect(unauthenticated).toBe(upstream.requests.length);
+    expect(codes.filter((code) => code === 'REFUSED_KEYS_LIMITED')).toHaveLength(300 - unauthenticated);
+  });
+
+  it("behind a trusted proxy, one forwarded client flooding junk keys leaves another forwarded client's new keys served", async () => {
+    const keys = Array.from({ length: 20 }, (_, i) => `valid-forwarded-key-${i}`);
+    for (const key of keys) upstream.tokens.add(key);
+    const { gateway } = await gatewayWith({ perMinute: 600, refusedKeysPerMinute: 5 }, ['127.0.0.1']);
+    const flood = await inBatches(30, 10, (i) =>
+      list(gateway.url, `Bearer junk-forwarded-${i}`, '203.0.113.7').then(codeOf),
+    );
+    expect(flood.filter((code) => code === 'REFUSED_KEYS_LIMITED')).toHaveLength(25);
+    const other = await inBatches(20, 5, (i) =>
+      list(gateway.url, `Bearer ${keys[i]}`, '203.0.113.7, 198.51.100.1').then(codeOf),
+    );
+    // The second client wrote the flooder's address itself, left of what the proxy appended: not read.
+    expect(other).toEqual(Array(20).fill('ok'));
+  });
+
+  it("without TRUSTED_PROXIES, a forged X-Forwarded-For changes nothing: every request is its peer's", async () => {
+    const { gateway } = await gatewayWith({ perMinute: 600, refusedKeysPerMinute: 5 });
+    const codes = await inBatches(10, 5, (i) =>
+      list(gateway.url, `Bearer junk-forged-${i}`, `192.0.2.${i}`).then(codeOf),
+    );
+    expect(codes.filter((code) => code === 'REFUSED_KEYS_LIMITED')).toHaveLength(5);
   });
 });
 
