@@ -28,6 +28,8 @@ export interface Config {
    * the operator's proxies. @default [] (headers never read)
    */
   readonly trustedProxies: readonly string[];
+  /** Bytes of log lines waiting for a slow stdout reader before lines are dropped. @default 4 MiB */
+  readonly logBufferBytes: number;
   /** One upstream GET for one caller's identical GETs in flight at once. @default true */
   readonly upstreamCoalesce: boolean;
   /** Browser origins allowed to call the endpoint (CORS); `['*']` allows any. @default ['*'] */
@@ -160,6 +162,7 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
     upstreamConnections,
     maxConnections,
     trustedProxies: trustedProxies(env),
+    logBufferBytes: integer(env, 'LOG_BUFFER_BYTES', 4 * 1024 * 1024, 65_536, 1024 * 1024 * 1024),
     maxConnectionsPerAddress: integer(
       env,
       'MAX_CONNECTIONS_PER_ADDRESS',

@@ -14,7 +14,7 @@ import {
   askPrimaryForMetrics,
   shareMetricsWithPrimary,
 } from './observability/cluster-metrics.ts';
-import { createLogger } from './observability/logging.ts';
+import { createLogDestination, createLogger } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { createUpstreamLog } from './observability/upstream-log.ts';
 import { createSharedRedis } from './redis.ts';
@@ -186,11 +186,13 @@ async function main(): Promise<void> {
     closeEmbedded = embedded.close;
   }
 
-  const logger = createLogger(config.logLevel);
+  const logDestination = createLogDestination(1, { maxBufferBytes: config.logBufferBytes });
+  const logger = createLogger(config.logLevel, logDestination);
   const metrics = config.metrics
     ? createMetrics(worker ? { exposition: askPrimaryForMetrics() } : {})
     : undefined;
   if (worker && metrics) shareMetricsWithPrimary(metrics.registry);
+  metrics?.watchLog(logDestination);
   // Loaded only when configured: the OpenTelemetry SDK and exporter add ~40 MB of RSS at start.
   const tracing = config.otlpEndpoint
     ? (await import('./observability/tracing.ts')).createTracing({ exporter: config.otlpEndpoint })
@@ -349,7 +351,8 @@ async function main(): Promise<void> {
     await redis?.close();
     await closeEmbedded();
     await tracing?.shutdown();
-    logger.flush();
+    // A stalled log reader does not hold the exit past this.
+    await logDestination.flushWithin(2000);
     clearTimeout(forced);
     process.exit(0);
   };

@@ -1,3 +1,6 @@
+/** Characters of a caller's operation name kept in spans, log lines and metric labels. */
+export const MAX_OPERATION_NAME = 64;
+
 /**
  * Bounds a label's values: only GraphQL-name-shaped text up to 64 characters, and at most `max`
  * distinct values, after which everything new is `other`. Operation and client names come from

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { DefinitionNode, DocumentNode, GraphQLError } from 'graphql';
 import type { Plugin, YogaLogger } from 'graphql-yoga';
 import { type DestinationStream, type Logger, pino } from 'pino';
+import { MAX_OPERATION_NAME } from './labels.ts';
 
 /**
  * The gateway's JSON logger. `authorization` is redacted where a header bag would carry it, as a
@@ -10,7 +11,7 @@ import { type DestinationStream, type Logger, pino } from 'pino';
  * no wildcards: pino's redaction walks every top-level key for a `*` path, which doubled the cost of
  * the log line written for every operation (7.3 against 3.6 µs).
  */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+export function createLogger(level: string, destination: DestinationStream = createLogDestination()): Logger {
   const logger = pino(
     {
       level,
@@ -27,28 +28,109 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         censor: '[redacted]',
       },
     },
-    destination ?? createLogDestination(),
+    destination,
   );
+  if (isLogDestination(destination))
+    destination.onDropped((lines, reason) =>
+      logger.warn(
+        { droppedLines: lines, reason },
+        reason === 'stalled'
+          ? 'log lines dropped: the log reader did not keep up'
+          : 'log lines dropped: writing the log failed',
+      ),
+    );
   plainLoggers.add(logger);
   return logger;
 }
 
-/**
- * stdout for the logs, written at most once per event-loop turn (and whenever 8 KB are waiting):
- * a line per request written on its own cost a write syscall per request, ~7% of the CPU of a
- * request the fast lane answers (profile in docs/performance.md). A line waits at most until the
- * current turn ends, so logs stay as timely as before, and `flushSync` empties it at shutdown.
- */
-export function createLogDestination(fd = 1): DestinationStream & {
-  flush(callback?: (error?: Error) => void): void;
+function isLogDestination(destination: DestinationStream): destination is LogDestination {
+  return typeof (destination as Partial<LogDestination>).onDropped === 'function';
+}
+
+/** What the log destination adds to pino's stream: flushing, and word of what it dropped. */
+export interface LogDestination extends DestinationStream {
+  /** Writes what waits, waiting at most `deadlineMs` for a stalled reader (shutdown). */
+  flushWithin(deadlineMs: number): Promise<void>;
   flushSync(): void;
-} {
-  // sonic-boom writes synchronously (retrying EAGAIN on a full pipe); the lines wait here, not in
-  // sonic-boom's own buffer, whose flushSync also fsyncs: once per turn, that would be an fsync per
-  // turn for a log file.
-  const boom = pino.destination({ dest: fd, sync: true });
+  /** Lines dropped so far (the reader stalled past the buffer, or writing failed). */
+  readonly dropped: number;
+  /**
+   * Told, once the sink takes lines again, how many were dropped meanwhile and why; its own line
+   * goes out through the same destination.
+   */
+  onDropped(listener: (lines: number, reason: 'stalled' | 'failed') => void): void;
+}
+
+/** Bytes of log lines waiting for a slow reader before new lines are dropped. */
+export const DEFAULT_LOG_BUFFER_BYTES = 4 * 1024 * 1024;
+
+/**
+ * stdout for the logs, never blocking the event loop: a log shipper that stalls (or Docker's
+ * blocking log mode) filled the pipe, a synchronous write then blocked, and the gateway stopped
+ * answering, /health included, until the reader resumed. Lines are gathered once per event-loop turn
+ * (a line per request written on its own cost a write per request, ~7% of the CPU of a fast-lane
+ * request: docs/performance.md) and handed to sonic-boom in asynchronous mode (pino's own
+ * destination, its writes off the event loop), whose `maxLength` bounds what waits: past it lines
+ * are dropped and counted, and one warn line says how many once the reader drains the backlog. A
+ * write error (ENOSPC on a full disk, EPIPE, EBADF) is counted the same way and reported once on
+ * stderr: the gateway keeps serving either way.
+ */
+export function createLogDestination(fd = 1, options: { maxBufferBytes?: number } = {}): LogDestination {
+  const boom = pino.destination({
+    dest: fd,
+    sync: false,
+    maxLength: options.maxBufferBytes ?? DEFAULT_LOG_BUFFER_BYTES,
+  });
   let waiting = '';
   let scheduled = false;
+  let dropped = 0;
+  let unreported = 0;
+  let reason: 'stalled' | 'failed' = 'stalled';
+  let warnedOfError = false;
+  let reporting = false;
+  const listeners: Array<(lines: number, why: 'stalled' | 'failed') => void> = [];
+  const lose = (text: string) => {
+    let lines = 0;
+    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lines++;
+    dropped += lines;
+    unreported += lines;
+  };
+  boom.on('drop', (data: string) => lose(data));
+  boom.on('error', (error: NodeJS.ErrnoException) => {
+    // sonic-boom keeps the chunk and tries it again with the next write; meanwhile what waits is
+    // bounded by maxLength, so later lines are dropped (and counted) until the sink takes them.
+    reason = 'failed';
+    if (warnedOfError) return;
+    warnedOfError = true;
+    if (fd !== 2) {
+      try {
+        process.stderr.write(
+          `pet-gateway: writing the log failed (${error.code ?? error.message}); lines are dropped and counted until it works again\n`,
+        );
+      } catch {
+        // stderr is gone too: nothing left to tell.
+      }
+    }
+  });
+  boom.on('drain', () => {
+    if (unreported === 0 || reporting) return;
+    const lines = unreported;
+    const why = reason;
+    unreported = 0;
+    reason = 'stalled';
+    warnedOfError = false;
+    reporting = true;
+    try {
+      for (const listener of listeners) listener(lines, why);
+    } finally {
+      reporting = false;
+    }
+  });
+  // sonic-boom exposes no public state: whether a write is under way and what waits.
+  const busy = () => {
+    const state = boom as unknown as SonicState;
+    return state._writing || state._len > 0;
+  };
   const flushSync = () => {
     scheduled = false;
     if (waiting === '') return;
@@ -57,12 +139,21 @@ export function createLogDestination(fd = 1): DestinationStream & {
     boom.write(text);
   };
   // Whatever way the process ends (a forced exit after the drain timeout, a crash), the lines of
-  // its last turn are written.
+  // its last turn are written, unless the sink is stalled: a synchronous write would then block
+  // the exit for as long as the reader does.
   if (unflushed.size === 0)
     process.once('exit', () => {
       for (const flush of unflushed) flush();
     });
-  unflushed.add(flushSync);
+  unflushed.add(() => {
+    flushSync();
+    if ((boom as unknown as SonicState)._writing) return;
+    try {
+      boom.flushSync();
+    } catch {
+      // A sink that fails at exit: the lines are lost, the exit is not held.
+    }
+  });
   return {
     write(line: string) {
       waiting += line;
@@ -72,12 +163,32 @@ export function createLogDestination(fd = 1): DestinationStream & {
         setImmediate(flushSync);
       }
     },
-    flush(callback) {
-      flushSync();
-      callback?.();
-    },
     flushSync,
+    flushWithin(deadlineMs) {
+      flushSync();
+      if (!busy()) return Promise.resolve();
+      return new Promise((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          boom.off('drain', done);
+          resolve();
+        };
+        const timer = setTimeout(done, deadlineMs);
+        boom.on('drain', done);
+      });
+    },
+    get dropped() {
+      return dropped;
+    },
+    onDropped(listener) {
+      listeners.push(listener);
+    },
   };
+}
+
+interface SonicState {
+  _writing: boolean;
+  _len: number;
 }
 
 /** Characters of log lines written at once at most, before the turn ends. */
@@ -138,7 +249,7 @@ export function logOperation(logger: Logger, record: OperationRecord, status: nu
       {
         requestId: record.requestId,
         clientAddress: record.clientAddress,
-        operationName: record.operationName ?? null,
+        operationName: record.operationName?.slice(0, MAX_OPERATION_NAME) ?? null,
         operationType: record.operationType ?? null,
         durationMs,
         upstreamCalls,
@@ -151,7 +262,10 @@ export function logOperation(logger: Logger, record: OperationRecord, status: nu
     return;
   }
   if (!logger.isLevelEnabled('info')) return;
-  const name = record.operationName === undefined ? 'null' : JSON.stringify(record.operationName);
+  const name =
+    record.operationName === undefined
+      ? 'null'
+      : JSON.stringify(record.operationName.slice(0, MAX_OPERATION_NAME));
   const type = record.operationType === undefined ? 'null' : JSON.stringify(record.operationType);
   const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym];
   const bindings = (logger as unknown as Record<symbol, string>)[pino.symbols.chindingsSym];
@@ -183,7 +297,7 @@ export function useOperationLog(
         requestId: requestIdOf(request.headers.get('x-request-id')),
         clientAddress: req ? clientAddress(req) : '',
         ...(typeof params.operationName === 'string'
-          ? { operationName: params.operationName.slice(0, 100) }
+          ? { operationName: params.operationName.slice(0, MAX_OPERATION_NAME) }
           : {}),
       });
     },

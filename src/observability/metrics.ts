@@ -35,6 +35,8 @@ export interface Metrics {
   watchLanes(served: { fast: number; yoga: number; planned: number }): void;
   /** Exposes the requests the rate limit refused and the decisions its Redis could not take. */
   watchRateLimit(stats: RateLimitStats): void;
+  /** Log lines dropped because stdout's reader stalled past the buffer or writing failed. */
+  watchLog(log: { readonly dropped: number }): void;
   /** Counts a client connection the listener closed itself (at the cap, or too slow). */
   connectionClosed(reason: ConnectionClose): void;
   /** Exposes the shared Redis's state (its breaker). */
@@ -296,6 +298,13 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
         'pet_gateway_planned_requests_total',
         'Of the fast lane requests, those a compiled plan of upstream calls answered (no GraphQL execution).',
         () => served.planned,
+      );
+    },
+    watchLog(log) {
+      countedAtScrape(
+        'pet_gateway_log_lines_dropped_total',
+        'Log lines dropped: the stdout reader stalled past LOG_BUFFER_BYTES, or writing the log failed.',
+        () => log.dropped,
       );
     },
     watchRateLimit(stats) {

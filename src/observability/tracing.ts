@@ -12,6 +12,7 @@ import {
 import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { methodOf, type UpstreamObserver } from '../upstream/client.ts';
+import { MAX_OPERATION_NAME } from './labels.ts';
 
 export interface Tracing {
   /** A span per GraphQL operation, child of the caller's `traceparent` when it sent one. */
@@ -78,7 +79,7 @@ export function createTracing(options: TracingOptions): Tracing {
 
   const startOperation: Tracing['startOperation'] = (header, type, operationName) => {
     const parent = propagator.extract(context.active(), header, headerGetter);
-    const name = (operationName ?? 'anonymous').slice(0, 64);
+    const name = (operationName ?? 'anonymous').slice(0, MAX_OPERATION_NAME);
     const span = tracer.startSpan(
       `graphql.${type} ${name}`,
       {

@@ -9,8 +9,15 @@ export interface StartedGateway {
   origin: string;
   /** The embedded service's key, from the start-up line that prints it (undefined when not printed). */
   key: string | undefined;
-  /** Everything written to stdout so far, in lines. */
+  /** What was written to stdout first (up to 64 KB), in lines. */
   lines(): string[];
+  /** The last 64 KB written to stdout, in lines (the first may be cut). */
+  tail(): string[];
+  /** Stops reading stdout, as a log shipper that stalls: the pipe fills. */
+  pauseStdout(): void;
+  resumeStdout(): void;
+  /** What was written to stderr. */
+  stderr(): string;
   /** SIGTERM, then waits for the exit (SIGKILL after 10 s). */
   stop(): Promise<void>;
 }
@@ -42,10 +49,12 @@ export async function npmStart(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
+  let last = '';
   let stderr = '';
   child.stdout?.on('data', (chunk) => {
-    // Only the first lines are ever read; the rest (one log line per request) is dropped.
+    // The first lines and the last 64 KB are kept; the rest (one log line per request) is dropped.
     if (stdout.length < 64 * 1024) stdout += chunk;
+    last = (last + chunk).slice(-64 * 1024);
   });
   child.stderr?.on('data', (chunk) => {
     stderr += chunk;
@@ -69,6 +78,10 @@ export async function npmStart(
         origin: `http://127.0.0.1:${origin}`,
         key: key ?? env.PETSTORE_API_KEY,
         lines: () => stdout.replace(/\n$/, '').split('\n'),
+        tail: () => last.replace(/\n$/, '').split('\n'),
+        pauseStdout: () => child.stdout?.pause(),
+        resumeStdout: () => child.stdout?.resume(),
+        stderr: () => stderr,
         stop,
       };
     }
