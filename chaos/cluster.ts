@@ -158,8 +158,9 @@ export async function runClusterChaos(options: ClusterChaosOptions = {}): Promis
         RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
         RATE_LIMIT_STORE: 'redis',
         APQ_STORE: 'redis',
-        // Every key here is real; each instance meets all of them as new after a restart.
-        RATE_LIMIT_NEW_KEYS_PER_MINUTE: '1000000',
+        // nginx in front: the refused-keys bound and the log line see each caller, not nginx. Every
+        // key here is real, so none spends that bound, however many each instance meets as new.
+        TRUSTED_PROXIES: '127.0.0.1',
       },
       'src/main.ts',
     );
@@ -404,12 +405,15 @@ export function formatClusterReport(report: ClusterChaosReport): string {
 }
 
 /** nginx with deploy/nginx.conf, its upstream pointed at the instances, in the foreground. */
-function startNginx(dir: string, port: number, gatewayPorts: number[]): Started {
+export function startNginx(dir: string, port: number, gatewayPorts: number[]): Started {
   const site = readFileSync(new URL('../deploy/nginx.conf', import.meta.url), 'utf8')
-    .replace('server gateway:4000;', gatewayPorts.map((p) => `server 127.0.0.1:${p};`).join('\n  '))
+    .replace(
+      'server gateway:4000 fail_timeout=1s;',
+      gatewayPorts.map((p) => `server 127.0.0.1:${p} fail_timeout=1s;`).join('\n  '),
+    )
     .replace('listen 4000;', `listen 127.0.0.1:${port};`);
   if (!site.includes(`127.0.0.1:${gatewayPorts[0]}`))
-    throw new Error('deploy/nginx.conf: no "server gateway:4000;" to point');
+    throw new Error('deploy/nginx.conf: no "server gateway:4000 fail_timeout=1s;" to point');
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(
     (name) => `${name}_temp_path ${dir};`,
   );

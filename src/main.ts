@@ -28,6 +28,12 @@ import { STARTUP_FAILED, superviseWorkers } from './workers.ts';
 const DRAIN_TIMEOUT_MS = 10_000;
 
 /**
+ * How long an idle keep-alive connection is left open once draining starts: a proxy sending on it
+ * meanwhile gets its answer with `Connection: close` (closing it at once would race that request).
+ */
+const DRAIN_IDLE_GRACE_MS = 1000;
+
+/**
  * How the primary hands a worker the embedded reference service it runs (WORKERS > 1, no
  * UPSTREAM_URL): the service runs once, and every worker points at it.
  */
@@ -257,7 +263,9 @@ async function main(): Promise<void> {
         ? createMemoryDocumentStore({ maxDocuments: config.apq.maxDocuments, maxBytes: config.apq.maxBytes })
         : undefined;
   if (apqStore && metrics) metrics.watchDocumentStore(apqStore.stats);
+  let stopping = false;
   const edge = createEdge({
+    draining: () => stopping,
     fastLane: config.fastLane,
     plans: config.plans,
     federation: config.federation,
@@ -329,7 +337,6 @@ async function main(): Promise<void> {
     );
   }
 
-  let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -340,10 +347,9 @@ async function main(): Promise<void> {
       server.closeAllConnections();
     }, DRAIN_TIMEOUT_MS);
     forced.unref();
-    // Stop accepting; idle keep-alive sockets close now, busy ones once their response is sent.
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    await closed;
+    // /readiness already answers 503 (stopping). No new connections; every answer from now on
+    // says Connection: close; idle connections close after a second, busy ones once answered.
+    await server.drain(DRAIN_IDLE_GRACE_MS);
     await upstream.close();
     await cacheStore?.close();
     await rateLimit?.close();

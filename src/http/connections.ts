@@ -138,6 +138,8 @@ export function createConnectionAdmission(limits: ConnectionLimits) {
    * connection asked for something other than a probe.
    */
   function request(req: IncomingMessage, res: ServerResponse): boolean {
+    // Draining: the client (a proxy's keep-alive pool) learns from this answer not to reuse the connection.
+    if (draining) res.shouldKeepAlive = false;
     const entry = held.get(req.socket as ClientSocket);
     if (entry === undefined) return true;
     entry.served = true;
@@ -194,10 +196,39 @@ export function createConnectionAdmission(limits: ConnectionLimits) {
 
   const timer = setInterval(sweep, 1000);
   timer.unref();
+  let draining = false;
+
+  /**
+   * From now on every response says `Connection: close`, including those in flight whose headers
+   * are not out yet; after `idleGraceMs` the connections still idle are closed, and from then on
+   * each one as soon as it is idle. Closing an idle keep-alive connection at once races a proxy
+   * that is sending on it (nginx does not retry a POST it has sent): the grace lets the proxy use
+   * each one last time, answered with `close`, or find this instance refusing new connections.
+   */
+  function drain(idleGraceMs: number): void {
+    draining = true;
+    for (const entry of held.values()) {
+      const res = entry.socket._httpMessage;
+      if (res && !res.headersSent) res.shouldKeepAlive = false;
+    }
+    const closeIdle = () => {
+      for (const entry of held.values()) {
+        if (entry.socket._httpMessage == null) {
+          forget(entry);
+          entry.socket.destroy();
+        }
+      }
+    };
+    setTimeout(() => {
+      closeIdle();
+      setInterval(closeIdle, 100).unref();
+    }, idleGraceMs).unref();
+  }
 
   return {
     admit,
     request,
+    drain,
     /** Stops the sweep (the server is closing). */
     close: () => clearInterval(timer),
   };

@@ -24,6 +24,8 @@ export interface EdgeOptions extends GatewayOptions {
    * allows it (src/execution/plan.ts); off, the fast lane runs compiled execution only. @default true
    */
   plans?: boolean;
+  /** True once the process is shutting down (`/readiness` answers 503). */
+  draining?: () => boolean;
 }
 
 export interface Edge {
@@ -42,12 +44,13 @@ export interface Edge {
 const peerAddress = (req: IncomingMessage) => req.socket.remoteAddress ?? '';
 
 export function createEdge(options: EdgeOptions): Edge {
-  const { fastLane = true, plans = true, ...gatewayOptions } = options;
+  const { fastLane = true, plans = true, draining, ...gatewayOptions } = options;
   const logger = options.logger ?? createLogger('info');
   const resolved: GatewayOptions = { ...gatewayOptions, logger };
   const health = createHealthEndpoints({
     upstream: options.upstream,
     ...(options.redis ? { redis: options.redis } : {}),
+    ...(draining ? { draining } : {}),
   });
   if (!fastLane) {
     const yoga = createGateway(resolved);

@@ -15,11 +15,13 @@ export interface RedisHealth {
 export interface HealthOptions {
   upstream: UpstreamClient;
   redis?: RedisHealth;
+  /** True once the process is shutting down: readiness fails at once, so load balancers stop sending. */
+  draining?: () => boolean;
 }
 
 /**
  * `/health` (liveness: 200 while the process serves HTTP) and `/readiness` (200 while the upstream
- * answers HTTP, 503 otherwise), both with a JSON body that says why: the upstream's breaker and
+ * answers HTTP, 503 otherwise and from the moment the process starts shutting down), both with a JSON body that says why: the upstream's breaker and
  * reachability, Redis's state and what is degraded without it. Redis never fails readiness: without
  * it the gateway still answers (uncached, limited per instance). Served at the edge, before either
  * lane, and answered for any method; returns false for every other path.
@@ -61,6 +63,10 @@ export function createHealthEndpoints(
       return true;
     }
     if (path !== '/readiness') return false;
+    if (options.draining?.()) {
+      answer(res, 503, { status: 'draining', ...dependencies() });
+      return true;
+    }
     reachable().then(
       (ready) =>
         answer(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not ready', ...dependencies(ready) }),

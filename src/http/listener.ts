@@ -5,7 +5,7 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import type { Socket } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type ConnectionClose, createConnectionAdmission } from './connections.ts';
 
@@ -60,7 +60,17 @@ type ClientSocket = Socket & { _httpMessage?: ServerResponse };
  * error body rather than a bare status line. Who may hold a connection, and how slow it may be, is
  * connections.ts's (see HttpServerOptions).
  */
-export function createHttpServer(handler: RequestListener, options: HttpServerOptions = {}): Server {
+/** The HTTP server, and how it leaves. */
+export interface HttpServer extends Server {
+  /**
+   * Stops accepting connections and lets the open ones finish: every response from now on carries
+   * `Connection: close`, idle connections close after `idleGraceMs`, busy ones once answered.
+   * Resolves when no connection is left.
+   */
+  drain(idleGraceMs?: number): Promise<void>;
+}
+
+export function createHttpServer(handler: RequestListener, options: HttpServerOptions = {}): HttpServer {
   const headersTimeout = options.headersTimeoutMs ?? 10_000;
   const onClose = options.onClose ?? (() => {});
   const maxConnections = options.maxConnections ?? 1024;
@@ -103,6 +113,13 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
 
   server.on('connection', admission.admit);
   server.on('close', admission.close);
+  const drain = (idleGraceMs = 1000) =>
+    new Promise<void>((resolve) => {
+      admission.drain(idleGraceMs);
+      // net.Server's close, not http.Server's: that one also closes idle keep-alive connections at
+      // once, under requests a proxy may be sending on them.
+      NetServer.prototype.close.call(server, () => resolve());
+    });
 
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // A pipelined request's answer may already be on the wire: a status line written now would
@@ -124,7 +141,7 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
         `content-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
     );
   });
-  return server;
+  return Object.assign(server, { drain });
 }
 
 function countHeader(rawHeaders: string[], name: string): number {
