@@ -19,7 +19,10 @@ export interface Config {
   readonly maxConnections: number;
   /** One upstream GET for one caller's identical GETs in flight at once. @default true */
   readonly upstreamCoalesce: boolean;
-  /** Browser origins allowed to call the endpoint (CORS); `['*']` allows any. @default ['*'] */
+  /**
+   * Browser origins allowed to call the endpoint (CORS); `['*']` allows any but `null`, which is
+   * allowed only when listed. @default ['*']
+   */
   readonly corsOrigins: readonly string[];
   /** Serve GraphiQL to browsers at /graphql. @default true (false when persistedOperations is require) */
   readonly graphiql: boolean;
@@ -185,6 +188,8 @@ function origins(env: Record<string, string | undefined>, name: string): readonl
   if (raw === undefined || raw === '*') return Object.freeze(['*']);
   const list = raw.split(',').map((origin) => origin.trim());
   for (const origin of list) {
+    // `null`, the origin of sandboxed iframes and data: and file: pages, only when listed.
+    if (origin === 'null') continue;
     if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
       throw new ConfigError(
         `${name} must be * or a comma-separated list of origins like https://app.example.com, got "${origin}"`,

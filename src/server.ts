@@ -12,8 +12,9 @@ import { type Context, type ContextDeps, createContext } from './context.ts';
 import { type CompiledExecution, createCompiledExecution } from './execution/compiled.ts';
 import { compilePlan } from './execution/plan.ts';
 import { useCacheHeaders } from './http/cache-headers.ts';
+import { corsPolicy } from './http/cors.ts';
 import { type DeprecatedUse, useDeprecationNotices } from './http/deprecation-headers.ts';
-import { useGraphiQLPage, useGraphiQLRefusal } from './http/graphiql.ts';
+import { asksForPage, useGraphiQLPage, useGraphiQLRefusal } from './http/graphiql.ts';
 import type { RedisHealth } from './http/health.ts';
 import { useOperationChoice } from './http/operation-choice.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './http/persisted-documents.ts';
@@ -292,25 +293,7 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
     // would pipe every body through a second TransformStream (a pipeline and an AbortController
     // per request, ~3% of CPU in the profile) for nothing.
     maxRequestBodySize: false,
-    // Callers authenticate with a bearer header, never cookies, so CORS never allows credentials
-    // (Yoga's default reflects any origin *with* credentials). Browser clients may read the request
-    // id and the deprecation headers.
-    cors: {
-      origin: [...(options.corsOrigins ?? ['*'])],
-      credentials: false,
-      methods: ['GET', 'POST'],
-      allowedHeaders: [
-        'content-type',
-        'accept',
-        'authorization',
-        'graphql-client-name',
-        'graphql-client-version',
-        'x-request-id',
-        'traceparent',
-      ],
-      exposedHeaders: ['x-request-id', 'deprecation', 'sunset'],
-      maxAge: 600,
-    },
+    cors: corsPolicy(options.corsOrigins ?? ['*'], (request) => asksForPage(request, '/graphql')),
     // Unexpected errors are masked; GraphQLErrors we raise on purpose (the gateway's codes and the
     // one upstream mapping table in schema/errors.ts) pass through.
     maskedErrors: true,

@@ -29,6 +29,11 @@ describe('loadConfig', () => {
       'https://a.example',
       'http://localhost:3000',
     ]);
+    // `null` (sandboxed iframes, data: and file: pages) only when an operator lists it.
+    expect(loadConfig({ CORS_ORIGINS: 'https://a.example,null' }).corsOrigins).toEqual([
+      'https://a.example',
+      'null',
+    ]);
   });
 
   it.each([

@@ -43,8 +43,7 @@ export function useGraphiQLPage(endpoint: string, options: GraphiQLOptions): Plu
   };
   return {
     onRequest({ request, endResponse, fetchAPI }) {
-      if (request.method !== 'GET' || !request.headers.get('accept')?.includes('text/html')) return;
-      if (!isPath(request, endpoint) && !isPath(request, `${endpoint}/`)) return;
+      if (!asksForPage(request, endpoint)) return;
       page ??= render();
       return page.then((loaded) => answer(loaded, request, endResponse, fetchAPI));
     },
@@ -59,8 +58,7 @@ export function useGraphiQLPage(endpoint: string, options: GraphiQLOptions): Plu
 export function useGraphiQLRefusal(endpoint: string, reason: string): Plugin {
   return {
     onRequest({ request, endResponse, fetchAPI }) {
-      if (request.method !== 'GET' || !request.headers.get('accept')?.includes('text/html')) return;
-      if (!isPath(request, endpoint) && !isPath(request, `${endpoint}/`)) return;
+      if (!asksForPage(request, endpoint)) return;
       endResponse(
         new fetchAPI.Response(`${reason}\n`, {
           status: 406,
@@ -73,6 +71,15 @@ export function useGraphiQLRefusal(endpoint: string, reason: string): Plugin {
       );
     },
   };
+}
+
+/**
+ * Whether a request is a browser's asking for the page at `endpoint` (a `GET` accepting
+ * `text/html`): answered with GraphiQL, or with the refusal where it is not served.
+ */
+export function asksForPage(request: Request, endpoint: string): boolean {
+  if (request.method !== 'GET' || !request.headers.get('accept')?.includes('text/html')) return false;
+  return isPath(request, endpoint) || isPath(request, `${endpoint}/`);
 }
 
 /** The page with one more inline script, run after GraphiQL's own. */

@@ -126,9 +126,54 @@ describe('CORS', () => {
     expect((await preflight(gateway, 'https://b.example')).get('access-control-allow-origin')).toBe(
       'https://b.example',
     );
-    expect((await preflight(gateway, 'https://evil.example')).get('access-control-allow-origin')).toBe(
-      'null',
+    // A refused origin gets no CORS header at all: `null` would admit every page whose origin is
+    // `null` (sandboxed iframes, data: and file: pages).
+    const refused = await preflight(gateway, 'https://evil.example');
+    expect([...refused.keys()].filter((name) => name.startsWith('access-control-'))).toEqual([]);
+  });
+
+  async function simplePost(gateway: ReturnType<typeof createGateway>, origin: string) {
+    const response = await gateway.fetch('http://gateway/graphql', {
+      method: 'POST',
+      headers: { origin, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    await response.arrayBuffer();
+    return response.headers;
+  }
+
+  it('with CORS_ORIGINS, an answer to a refused origin carries no Access-Control-Allow-Origin', async () => {
+    const gateway = createGateway({
+      upstream: client,
+      logger: quiet(),
+      corsOrigins: ['https://a.example', 'https://b.example'],
+    });
+    expect((await simplePost(gateway, 'https://a.example')).get('access-control-allow-origin')).toBe(
+      'https://a.example',
     );
+    for (const origin of ['https://evil.example', 'null']) {
+      const headers = await simplePost(gateway, origin);
+      expect(headers.get('access-control-allow-origin'), origin).toBeNull();
+      expect(headers.get('access-control-expose-headers'), origin).toBeNull();
+      // The answer still varies by Origin, so a cache never hands one origin's answer to another.
+      expect(headers.get('vary'), origin).toContain('Origin');
+    }
+  });
+
+  it('with one origin listed, another origin is not told that origin either', async () => {
+    const gateway = createGateway({ upstream: client, logger: quiet(), corsOrigins: ['https://a.example'] });
+    expect((await preflight(gateway, 'https://evil.example')).get('access-control-allow-origin')).toBeNull();
+    expect((await preflight(gateway, 'https://a.example')).get('access-control-allow-origin')).toBe(
+      'https://a.example',
+    );
+  });
+
+  it('the origin null is allowed only when listed, even with CORS_ORIGINS=*', async () => {
+    const any = createGateway({ upstream: client, logger: quiet() });
+    expect((await preflight(any, 'null')).get('access-control-allow-origin')).toBeNull();
+    expect((await simplePost(any, 'null')).get('access-control-allow-origin')).toBeNull();
+    const listed = createGateway({ upstream: client, logger: quiet(), corsOrigins: ['null'] });
+    expect((await simplePost(listed, 'null')).get('access-control-allow-origin')).toBe('null');
   });
 
   it('exposes the request id and the deprecation headers to browser code', async () => {
