@@ -4,7 +4,10 @@ import { availableParallelism } from 'node:os';
 export interface Config {
   /** @default 4000 */
   readonly port: number;
-  /** @default '0.0.0.0' */
+  /**
+   * @default '127.0.0.1' with the embedded reference service (its key is in the GraphiQL page), else
+   * '0.0.0.0'
+   */
   readonly host: string;
   /** Base URL of the REST v1 service (path ends in `/v1`); undefined → embed the reference service. */
   readonly upstreamUrl: URL | undefined;
@@ -130,10 +133,13 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
   // Two per upstream connection: with the embedded reference service, both ends are this process's.
   const fdBudget = (limits.fileDescriptors ?? 1024) - 2 * upstreamConnections - RESERVED_DESCRIPTORS;
   const persistedSettings = persisted(env);
+  const upstream = upstreamUrl(env);
   return Object.freeze({
     port: integer(env, 'PORT', 4000, 0, 65535),
-    host: nonEmpty(env, 'HOST') ?? '0.0.0.0',
-    upstreamUrl: upstreamUrl(env),
+    // The embedded default prints its key and prefills it in GraphiQL: this machine only, unless
+    // HOST says otherwise (the image sets 0.0.0.0).
+    host: nonEmpty(env, 'HOST') ?? (upstream === undefined ? '127.0.0.1' : '0.0.0.0'),
+    upstreamUrl: upstream,
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 5000, 1, 120_000),
     upstreamConnections,
     maxConnections: integer(env, 'MAX_CONNECTIONS', Math.max(32, fdBudget), 1, 1_000_000),

@@ -39,7 +39,10 @@ export interface GatewayOptions {
   upstream: UpstreamClient;
   /** @default DEFAULT_LIMITS */
   limits?: Limits;
-  /** Prefilled in GraphiQL's header editor, e.g. the embedded service's development key. */
+  /**
+   * Prefilled in GraphiQL's header editor, e.g. the embedded service's development key: only for a
+   * page asked for at `localhost` or an IP address (see useGraphiQLPage).
+   */
   graphiqlAuthorization?: string;
   /** Browser origins allowed by CORS; `['*']` for any. @default ['*'] */
   corsOrigins?: readonly string[];
@@ -194,7 +197,6 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
   const deps = contextDeps(options);
   const logger = options.logger ?? createLogger('info');
   const { metrics, tracing } = options;
-  const headers = { Authorization: options.graphiqlAuthorization ?? 'Bearer <your API key>' };
   const plugins: Plugin[] = [
     useRequestBody(limits.maxBodyBytes, (serverContext) => {
       const req = (serverContext as ServerContext).req;
@@ -260,11 +262,17 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
   // persisted operations allowed: every document it sends, introspection included, would be refused.
   if (options.graphiql !== false && options.persistedOperations?.mode !== 'require') {
     plugins.push(
-      useGraphiQLPage('/graphql', {
-        title: 'Animal store',
-        defaultQuery: EXAMPLE_QUERY,
-        headers: JSON.stringify(headers),
-      }),
+      useGraphiQLPage(
+        '/graphql',
+        {
+          title: 'Animal store',
+          defaultQuery: EXAMPLE_QUERY,
+          headers: JSON.stringify({ Authorization: 'Bearer <your API key>' }),
+        },
+        options.graphiqlAuthorization === undefined
+          ? undefined
+          : { headers: JSON.stringify({ Authorization: options.graphiqlAuthorization }) },
+      ),
     );
   } else {
     plugins.push(

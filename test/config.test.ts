@@ -7,11 +7,20 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 4000,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       upstreamUrl: undefined,
       upstreamTimeoutMs: 5000,
     });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('listens on loopback with the embedded service (its key is in GraphiQL), on every interface with an upstream', () => {
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ UPSTREAM_URL: 'https://api.example.com/v1' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ UPSTREAM_URL: 'https://api.example.com/v1', HOST: '127.0.0.1' }).host).toBe(
+      '127.0.0.1',
+    );
   });
 
   it('accepts the contract production and staging shapes, trailing slash or not', () => {

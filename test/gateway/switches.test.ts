@@ -37,6 +37,24 @@ async function introspect(gateway: ReturnType<typeof createGateway>) {
 }
 
 describe('GRAPHIQL and INTROSPECTION', () => {
+  it('the prefilled key only at localhost or an IP address: any other name may be rebound by its DNS', async () => {
+    const gateway = createGateway({
+      upstream: client,
+      logger: quiet(),
+      graphiqlAuthorization: 'Bearer dev-k',
+    });
+    const at = async (host: string) =>
+      (await gateway.fetch(`http://${host}/graphql`, { headers: { accept: 'text/html' } })).text();
+    for (const host of ['localhost:4000', 'app.localhost', '127.0.0.1:4000', '[::1]:4000', '192.0.2.2']) {
+      expect((await at(host)).includes('Bearer dev-k'), host).toBe(true);
+    }
+    for (const host of ['rebind.example:4000', 'localhost.example', '127.0.0.1.nip.io']) {
+      const html = await at(host);
+      expect(html.includes('Bearer dev-k'), host).toBe(false);
+      expect(html.includes('Bearer <your API key>'), host).toBe(true);
+    }
+  });
+
   it('both on by default: the page is GraphiQL with the example, and introspection answers', async () => {
     const gateway = createGateway({ upstream: client, logger: quiet() });
     const html = await page(gateway);
@@ -166,6 +184,23 @@ describe('CORS', () => {
     expect((await preflight(gateway, 'https://a.example')).get('access-control-allow-origin')).toBe(
       'https://a.example',
     );
+  });
+
+  it('the GraphiQL page, and its refusal, never carry CORS headers, whatever the origin', async () => {
+    const accept = 'text/html,application/xhtml+xml,*/*;q=0.8';
+    for (const graphiql of [true, false]) {
+      const gateway = createGateway({ upstream: client, logger: quiet(), graphiql });
+      const response = await gateway.fetch('http://gateway/graphql', {
+        headers: { accept, origin: 'https://app.example' },
+      });
+      expect(response.status).toBe(graphiql ? 200 : 406);
+      await response.arrayBuffer();
+      const names = [...response.headers.keys()];
+      expect(
+        names.filter((name) => name.startsWith('access-control-')),
+        `graphiql ${graphiql}`,
+      ).toEqual([]);
+    }
   });
 
   it('the origin null is allowed only when listed, even with CORS_ORIGINS=*', async () => {
