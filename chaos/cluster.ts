@@ -106,6 +106,8 @@ export async function runClusterChaos(options: ClusterChaosOptions = {}): Promis
   const log = options.log ?? (() => {});
   const started = Date.now();
   const run = randomBytes(3).toString('hex');
+  // One REDIS_KEY_SECRET for every instance, as an operator sets it: they share counts and entries.
+  const redisKeySecret = randomBytes(32).toString('hex');
   const dir = mkdtempSync(join(tmpdir(), 'pet-gateway-cluster-'));
   // nginx's workers run as an unprivileged user when it is started as root.
   chmodSync(dir, 0o755);
@@ -155,6 +157,7 @@ export async function runClusterChaos(options: ClusterChaosOptions = {}): Promis
         LOG_LEVEL: 'warn',
         RESPONSE_CACHE: 'redis',
         REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+        REDIS_KEY_SECRET: redisKeySecret,
         RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
         RATE_LIMIT_STORE: 'redis',
         APQ_STORE: 'redis',

@@ -75,6 +75,12 @@ export interface Config {
     | undefined;
   /** Redis for `responseCache: 'redis'`, a rate limit or APQ store in Redis; ignored otherwise. */
   readonly redisUrl: URL | undefined;
+  /**
+   * The secret of the HMAC that names callers in Redis keys; the same on every instance sharing a
+   * Redis. Required with the response cache or the rate limit in Redis; undefined → a random
+   * secret per process (keys that never leave it).
+   */
+  readonly redisKeySecret: string | undefined;
   /** Embedded reference service only. @default 'data/petstore.db' */
   readonly petstoreDb: string;
   /** Embedded reference service only: a key it always accepts. */
@@ -282,7 +288,7 @@ function persisted(env: Record<string, string | undefined>) {
 function redisUses(
   env: Record<string, string | undefined>,
   apq: Config['apq'],
-): Pick<Config, 'responseCache' | 'responseCacheTtlMs' | 'rateLimit' | 'redisUrl'> {
+): Pick<Config, 'responseCache' | 'responseCacheTtlMs' | 'rateLimit' | 'redisUrl' | 'redisKeySecret'> {
   const mode = nonEmpty(env, 'RESPONSE_CACHE')?.toLowerCase() ?? 'off';
   if (mode !== 'off' && mode !== 'memory' && mode !== 'redis') {
     throw new ConfigError(`RESPONSE_CACHE must be off, memory or redis, got "${mode}"`);
@@ -309,7 +315,8 @@ function redisUses(
     ...(apq?.store === 'redis' ? ['APQ_STORE=redis'] : []),
   ];
   const settings = { responseCache: mode, responseCacheTtlMs: ttlMs, rateLimit } as const;
-  if (needs.length === 0) return { ...settings, redisUrl: undefined };
+  // Keys that never leave the process need no shared secret: REDIS_KEY_SECRET is then unused.
+  if (needs.length === 0) return { ...settings, redisUrl: undefined, redisKeySecret: undefined };
   const raw = nonEmpty(env, 'REDIS_URL');
   if (raw === undefined) throw new ConfigError(`${needs[0]} needs REDIS_URL (redis://host:6379)`);
   let url: URL;
@@ -322,7 +329,32 @@ function redisUses(
   if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
     throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL with a host, got "${url.protocol}"`);
   }
-  return { ...settings, redisUrl: url };
+  return { ...settings, redisUrl: url, redisKeySecret: redisKeySecret(env, needs) };
+}
+
+/** The shortest REDIS_KEY_SECRET taken: 128 bits as hex. */
+const MIN_SECRET_LENGTH = 32;
+
+/**
+ * REDIS_KEY_SECRET, required when callers' keys go to Redis (APQ keys documents by their own hash,
+ * no caller). Without it every instance would make its own secret: each would count its own rate
+ * limit (N instances, N times the limit) and cache under keys no other reads, silently; so start-up
+ * refuses instead. The value is never echoed.
+ */
+function redisKeySecret(env: Record<string, string | undefined>, needs: string[]): string | undefined {
+  const secret = nonEmpty(env, 'REDIS_KEY_SECRET');
+  const keyedByCaller = needs.filter((need) => need !== 'APQ_STORE=redis');
+  if (secret === undefined && keyedByCaller.length > 0) {
+    throw new ConfigError(
+      `${keyedByCaller[0]} needs REDIS_KEY_SECRET, the same on every instance sharing the Redis (at least ${MIN_SECRET_LENGTH} characters, e.g. openssl rand -hex 32)`,
+    );
+  }
+  if (secret !== undefined && secret.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(
+      `REDIS_KEY_SECRET must be at least ${MIN_SECRET_LENGTH} characters (e.g. openssl rand -hex 32), got ${secret.length}`,
+    );
+  }
+  return secret;
 }
 
 function integer(

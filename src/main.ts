@@ -20,6 +20,7 @@ import { createSharedRedis } from './redis.ts';
 import type { GatewayOptions } from './server.ts';
 import { listen, petstoreDbError, StartupError } from './startup-errors.ts';
 import { createMemoryCache, createRedisCache } from './upstream/cache.ts';
+import { createCallerKey } from './upstream/caller-key.ts';
 import { createUpstreamClient } from './upstream/client.ts';
 import { STARTUP_FAILED, superviseWorkers } from './workers.ts';
 
@@ -217,6 +218,8 @@ async function main(): Promise<void> {
         })
       : undefined;
   if (redis && metrics) metrics.watchRedis(redis);
+  // Without a secret (no caller's key goes to Redis): this process's own.
+  const callerKey = createCallerKey(config.redisKeySecret);
   const cacheStore =
     config.responseCache === 'redis' && redis
       ? createRedisCache(redis)
@@ -229,6 +232,7 @@ async function main(): Promise<void> {
         perMinute: config.rateLimit.perMinute,
         store: config.rateLimit.store,
         newKeysPerMinute: config.rateLimit.newKeysPerMinute,
+        callerKey,
         ...(redis ? { redis } : {}),
       })
     : undefined;
@@ -257,7 +261,7 @@ async function main(): Promise<void> {
     plans: config.plans,
     federation: config.federation,
     upstream,
-    ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs } } : {}),
+    ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs, callerKey } } : {}),
     ...(rateLimit ? { rateLimit } : {}),
     ...(redis
       ? {
