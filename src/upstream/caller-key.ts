@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
 
 /** Names one caller without holding its key: see createCallerKey. */
 export type CallerKey = (authorization: string) => string;
@@ -18,5 +18,8 @@ const PROCESS_SECRET = randomBytes(32);
  * @param secret @default this process's random secret
  */
 export function createCallerKey(secret: string | Uint8Array = PROCESS_SECRET): CallerKey {
-  return (authorization) => createHmac('sha256', secret).update(authorization).digest('hex');
+  // A KeyObject made once: createHmac given the raw bytes costs ~10 µs a call, given this ~2 µs
+  // (a bare SHA-256 ~1 µs), and it runs a few times per request.
+  const key = createSecretKey(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret);
+  return (authorization) => createHmac('sha256', key).update(authorization).digest('hex');
 }
