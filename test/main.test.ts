@@ -75,7 +75,7 @@ describe('npm start', () => {
     expect(gateway.output()).not.toMatch(/Bearer wrong/);
   });
 
-  it('with no UPSTREAM_URL and no HOST listens on this machine only: its key is in the GraphiQL page', async () => {
+  it('with no UPSTREAM_URL and no HOST listens on this machine only (its key is in the GraphiQL page)', async () => {
     const outside = Object.values(networkInterfaces())
       .flat()
       .find((address) => address?.family === 'IPv4' && !address.internal)?.address;
