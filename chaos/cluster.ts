@@ -106,6 +106,8 @@ export async function runClusterChaos(options: ClusterChaosOptions = {}): Promis
   const log = options.log ?? (() => {});
   const started = Date.now();
   const run = randomBytes(3).toString('hex');
+  // One REDIS_KEY_SECRET for every instance, as an operator sets it: they share counts and entries.
+  const redisKeySecret = randomBytes(32).toString('hex');
   const dir = mkdtempSync(join(tmpdir(), 'pet-gateway-cluster-'));
   // nginx's workers run as an unprivileged user when it is started as root.
   chmodSync(dir, 0o755);
@@ -155,6 +157,7 @@ export async function runClusterChaos(options: ClusterChaosOptions = {}): Promis
         LOG_LEVEL: 'warn',
         RESPONSE_CACHE: 'redis',
         REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+        REDIS_KEY_SECRET: redisKeySecret,
         RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
         RATE_LIMIT_STORE: 'redis',
         APQ_STORE: 'redis',
@@ -407,13 +410,13 @@ export function formatClusterReport(report: ClusterChaosReport): string {
 /** nginx with deploy/nginx.conf, its upstream pointed at the instances, in the foreground. */
 export function startNginx(dir: string, port: number, gatewayPorts: number[]): Started {
   const site = readFileSync(new URL('../deploy/nginx.conf', import.meta.url), 'utf8')
-    .replace(
-      'server gateway:4000 fail_timeout=1s;',
-      gatewayPorts.map((p) => `server 127.0.0.1:${p} fail_timeout=1s;`).join('\n  '),
+    // Each instance gets the line deploy/nginx.conf gives `gateway:4000`, its parameters kept.
+    .replace(/server gateway:4000([^;]*);/, (_, parameters: string) =>
+      gatewayPorts.map((p) => `server 127.0.0.1:${p}${parameters};`).join('\n  '),
     )
     .replace('listen 4000;', `listen 127.0.0.1:${port};`);
   if (!site.includes(`127.0.0.1:${gatewayPorts[0]}`))
-    throw new Error('deploy/nginx.conf: no "server gateway:4000 fail_timeout=1s;" to point');
+    throw new Error('deploy/nginx.conf: no "server gateway:4000…;" to point');
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(
     (name) => `${name}_temp_path ${dir};`,
   );

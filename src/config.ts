@@ -5,7 +5,10 @@ import { parseTrustedProxies } from './http/client-address.ts';
 export interface Config {
   /** @default 4000 */
   readonly port: number;
-  /** @default '0.0.0.0' */
+  /**
+   * @default '127.0.0.1' with the embedded reference service (its key is in the GraphiQL page), else
+   * '0.0.0.0'
+   */
   readonly host: string;
   /** Base URL of the REST v1 service (path ends in `/v1`); undefined → embed the reference service. */
   readonly upstreamUrl: URL | undefined;
@@ -32,7 +35,10 @@ export interface Config {
   readonly logBufferBytes: number;
   /** One upstream GET for one caller's identical GETs in flight at once. @default true */
   readonly upstreamCoalesce: boolean;
-  /** Browser origins allowed to call the endpoint (CORS); `['*']` allows any. @default ['*'] */
+  /**
+   * Browser origins allowed to call the endpoint (CORS); `['*']` allows any but `null`, which is
+   * allowed only when listed. @default ['*']
+   */
   readonly corsOrigins: readonly string[];
   /** Serve GraphiQL to browsers at /graphql. @default true (false when persistedOperations is require) */
   readonly graphiql: boolean;
@@ -82,6 +88,12 @@ export interface Config {
     | undefined;
   /** Redis for `responseCache: 'redis'`, a rate limit or APQ store in Redis; ignored otherwise. */
   readonly redisUrl: URL | undefined;
+  /**
+   * The secret of the HMAC that names callers in Redis keys; the same on every instance sharing a
+   * Redis. Required with the response cache or the rate limit in Redis; undefined → a random
+   * secret per process (keys that never leave it).
+   */
+  readonly redisKeySecret: string | undefined;
   /** Embedded reference service only. @default 'data/petstore.db' */
   readonly petstoreDb: string;
   /** Embedded reference service only: a key it always accepts. */
@@ -154,10 +166,13 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
   const fdBudget = (limits.fileDescriptors ?? 1024) - 2 * upstreamConnections - RESERVED_DESCRIPTORS;
   const persistedSettings = persisted(env);
   const maxConnections = integer(env, 'MAX_CONNECTIONS', Math.max(32, fdBudget), 1, 1_000_000);
+  const upstream = upstreamUrl(env);
   return Object.freeze({
     port: integer(env, 'PORT', 4000, 0, 65535),
-    host: nonEmpty(env, 'HOST') ?? '0.0.0.0',
-    upstreamUrl: upstreamUrl(env),
+    // The embedded default prints its key and prefills it in GraphiQL: this machine only, unless
+    // HOST says otherwise (the image sets 0.0.0.0).
+    host: nonEmpty(env, 'HOST') ?? (upstream === undefined ? '127.0.0.1' : '0.0.0.0'),
+    upstreamUrl: upstream,
     upstreamTimeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 5000, 1, 120_000),
     upstreamConnections,
     maxConnections,
@@ -221,6 +236,8 @@ function origins(env: Record<string, string | undefined>, name: string): readonl
   if (raw === undefined || raw === '*') return Object.freeze(['*']);
   const list = raw.split(',').map((origin) => origin.trim());
   for (const origin of list) {
+    // `null`, the origin of sandboxed iframes and data: and file: pages, only when listed.
+    if (origin === 'null') continue;
     if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
       throw new ConfigError(
         `${name} must be * or a comma-separated list of origins like https://app.example.com, got "${origin}"`,
@@ -307,7 +324,7 @@ function persisted(env: Record<string, string | undefined>) {
 function redisUses(
   env: Record<string, string | undefined>,
   apq: Config['apq'],
-): Pick<Config, 'responseCache' | 'responseCacheTtlMs' | 'rateLimit' | 'redisUrl'> {
+): Pick<Config, 'responseCache' | 'responseCacheTtlMs' | 'rateLimit' | 'redisUrl' | 'redisKeySecret'> {
   const mode = nonEmpty(env, 'RESPONSE_CACHE')?.toLowerCase() ?? 'off';
   if (mode !== 'off' && mode !== 'memory' && mode !== 'redis') {
     throw new ConfigError(`RESPONSE_CACHE must be off, memory or redis, got "${mode}"`);
@@ -341,7 +358,8 @@ function redisUses(
     ...(apq?.store === 'redis' ? ['APQ_STORE=redis'] : []),
   ];
   const settings = { responseCache: mode, responseCacheTtlMs: ttlMs, rateLimit } as const;
-  if (needs.length === 0) return { ...settings, redisUrl: undefined };
+  // Keys that never leave the process need no shared secret: REDIS_KEY_SECRET is then unused.
+  if (needs.length === 0) return { ...settings, redisUrl: undefined, redisKeySecret: undefined };
   const raw = nonEmpty(env, 'REDIS_URL');
   if (raw === undefined) throw new ConfigError(`${needs[0]} needs REDIS_URL (redis://host:6379)`);
   let url: URL;
@@ -354,7 +372,32 @@ function redisUses(
   if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
     throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL with a host, got "${url.protocol}"`);
   }
-  return { ...settings, redisUrl: url };
+  return { ...settings, redisUrl: url, redisKeySecret: redisKeySecret(env, needs) };
+}
+
+/** The shortest REDIS_KEY_SECRET taken: 128 bits as hex. */
+const MIN_SECRET_LENGTH = 32;
+
+/**
+ * REDIS_KEY_SECRET, required when callers' keys go to Redis (APQ keys documents by their own hash,
+ * no caller). Without it every instance would make its own secret: each would count its own rate
+ * limit (N instances, N times the limit) and cache under keys no other reads, silently; so start-up
+ * refuses instead. The value is never echoed.
+ */
+function redisKeySecret(env: Record<string, string | undefined>, needs: string[]): string | undefined {
+  const secret = nonEmpty(env, 'REDIS_KEY_SECRET');
+  const keyedByCaller = needs.filter((need) => need !== 'APQ_STORE=redis');
+  if (secret === undefined && keyedByCaller.length > 0) {
+    throw new ConfigError(
+      `${keyedByCaller[0]} needs REDIS_KEY_SECRET, the same on every instance sharing the Redis (at least ${MIN_SECRET_LENGTH} characters, e.g. openssl rand -hex 32)`,
+    );
+  }
+  if (secret !== undefined && secret.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(
+      `REDIS_KEY_SECRET must be at least ${MIN_SECRET_LENGTH} characters (e.g. openssl rand -hex 32), got ${secret.length}`,
+    );
+  }
+  return secret;
 }
 
 function integer(

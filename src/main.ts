@@ -21,6 +21,7 @@ import { createSharedRedis } from './redis.ts';
 import type { GatewayOptions } from './server.ts';
 import { listen, petstoreDbError, StartupError } from './startup-errors.ts';
 import { createMemoryCache, createRedisCache } from './upstream/cache.ts';
+import { createCallerKey } from './upstream/caller-key.ts';
 import { createUpstreamClient } from './upstream/client.ts';
 import { STARTUP_FAILED, superviseWorkers } from './workers.ts';
 
@@ -226,6 +227,8 @@ async function main(): Promise<void> {
         })
       : undefined;
   if (redis && metrics) metrics.watchRedis(redis);
+  // Without a secret (no caller's key goes to Redis): this process's own.
+  const callerKey = createCallerKey(config.redisKeySecret);
   const cacheStore =
     config.responseCache === 'redis' && redis
       ? createRedisCache(redis)
@@ -240,6 +243,7 @@ async function main(): Promise<void> {
         store: config.rateLimit.store,
         refusedKeysPerMinute: config.rateLimit.refusedKeysPerMinute,
         clientAddress: clientAddresses.of,
+        callerKey,
         ...(redis ? { redis } : {}),
       })
     : undefined;
@@ -270,7 +274,7 @@ async function main(): Promise<void> {
     plans: config.plans,
     federation: config.federation,
     upstream,
-    ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs } } : {}),
+    ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs, callerKey } } : {}),
     ...(rateLimit ? { rateLimit } : {}),
     clientAddress: clientAddresses.of,
     ...(redis

@@ -12,8 +12,9 @@ import { type Context, type ContextDeps, createContext } from './context.ts';
 import { type CompiledExecution, createCompiledExecution } from './execution/compiled.ts';
 import { compilePlan } from './execution/plan.ts';
 import { useCacheHeaders } from './http/cache-headers.ts';
+import { corsPolicy } from './http/cors.ts';
 import { type DeprecatedUse, useDeprecationNotices } from './http/deprecation-headers.ts';
-import { useGraphiQLPage, useGraphiQLRefusal } from './http/graphiql.ts';
+import { asksForPage, useGraphiQLPage, useGraphiQLRefusal } from './http/graphiql.ts';
 import type { RedisHealth } from './http/health.ts';
 import { useOperationChoice } from './http/operation-choice.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './http/persisted-documents.ts';
@@ -38,7 +39,10 @@ export interface GatewayOptions {
   upstream: UpstreamClient;
   /** @default DEFAULT_LIMITS */
   limits?: Limits;
-  /** Prefilled in GraphiQL's header editor, e.g. the embedded service's development key. */
+  /**
+   * Prefilled in GraphiQL's header editor, e.g. the embedded service's development key: only for a
+   * page asked for at `localhost` or an IP address (see useGraphiQLPage).
+   */
   graphiqlAuthorization?: string;
   /** Browser origins allowed by CORS; `['*']` for any. @default ['*'] */
   corsOrigins?: readonly string[];
@@ -195,7 +199,6 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
   const deps = contextDeps(options);
   const logger = options.logger ?? createLogger('info');
   const { metrics, tracing } = options;
-  const headers = { Authorization: options.graphiqlAuthorization ?? 'Bearer <your API key>' };
   const plugins: Plugin[] = [
     useRequestBody(limits.maxBodyBytes, (serverContext) => {
       const req = (serverContext as ServerContext).req;
@@ -261,11 +264,17 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
   // persisted operations allowed: every document it sends, introspection included, would be refused.
   if (options.graphiql !== false && options.persistedOperations?.mode !== 'require') {
     plugins.push(
-      useGraphiQLPage('/graphql', {
-        title: 'Animal store',
-        defaultQuery: EXAMPLE_QUERY,
-        headers: JSON.stringify(headers),
-      }),
+      useGraphiQLPage(
+        '/graphql',
+        {
+          title: 'Animal store',
+          defaultQuery: EXAMPLE_QUERY,
+          headers: JSON.stringify({ Authorization: 'Bearer <your API key>' }),
+        },
+        options.graphiqlAuthorization === undefined
+          ? undefined
+          : { headers: JSON.stringify({ Authorization: options.graphiqlAuthorization }) },
+      ),
     );
   } else {
     plugins.push(
@@ -294,25 +303,7 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
     // would pipe every body through a second TransformStream (a pipeline and an AbortController
     // per request, ~3% of CPU in the profile) for nothing.
     maxRequestBodySize: false,
-    // Callers authenticate with a bearer header, never cookies, so CORS never allows credentials
-    // (Yoga's default reflects any origin *with* credentials). Browser clients may read the request
-    // id and the deprecation headers.
-    cors: {
-      origin: [...(options.corsOrigins ?? ['*'])],
-      credentials: false,
-      methods: ['GET', 'POST'],
-      allowedHeaders: [
-        'content-type',
-        'accept',
-        'authorization',
-        'graphql-client-name',
-        'graphql-client-version',
-        'x-request-id',
-        'traceparent',
-      ],
-      exposedHeaders: ['x-request-id', 'deprecation', 'sunset'],
-      maxAge: 600,
-    },
+    cors: corsPolicy(options.corsOrigins ?? ['*'], (request) => asksForPage(request, '/graphql')),
     // Unexpected errors are masked; GraphQLErrors we raise on purpose (the gateway's codes and the
     // one upstream mapping table in schema/errors.ts) pass through.
     maskedErrors: true,

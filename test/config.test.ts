@@ -2,16 +2,28 @@ import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 
+/** A REDIS_KEY_SECRET long enough (32 characters). */
+const SECRET = '0123456789abcdef0123456789abcdef';
+
 describe('loadConfig', () => {
   it('has working defaults: no upstream means the embedded reference service', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 4000,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       upstreamUrl: undefined,
       upstreamTimeoutMs: 5000,
     });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('listens on loopback with the embedded service (its key is in GraphiQL), on every interface with an upstream', () => {
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ UPSTREAM_URL: 'https://api.example.com/v1' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ UPSTREAM_URL: 'https://api.example.com/v1', HOST: '127.0.0.1' }).host).toBe(
+      '127.0.0.1',
+    );
   });
 
   it('accepts the contract production and staging shapes, trailing slash or not', () => {
@@ -28,6 +40,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:3000' }).corsOrigins).toEqual([
       'https://a.example',
       'http://localhost:3000',
+    ]);
+    // `null` (sandboxed iframes, data: and file: pages) only when an operator lists it.
+    expect(loadConfig({ CORS_ORIGINS: 'https://a.example,null' }).corsOrigins).toEqual([
+      'https://a.example',
+      'null',
     ]);
   });
 
@@ -84,9 +101,36 @@ describe('response cache configuration', () => {
       responseCache: 'memory',
       responseCacheTtlMs: 500,
     });
-    const redis = loadConfig({ RESPONSE_CACHE: 'redis', REDIS_URL: 'rediss://:pw@cache.internal:6380/0' });
+    const redis = loadConfig({
+      RESPONSE_CACHE: 'redis',
+      REDIS_URL: 'rediss://:pw@cache.internal:6380/0',
+      REDIS_KEY_SECRET: SECRET,
+    });
     expect(redis.responseCache).toBe('redis');
     expect(redis.redisUrl?.host).toBe('cache.internal:6380');
+    expect(redis.redisKeySecret).toBe(SECRET);
+  });
+
+  it('refuses callers’ keys in Redis without REDIS_KEY_SECRET: each instance would key them its own way', () => {
+    for (const env of [
+      { RESPONSE_CACHE: 'redis', REDIS_URL: 'redis://cache:6379' },
+      { RATE_LIMIT_PER_MINUTE: '60', RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://cache:6379' },
+    ]) {
+      expect(() => loadConfig(env)).toThrowError(ConfigError);
+      expect(() => loadConfig(env)).toThrowError(
+        /^(RESPONSE_CACHE|RATE_LIMIT_STORE)=redis needs REDIS_KEY_SECRET, the same on every instance sharing the Redis/,
+      );
+    }
+    // APQ keys documents by their own hash, not by caller: no secret needed.
+    expect(
+      loadConfig({ APQ_STORE: 'redis', REDIS_URL: 'redis://cache:6379' }).redisKeySecret,
+    ).toBeUndefined();
+    // Too short to be a secret; the value is never echoed.
+    const short = { RESPONSE_CACHE: 'redis', REDIS_URL: 'redis://cache:6379', REDIS_KEY_SECRET: 'hunter2' };
+    expect(() => loadConfig(short)).toThrowError(/^REDIS_KEY_SECRET must be at least 32 characters/);
+    expect(() => loadConfig(short)).not.toThrowError(/hunter2/);
+    // Memory stores key by this process's own random secret: nothing to share.
+    expect(loadConfig({ RESPONSE_CACHE: 'memory' }).redisKeySecret).toBeUndefined();
   });
 
   it.each([
@@ -161,6 +205,7 @@ describe('rate limit configuration', () => {
       RATE_LIMIT_PER_MINUTE: '60',
       RATE_LIMIT_STORE: 'redis',
       REDIS_URL: 'redis://limits:6379',
+      REDIS_KEY_SECRET: SECRET,
     });
     expect(shared).toMatchObject({ rateLimit: { perMinute: 60, store: 'redis' }, responseCache: 'off' });
     expect(shared.redisUrl?.host).toBe('limits:6379');

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { listenError } from '../src/startup-errors.ts';
@@ -73,6 +73,22 @@ describe('npm start', () => {
     const [code] = await once(gateway.child, 'exit');
     expect(code).toBe(0);
     expect(gateway.output()).not.toMatch(/Bearer wrong/);
+  });
+
+  it('with no UPSTREAM_URL and no HOST listens on this machine only (its key is in the GraphiQL page)', async () => {
+    const outside = Object.values(networkInterfaces())
+      .flat()
+      .find((address) => address?.family === 'IPv4' && !address.internal)?.address;
+    const gateway = start({ PORT: '0', PETSTORE_DB: ':memory:' });
+    const [, port] = await gateway.waitFor(/GraphiQL at http:\/\/127\.0\.0\.1:(\d+)\/graphql/);
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+    // From another interface of this machine (as from the network): nothing listens there.
+    if (outside === undefined) return console.warn('[main.test] no non-loopback IPv4 address: part skipped');
+    const error = await fetch(`http://${outside}:${port}/health`).then(
+      () => undefined,
+      (failure: Error) => failure.cause as NodeJS.ErrnoException,
+    );
+    expect(error?.code).toBe('ECONNREFUSED');
   });
 
   it('on SIGTERM finishes in-flight operations, refuses new connections and exits 0', async () => {

@@ -141,7 +141,7 @@ describe.skipIf(!haveRedisServer('redis.test'))('one breaker for every use of Re
       const keys = await inspect.keys('*');
       expect(keys).toHaveLength(3);
       for (const key of keys) {
-        expect(key).toMatch(/^pg:rl:v1:[0-9a-f]{64}$/);
+        expect(key).toMatch(/^pg:rl:v2:[0-9a-f]{64}$/);
         const ttl = await inspect.pTTL(key);
         expect(ttl).toBeGreaterThan(0);
         expect(ttl).toBeLessThanOrEqual(60_000);

@@ -105,17 +105,26 @@
     });
   }
 
-  /** Cells a spreadsheet would run as a formula are prefixed with `'`; numbers (ids such as "-5") are not. */
-  const FORMULA = /^(?:[=+@\t\r]|-(?!\d+(?:\.\d+)?$))/;
+  /**
+   * Cells a spreadsheet could run as a formula get a leading `'` (OWASP's CSV injection advice):
+   * those starting with = + - @, with TAB, CR, LF or NUL before one (OWASP ASVS 5.0 lists NUL), or
+   * with the fullwidth ＝ ＋ － ＠ that spreadsheets in East Asian locales read as their ASCII twins.
+   * A number ("-5", "-2.5": ids, amounts) is not a formula and stays as it is.
+   */
+  const FORMULA = /^(?:[=+@\t\r\n\0\uFF1D\uFF0B\uFF0D\uFF20]|-(?!\d+(?:\.\d+)?$))/;
 
+  /**
+   * Every cell quoted, quotes doubled: an importer that splits on `;` or tab (a locale's default)
+   * cannot cut `x;=1+1` in two and leave `=1+1` a cell of its own.
+   */
   function csvCell(value) {
-    if (value === null || value === undefined) return '';
+    if (value === null || value === undefined) return '""';
     let text = typeof value === 'string' ? value : String(value);
     if (typeof value === 'string' && FORMULA.test(text)) text = `'${text}`;
-    return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+    return `"${text.replaceAll('"', '""')}"`;
   }
 
-  /** The table as CSV (RFC 4180: header row, CRLF, quotes doubled), the rows in the order given. */
+  /** The table as CSV (RFC 4180: header row, CRLF, every field quoted), the rows in the order given. */
   function csvOf(columns, rows) {
     const lines = [columns.map(csvCell).join(',')];
     for (const row of rows) lines.push(columns.map((column) => csvCell(row[column])).join(','));

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import { chooseEncoding, type Encoding, encodeAsync, VARY_ACCEPT_ENCODING } from './compression.ts';
 import { isPath } from './endpoints.ts';
@@ -25,30 +26,54 @@ interface Page {
  * GraphiQL opens with the explorer showing, so analysts can build a query by ticking fields: Yoga's
  * bundle already carries @graphiql/plugin-explorer, served from here like the rest (no CDN). The
  * response pane gets a table view of the answer's lists (graphiql-table.js), inlined the same way.
+ *
+ * `prefilled` (the embedded default's key in the header editor) is shown only to a request whose
+ * Host is `localhost` or an IP address: a page at any other name may be another site's, whose DNS
+ * answers with this machine's address (DNS rebinding) so that its scripts read the page as their own
+ * origin's. Such a request gets the page with `options.headers` (the placeholder) instead.
  */
-export function useGraphiQLPage(endpoint: string, options: GraphiQLOptions): Plugin {
-  let page: Promise<Page> | undefined;
+export function useGraphiQLPage(
+  endpoint: string,
+  options: GraphiQLOptions,
+  prefilled?: { headers: string },
+): Plugin {
+  const pages = new Map<boolean, Promise<Page>>();
   // Imported on the first page view: the bundle holds GraphiQL's 9 MB page and costs ~50 MB of
   // RSS once loaded, which a gateway only apps call never needs.
-  const render = async (): Promise<Page> => {
+  const render = async (withKey: boolean): Promise<Page> => {
     const [{ renderGraphiQL }, table] = await Promise.all([
       import('@graphql-yoga/render-graphiql'),
       readFile(TABLE_SCRIPT, 'utf8'),
     ]);
+    const shown = withKey && prefilled ? { ...options, headers: prefilled.headers } : options;
     const html = Buffer.from(
-      withScript(renderGraphiQL({ ...options, visiblePlugin: EXPLORER } as GraphiQLOptions), table),
+      withScript(renderGraphiQL({ ...shown, visiblePlugin: EXPLORER } as GraphiQLOptions), table),
     );
     const etag = `W/"${createHash('sha256').update(html).digest('base64url').slice(0, 27)}"`;
     return { html, etag, encoded: new Map() };
   };
   return {
     onRequest({ request, endResponse, fetchAPI }) {
-      if (request.method !== 'GET' || !request.headers.get('accept')?.includes('text/html')) return;
-      if (!isPath(request, endpoint) && !isPath(request, `${endpoint}/`)) return;
-      page ??= render();
+      if (!asksForPage(request, endpoint)) return;
+      const withKey = prefilled !== undefined && cannotBeRebound(new URL(request.url).hostname);
+      let page = pages.get(withKey);
+      if (!page) {
+        page = render(withKey);
+        pages.set(withKey, page);
+      }
       return page.then((loaded) => answer(loaded, request, endResponse, fetchAPI));
     },
   };
+}
+
+/**
+ * A host name no other site can point at this machine: `localhost` and its subdomains (browsers
+ * answer them with loopback themselves, RFC 6761) and IP addresses (no DNS asked at all).
+ */
+export function cannotBeRebound(hostname: string): boolean {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  if (name === 'localhost' || name.endsWith('.localhost')) return true;
+  return isIP(name.replace(/^\[(.*)\]$/, '$1')) !== 0;
 }
 
 /**
@@ -59,8 +84,7 @@ export function useGraphiQLPage(endpoint: string, options: GraphiQLOptions): Plu
 export function useGraphiQLRefusal(endpoint: string, reason: string): Plugin {
   return {
     onRequest({ request, endResponse, fetchAPI }) {
-      if (request.method !== 'GET' || !request.headers.get('accept')?.includes('text/html')) return;
-      if (!isPath(request, endpoint) && !isPath(request, `${endpoint}/`)) return;
+      if (!asksForPage(request, endpoint)) return;
       endResponse(
         new fetchAPI.Response(`${reason}\n`, {
           status: 406,
@@ -73,6 +97,15 @@ export function useGraphiQLRefusal(endpoint: string, reason: string): Plugin {
       );
     },
   };
+}
+
+/**
+ * Whether a request is a browser's asking for the page at `endpoint` (a `GET` accepting
+ * `text/html`): answered with GraphiQL, or with the refusal where it is not served.
+ */
+export function asksForPage(request: Request, endpoint: string): boolean {
+  if (request.method !== 'GET' || !request.headers.get('accept')?.includes('text/html')) return false;
+  return isPath(request, endpoint) || isPath(request, `${endpoint}/`);
 }
 
 /** The page with one more inline script, run after GraphiQL's own. */

@@ -3,7 +3,7 @@ import type { Plugin } from 'graphql-yoga';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { createSharedRedis, RedisUnavailableError, type SharedRedis } from '../redis.ts';
 import { rateLimited, refusedKeysLimited } from '../schema/errors.ts';
-import { callerKey } from '../upstream/caller-key.ts';
+import { type CallerKey, createCallerKey } from '../upstream/caller-key.ts';
 import type { UpstreamObserver } from '../upstream/client.ts';
 import { bearerAuthorization } from './authorization.ts';
 
@@ -64,6 +64,11 @@ export interface RateLimitOptions {
    * asking), or a URL for a connection of the limit's own.
    */
   redis?: SharedRedis | URL | string;
+  /**
+   * Names the caller in keys: with `store: 'redis'`, the same secret on every instance, or each
+   * counts on its own. @default keyed by this process's random secret
+   */
+  callerKey?: CallerKey;
 }
 
 const ALLOWED: RateLimitDecision = Object.freeze({ limited: false });
@@ -71,8 +76,11 @@ const ALLOWED: RateLimitDecision = Object.freeze({ limited: false });
 /** Keys the upstream accepted, remembered per process (least recently used first out). */
 const MAX_ACCEPTED_KEYS = 10_000;
 
-/** Keys are `pg:rl:v1:<sha256 of the canonical Authorization header>`: never the key itself. */
-const KEY_PREFIX = 'pg:rl:v1';
+/**
+ * Keys are `pg:rl:v2:<HMAC of the canonical Authorization header>`: never the key itself, nor a
+ * hash anyone could check a guessed key against (v1 keys, a bare SHA-256, expire with their window).
+ */
+const KEY_PREFIX = 'pg:rl:v2';
 
 /**
  * Creates the limit: rate-limiter-flexible's fixed-window counter, `perMinute` points per key per
@@ -84,6 +92,7 @@ const KEY_PREFIX = 'pg:rl:v1';
  */
 export function createRateLimit(options: RateLimitOptions): RateLimit {
   const stats: RateLimitStats = { limited: 0, storeErrors: 0, storeBypassed: 0, refusedKeysLimited: 0 };
+  const callerKey = options.callerKey ?? createCallerKey();
   const limits = { points: options.perMinute, duration: 60, keyPrefix: KEY_PREFIX };
   const memory = new RateLimiterMemory(limits);
   // Key rotation: each new key has a fresh minute, so the per-key limit alone never slows a client

@@ -37,9 +37,12 @@ export interface CacheStats {
   bypassed?: number;
 }
 
-/** `pg:v1:<caller>:<rest>`: `v1` changes whenever the shape of keys or values does. */
+/**
+ * `pg:v2:<caller>:<rest>`: the version changes whenever the shape of keys or values does, so old
+ * entries are never read again and simply expire (v2: the caller is an HMAC, no longer a SHA-256).
+ */
 export function cacheKey(caller: string, ...rest: string[]): string {
-  return ['pg', 'v1', caller, ...rest].join(':');
+  return ['pg', 'v2', caller, ...rest].join(':');
 }
 
 export interface MemoryCacheOptions {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, Pool } from 'undici';
 import { type BreakerOptions, type BreakerState, CircuitBreaker } from './breaker.ts';
-import { callerKey } from './caller-key.ts';
+import { createCallerKey } from './caller-key.ts';
 import { createCoalescer } from './coalesce.ts';
 import {
   type ListPetsQuery,
@@ -122,6 +122,9 @@ export interface UpstreamClient {
 
 /** A page of 100 pets is ~10 KB; anything near this cap is not the contract's answer. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
+
+/** Coalescing keys never leave this process: its own secret is enough. */
+const callerKey = createCallerKey();
 
 interface RawResponse {
   status: number;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import DataLoader from 'dataloader';
 import { cacheKey, type ResponseCache } from './cache.ts';
-import { callerKey } from './caller-key.ts';
+import { type CallerKey, createCallerKey } from './caller-key.ts';
 import type { Authorization, Deadline, UpstreamClient, UpstreamDeprecation } from './client.ts';
 import type { ListPetsQuery, NewPetDto, PetDto } from './contract.ts';
 
@@ -239,7 +239,14 @@ export interface ResponseCacheOptions {
   store: ResponseCache;
   /** How long a successful `pets` or `pet` answer is reused. */
   ttlMs: number;
+  /**
+   * Names the caller in keys: the same secret on every instance that shares the store.
+   * @default keyed by this process's random secret
+   */
+  callerKey?: CallerKey;
 }
+
+const processCallerKey = createCallerKey();
 
 /**
  * List generations are random and never reused, so a generation that expires or is evicted can only
@@ -256,7 +263,7 @@ interface CachedCalls {
 }
 
 /**
- * `GET /pets` and `GET /pets/{petId}` through the cache, for one caller. Keys carry the hash of
+ * `GET /pets` and `GET /pets/{petId}` through the cache, for one caller. Keys carry the HMAC of
  * the caller's whole Authorization header, so two keys never share an entry; list keys carry the
  * caller's current list generation, which a successful create replaces (no scans, no deletes: old
  * lists simply become unreachable and expire). Only successful answers are stored.
@@ -264,7 +271,7 @@ interface CachedCalls {
 function cachedCalls(
   client: UpstreamClient,
   auth: string,
-  { store, ttlMs }: ResponseCacheOptions,
+  { store, ttlMs, callerKey = processCallerKey }: ResponseCacheOptions,
   signal: () => AbortSignal,
   onCall: () => void,
 ): CachedCalls {

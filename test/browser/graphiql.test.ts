@@ -1,32 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { chromium } from 'playwright-core';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sentence } from '../docs/claims.ts';
+import { chromiumFor } from '../support/chromium.ts';
 
-// The browser: Debian's Chromium when the machine has it (CHROMIUM_PATH, else /usr/bin/chromium);
-// otherwise the Chromium build that the @sparticuz/chromium devDependency carries inside its npm
-// package (nothing is downloaded: `npm ci` brings it, and it is unpacked into the temp directory on
-// first use), so a fresh clone runs this test with `npm ci` alone. Only when neither can start is the
-// test skipped, saying why; in CI (CI set) that fails the run instead.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-async function findChromium(): Promise<{ path?: string; problem?: string }> {
-  if (existsSync(CHROMIUM)) return { path: CHROMIUM };
-  try {
-    const { default: packaged } = await import('@sparticuz/chromium');
-    return { path: await packaged.executablePath() };
-  } catch (error) {
-    return {
-      problem: `no Chromium at ${CHROMIUM}, and @sparticuz/chromium did not unpack (${(error as Error).message})`,
-    };
-  }
-}
-
-const chromiumFound = await findChromium();
-const haveChromium = chromiumFound.path !== undefined;
-if (!haveChromium && process.env.CI) throw new Error(`[graphiql.test] ${chromiumFound.problem}`);
-if (!haveChromium) console.warn(`[graphiql.test] skipped: ${chromiumFound.problem} (run npm ci)`);
+const chromium = await chromiumFor('graphiql.test');
+const haveChromium = chromium.available;
 
 /** The sentence of docs/graphiql.md the docs-pane test holds true (found by its beginning). */
 const DOCS_PANE_CLAIM = 'The docs pane shows each argument';
@@ -62,20 +41,7 @@ afterAll(() => {
   gateway?.kill('SIGTERM');
 });
 
-function launch() {
-  return chromium.launch({
-    ...(chromiumFound.path ? { executablePath: chromiumFound.path } : {}),
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-}
+const launch = () => chromium.launch();
 
 describe.skipIf(!haveChromium)('GraphiQL in a real browser', () => {
   it('opens offline with the explorer, the example query and the key prefilled, runs it and shows pets', async () => {

@@ -145,6 +145,14 @@ function runAsImageUser(command: string[], cwd: string, env: Record<string, stri
 
 const asRoot = process.getuid?.() === 0;
 
+it('the image and the compose gateway listen on every interface: the embedded default alone is loopback only', () => {
+  expect(readFinalStage().env.HOST).toBe('0.0.0.0');
+  const compose = parse(readFileSync(join(ROOT, 'deploy/compose.yaml'), 'utf8')) as {
+    services: Record<string, { environment?: Record<string, string> }>;
+  };
+  expect(compose.services.gateway?.environment?.HOST).toBe('0.0.0.0');
+});
+
 describe.skipIf(!asRoot)('the image, run as its user without Docker', () => {
   it('starts with no UPSTREAM_URL (the embedded store creates its database), and its HEALTHCHECK passes', async () => {
     const stage = readFinalStage();
@@ -232,7 +240,10 @@ describe('deploy/nginx.conf, run by the real nginx', () => {
       temps.push(dir);
       const listen = await freePort();
       const site = readFileSync(join(ROOT, 'deploy/nginx.conf'), 'utf8')
-        .replace('server gateway:4000;', `server 127.0.0.1:${(backend.address() as AddressInfo).port};`)
+        .replace(
+          /server gateway:4000([^;]*);/,
+          `server 127.0.0.1:${(backend.address() as AddressInfo).port}$1;`,
+        )
         .replace('listen 4000;', `listen 127.0.0.1:${listen};`);
       writeFileSync(
         join(dir, 'nginx.conf'),

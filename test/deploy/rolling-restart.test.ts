@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
@@ -85,12 +85,17 @@ describe.skipIf(!existsSync(NGINX))(
       try {
         await new Promise((resolve) => setTimeout(resolve, 1000));
         const exits: number[] = [];
+        const events: string[] = [];
+        const stamp = (what: string) => events.push(`${new Date().toISOString().slice(11, 23)} ${what}`);
         for (const [i, port] of ports.entries()) {
           const leaving = instances[i] as Started;
           const signalled = Date.now();
+          stamp(`TERM ${port}`);
           await leaving.stop('SIGTERM', 15_000);
           exits.push(Date.now() - signalled);
+          stamp(`exited ${port}`);
           instances[i] = await instance(port);
+          stamp(`up ${port}`);
           // Let nginx send to the new instance before the next one leaves.
           await new Promise((resolve) => setTimeout(resolve, 1500));
         }
@@ -98,7 +103,10 @@ describe.skipIf(!existsSync(NGINX))(
         await Promise.all(clients);
         const answered = [...outcomes.values()].reduce((a, b) => a + b, 0);
         expect(answered).toBeGreaterThan(500);
-        expect(Object.fromEntries(outcomes)).toEqual({ ok: answered });
+        // On failure: when each step happened, and what nginx said.
+        const story = () =>
+          `${events.join('\n')}\n${readFileSync(join(dir, 'nginx-error.log'), 'utf8').split('\n').slice(0, 20).join('\n')}`;
+        expect(Object.fromEntries(outcomes), story()).toEqual({ ok: answered });
         for (const ms of exits) expect(ms).toBeLessThan(5000);
       } finally {
         running = false;

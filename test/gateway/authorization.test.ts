@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createMemoryCache } from '../../src/upstream/cache.ts';
-import { callerKey } from '../../src/upstream/caller-key.ts';
+import { createCallerKey } from '../../src/upstream/caller-key.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { execute } from '../support/graphql.ts';
@@ -54,6 +54,7 @@ describe('Authorization scheme spelling', () => {
     expect(upstream.requests).toHaveLength(1);
     // Only the canonical spelling is ever hashed into a key.
     expect(store.stats.hits).toBeGreaterThan(0);
+    const callerKey = createCallerKey();
     expect(callerKey(`Bearer ${TOKEN}`)).not.toBe(callerKey(`bearer ${TOKEN}`));
   });
 

@@ -1,7 +1,9 @@
+import { createHash, createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createMemoryCache, createRedisCache, type ResponseCache } from '../../src/upstream/cache.ts';
+import { createCallerKey } from '../../src/upstream/caller-key.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { execute } from '../support/graphql.ts';
@@ -187,7 +189,7 @@ describe('in-memory response cache', () => {
     expect(spy.written.slice(before)).toEqual([]);
   });
 
-  it('keeps the token out of every key and value; keys are pg:v1:<sha256 hex>:…', () => {
+  it('keeps the token out of every key and value; keys are pg:v2:<HMAC-SHA256 hex>:…', () => {
     expect(spy.written.length).toBeGreaterThan(0);
     for (const text of spy.written) {
       expect(text).not.toContain(ALICE);
@@ -195,7 +197,7 @@ describe('in-memory response cache', () => {
       expect(text).not.toContain('Bearer');
     }
     const keys = spy.written.filter((_text, index) => index % 2 === 0);
-    for (const key of keys) expect(key).toMatch(/^pg:v1:[0-9a-f]{64}:(gen|pets:|pet:)/);
+    for (const key of keys) expect(key).toMatch(/^pg:v2:[0-9a-f]{64}:(gen|pets:|pet:)/);
   });
 });
 
@@ -223,9 +225,13 @@ describe.skipIf(!redisAvailable)('Redis response cache shared by two gateway ins
   let upstream: FakeUpstream;
   let storeA: ResponseCache;
   let storeB: ResponseCache;
+  let storeC: ResponseCache;
   let a: RunningGateway;
   let b: RunningGateway;
+  let c: RunningGateway;
   let inspect: ReturnType<typeof createClient>;
+  // What REDIS_KEY_SECRET gives A and B; C was started with another.
+  const SECRET = 'a-secret-shared-by-instances-a-and-b';
 
   /** Waits until the store's background connection is up, so the first lookups are not misses. */
   async function connected(store: ResponseCache) {
@@ -242,8 +248,17 @@ describe.skipIf(!redisAvailable)('Redis response cache shared by two gateway ins
     storeA = createRedisCache(redis.url);
     storeB = createRedisCache(redis.url);
     await Promise.all([connected(storeA), connected(storeB)]);
-    a = await startGateway({ upstreamUrl: upstream.url, cache: { store: storeA, ttlMs: 10_000 } });
-    b = await startGateway({ upstreamUrl: upstream.url, cache: { store: storeB, ttlMs: 10_000 } });
+    // Two instances started with the same REDIS_KEY_SECRET.
+    const callerKey = createCallerKey(SECRET);
+    a = await startGateway({ upstreamUrl: upstream.url, cache: { store: storeA, ttlMs: 10_000, callerKey } });
+    b = await startGateway({ upstreamUrl: upstream.url, cache: { store: storeB, ttlMs: 10_000, callerKey } });
+    storeC = createRedisCache(redis.url);
+    await connected(storeC);
+    const otherKey = createCallerKey('another-secret-only-instance-c-has');
+    c = await startGateway({
+      upstreamUrl: upstream.url,
+      cache: { store: storeC, ttlMs: 10_000, callerKey: otherKey },
+    });
     inspect = createClient({ url: redis.url, socket: { reconnectStrategy: false } });
     inspect.on('error', () => {});
     await inspect.connect();
@@ -253,8 +268,10 @@ describe.skipIf(!redisAvailable)('Redis response cache shared by two gateway ins
     if (inspect?.isOpen) inspect.destroy();
     await a?.close();
     await b?.close();
+    await c?.close();
     await storeA?.close();
     await storeB?.close();
+    await storeC?.close();
     await upstream?.close();
     await redis?.stop();
   });
@@ -291,11 +308,17 @@ describe.skipIf(!redisAvailable)('Redis response cache shared by two gateway ins
     expect(bob.data?.pets.map((pet) => pet.name)).toEqual(['Tom']);
     expect(listCalls(upstream).map((r) => r.authorization)).toEqual([`Bearer ${ALICE}`, `Bearer ${BOB}`]);
 
-    const keys = (await inspect.keys('pg:v1:*')).sort();
+    const keys = (await inspect.keys('pg:v2:*')).sort();
     const callers = new Set(keys.map((key) => key.split(':')[2]));
-    expect(callers.size).toBe(2);
+    // Each caller named by the HMAC of its header under the instances' secret, not by its bare
+    // SHA-256 (which anyone reading Redis could check a guessed key against).
+    const hmac = (token: string) => createHmac('sha256', SECRET).update(`Bearer ${token}`).digest('hex');
+    expect(callers).toEqual(new Set([hmac(ALICE), hmac(BOB)]));
+    const sha256 = (token: string) => createHash('sha256').update(`Bearer ${token}`).digest('hex');
     for (const key of keys) {
-      expect(key).toMatch(/^pg:v1:[0-9a-f]{64}:(gen|pets:|pet:)/);
+      expect(key).toMatch(/^pg:v2:[0-9a-f]{64}:(gen|pets:|pet:)/);
+      expect(key).not.toContain(sha256(ALICE));
+      expect(key).not.toContain(sha256(BOB));
       const value = (await inspect.get(key)) ?? '';
       for (const text of [key, value]) {
         expect(text).not.toContain(ALICE);
@@ -305,6 +328,18 @@ describe.skipIf(!redisAvailable)('Redis response cache shared by two gateway ins
     }
     const bobLists = keys.filter((key) => key.includes(':pets:') && key.endsWith(':30'));
     expect(bobLists).toHaveLength(2);
+  });
+
+  it('an instance with another secret shares nothing: it asks the upstream itself', async () => {
+    await execute(a.url, ListPets, { limit: 25 }, `Bearer ${ALICE}`);
+    await execute(b.url, ListPets, { limit: 25 }, `Bearer ${ALICE}`);
+    expect(listCalls(upstream)).toHaveLength(1);
+    const viaC = await execute(c.url, ListPets, { limit: 25 }, `Bearer ${ALICE}`);
+    expect(viaC.errors).toBeUndefined();
+    expect(listCalls(upstream)).toHaveLength(2);
+    // And then from its own entry.
+    await execute(c.url, ListPets, { limit: 25 }, `Bearer ${ALICE}`);
+    expect(listCalls(upstream)).toHaveLength(2);
   });
 
   it('leaves nothing in Redis for keys the upstream refuses', async () => {

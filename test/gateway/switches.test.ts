@@ -37,6 +37,24 @@ async function introspect(gateway: ReturnType<typeof createGateway>) {
 }
 
 describe('GRAPHIQL and INTROSPECTION', () => {
+  it('the prefilled key only at localhost or an IP address: any other name may be rebound by its DNS', async () => {
+    const gateway = createGateway({
+      upstream: client,
+      logger: quiet(),
+      graphiqlAuthorization: 'Bearer dev-k',
+    });
+    const at = async (host: string) =>
+      (await gateway.fetch(`http://${host}/graphql`, { headers: { accept: 'text/html' } })).text();
+    for (const host of ['localhost:4000', 'app.localhost', '127.0.0.1:4000', '[::1]:4000', '192.0.2.2']) {
+      expect((await at(host)).includes('Bearer dev-k'), host).toBe(true);
+    }
+    for (const host of ['rebind.example:4000', 'localhost.example', '127.0.0.1.nip.io']) {
+      const html = await at(host);
+      expect(html.includes('Bearer dev-k'), host).toBe(false);
+      expect(html.includes('Bearer <your API key>'), host).toBe(true);
+    }
+  });
+
   it('both on by default: the page is GraphiQL with the example, and introspection answers', async () => {
     const gateway = createGateway({ upstream: client, logger: quiet() });
     const html = await page(gateway);
@@ -126,9 +144,71 @@ describe('CORS', () => {
     expect((await preflight(gateway, 'https://b.example')).get('access-control-allow-origin')).toBe(
       'https://b.example',
     );
-    expect((await preflight(gateway, 'https://evil.example')).get('access-control-allow-origin')).toBe(
-      'null',
+    // A refused origin gets no CORS header at all: `null` would admit every page whose origin is
+    // `null` (sandboxed iframes, data: and file: pages).
+    const refused = await preflight(gateway, 'https://evil.example');
+    expect([...refused.keys()].filter((name) => name.startsWith('access-control-'))).toEqual([]);
+  });
+
+  async function simplePost(gateway: ReturnType<typeof createGateway>, origin: string) {
+    const response = await gateway.fetch('http://gateway/graphql', {
+      method: 'POST',
+      headers: { origin, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    await response.arrayBuffer();
+    return response.headers;
+  }
+
+  it('with CORS_ORIGINS, an answer to a refused origin carries no Access-Control-Allow-Origin', async () => {
+    const gateway = createGateway({
+      upstream: client,
+      logger: quiet(),
+      corsOrigins: ['https://a.example', 'https://b.example'],
+    });
+    expect((await simplePost(gateway, 'https://a.example')).get('access-control-allow-origin')).toBe(
+      'https://a.example',
     );
+    for (const origin of ['https://evil.example', 'null']) {
+      const headers = await simplePost(gateway, origin);
+      expect(headers.get('access-control-allow-origin'), origin).toBeNull();
+      expect(headers.get('access-control-expose-headers'), origin).toBeNull();
+      // The answer still varies by Origin, so a cache never hands one origin's answer to another.
+      expect(headers.get('vary'), origin).toContain('Origin');
+    }
+  });
+
+  it('with one origin listed, another origin is not told that origin either', async () => {
+    const gateway = createGateway({ upstream: client, logger: quiet(), corsOrigins: ['https://a.example'] });
+    expect((await preflight(gateway, 'https://evil.example')).get('access-control-allow-origin')).toBeNull();
+    expect((await preflight(gateway, 'https://a.example')).get('access-control-allow-origin')).toBe(
+      'https://a.example',
+    );
+  });
+
+  it('the GraphiQL page, and its refusal, never carry CORS headers, whatever the origin', async () => {
+    const accept = 'text/html,application/xhtml+xml,*/*;q=0.8';
+    for (const graphiql of [true, false]) {
+      const gateway = createGateway({ upstream: client, logger: quiet(), graphiql });
+      const response = await gateway.fetch('http://gateway/graphql', {
+        headers: { accept, origin: 'https://app.example' },
+      });
+      expect(response.status).toBe(graphiql ? 200 : 406);
+      await response.arrayBuffer();
+      const names = [...response.headers.keys()];
+      expect(
+        names.filter((name) => name.startsWith('access-control-')),
+        `graphiql ${graphiql}`,
+      ).toEqual([]);
+    }
+  });
+
+  it('the origin null is allowed only when listed, even with CORS_ORIGINS=*', async () => {
+    const any = createGateway({ upstream: client, logger: quiet() });
+    expect((await preflight(any, 'null')).get('access-control-allow-origin')).toBeNull();
+    expect((await simplePost(any, 'null')).get('access-control-allow-origin')).toBeNull();
+    const listed = createGateway({ upstream: client, logger: quiet(), corsOrigins: ['null'] });
+    expect((await simplePost(listed, 'null')).get('access-control-allow-origin')).toBe('null');
   });
 
   it('exposes the request id and the deprecation headers to browser code', async () => {

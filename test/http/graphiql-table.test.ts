@@ -112,16 +112,43 @@ describe('the GraphiQL table view', () => {
   it('writes CSV a spreadsheet reads back as the same rows, and runs no formula', () => {
     const [pets] = table.tablesOf(data) as [Table];
     const csv = table.csvOf(['id', 'name', 'owner.name'], pets.rows);
+    // Every cell quoted (OWASP's CSV injection advice): an importer splitting on `;` or tab cannot
+    // cut a cell in two.
     expect(csv).toBe(
       [
-        'id,name,owner.name',
-        '9007199254740993,Rex,Ann',
-        '12,"Tom, ""the cat""",',
-        "-5,'=cmd(),Bo",
-        '3,Ivy,',
+        '"id","name","owner.name"',
+        '"9007199254740993","Rex","Ann"',
+        '"12","Tom, ""the cat""",""',
+        `"-5","'=cmd()","Bo"`,
+        '"3","Ivy",""',
         '',
       ].join('\r\n'),
     );
+  });
+
+  it.each([
+    // OWASP ASVS 5.0 lists NUL among the characters a formula may hide behind.
+    ['\u0000=1+1', `"'\u0000=1+1"`],
+    // Quoted, so an importer using ; or tab as its separator cannot make `=1+1` a cell of its own.
+    ['x;=1+1', '"x;=1+1"'],
+    ['x\t=2+2', '"x\t=2+2"'],
+    ['\t=2+2', `"'\t=2+2"`],
+    ['\r=3+3', `"'\r=3+3"`],
+    ['\n=3+3', `"'\n=3+3"`],
+    // Fullwidth forms, which spreadsheets in East Asian locales read as their ASCII twins.
+    ['＝1+1', `"'＝1+1"`],
+    ['＋1+1', `"'＋1+1"`],
+    ['－1+1', `"'－1+1"`],
+    ['＠SUM(A1)', `"'＠SUM(A1)"`],
+    ['=1+1', `"'=1+1"`],
+    ['+1+1', `"'+1+1"`],
+    ['-1+1', `"'-1+1"`],
+    ['@SUM(A1)', `"'@SUM(A1)"`],
+    // A number stays a number: ids and amounts are not formulas.
+    ['-5', '"-5"'],
+    ['-2.5', '"-2.5"'],
+  ])('neutralises the cell %j', (value, cell) => {
+    expect(table.csvOf(['v'], [{ v: value }])).toBe(`"v"\r\n${cell}\r\n`);
   });
 
   it('is inlined after GraphiQL’s own script, and refuses text that would end the script early', () => {

@@ -1,3 +1,4 @@
+import { createHash, createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -5,6 +6,7 @@ import { createClientAddresses } from '../../src/http/client-address.ts';
 import { createRateLimit, type RateLimit } from '../../src/http/rate-limit.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { createSharedRedis, type RedisState, type SharedRedis } from '../../src/redis.ts';
+import { createCallerKey } from '../../src/upstream/caller-key.ts';
 import { ListPets } from '../gateway/operations.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
@@ -233,21 +235,29 @@ describe.skipIf(!redisAvailable)('RATE_LIMIT_STORE=redis, shared by two instance
   let redis: RunningRedis;
   let limitA: RateLimit;
   let limitB: RateLimit;
+  let limitC: RateLimit;
   let a: RunningGateway;
   let b: RunningGateway;
+  let c: RunningGateway;
   let redisA: SharedRedis;
   let redisB: SharedRedis;
   const downs: RedisState[] = [];
+  // What REDIS_KEY_SECRET gives every instance; C was started with another.
+  const SECRET = 'a-secret-shared-by-instances-a-and-b';
+  const OTHER_SECRET = 'another-secret-only-instance-c-has';
 
   beforeAll(async () => {
     redis = await startRedis();
     const onStateChange = (state: RedisState) => void (state === 'down' && downs.push(state));
     redisA = createSharedRedis(redis.url, { onStateChange });
     redisB = createSharedRedis(redis.url, { onStateChange });
-    limitA = createRateLimit({ perMinute: 4, store: 'redis', redis: redisA });
-    limitB = createRateLimit({ perMinute: 4, store: 'redis', redis: redisB });
+    const shared = { perMinute: 4, store: 'redis', callerKey: createCallerKey(SECRET) } as const;
+    limitA = createRateLimit({ ...shared, redis: redisA });
+    limitB = createRateLimit({ ...shared, redis: redisB });
+    limitC = createRateLimit({ ...shared, callerKey: createCallerKey(OTHER_SECRET), redis: redisB });
     a = await startGateway({ upstreamUrl: upstream.url, gateway: { rateLimit: limitA } });
     b = await startGateway({ upstreamUrl: upstream.url, gateway: { rateLimit: limitB } });
+    c = await startGateway({ upstreamUrl: upstream.url, gateway: { rateLimit: limitC } });
     // The connections open in the background: wait until both count in Redis.
     for (let i = 0; i < 250 && (redisA.state !== 'up' || redisB.state !== 'up'); i++) await sleep(20);
   });
@@ -255,14 +265,16 @@ describe.skipIf(!redisAvailable)('RATE_LIMIT_STORE=redis, shared by two instance
   afterAll(async () => {
     await a?.close();
     await b?.close();
+    await c?.close();
     await limitA?.close();
     await limitB?.close();
+    await limitC?.close();
     await redisA?.close();
     await redisB?.close();
     await redis?.stop();
   });
 
-  it('enforces one limit across instances, keyed by a hash of the key', async () => {
+  it('enforces one limit across instances with the same secret, keyed by an HMAC of the key under it', async () => {
     const statuses: number[] = [];
     for (const gateway of [a, b, a, b, a, b])
       statuses.push((await list(gateway.url, `Bearer ${ALICE}`)).status);
@@ -274,11 +286,26 @@ describe.skipIf(!redisAvailable)('RATE_LIMIT_STORE=redis, shared by two instance
     await inspect.connect();
     try {
       const keys = await inspect.keys('*');
-      expect(keys).toEqual([expect.stringMatching(/^pg:rl:v1:[0-9a-f]{64}$/)]);
-      for (const key of keys) expect(key).not.toContain(ALICE);
+      const hmac = createHmac('sha256', SECRET).update(`Bearer ${ALICE}`).digest('hex');
+      expect(keys).toEqual([`pg:rl:v2:${hmac}`]);
+      // Not what anyone holding a guessed key could check offline: its bare SHA-256.
+      const sha256 = createHash('sha256').update(`Bearer ${ALICE}`).digest('hex');
+      for (const key of keys) {
+        expect(key).not.toContain(sha256);
+        expect(key).not.toContain(ALICE);
+      }
     } finally {
       inspect.destroy();
     }
+  });
+
+  it('an instance with another secret counts under keys of its own: it shares nothing', async () => {
+    // ALICE has used her minute on A and B; C, on the same Redis with another secret, starts afresh.
+    expect((await list(b.url, `Bearer ${ALICE}`)).status).toBe(429);
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await list(c.url, `Bearer ${ALICE}`)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 429]);
+    expect(limitC.stats.storeErrors).toBe(0);
   });
 
   it('decides in memory within ~250 ms when Redis stops answering, and goes back to Redis after', async () => {

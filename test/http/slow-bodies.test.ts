@@ -12,6 +12,13 @@ const QUERY = JSON.stringify({ query: '{ pets(limit: 1) { id name } }' });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Resolves once the socket is connected, or has failed (a refused connection is reset at once). */
+const settled = (socket: Socket) =>
+  new Promise<void>((resolve) => {
+    socket.once('connect', () => resolve());
+    socket.once('error', () => resolve());
+  });
+
 /**
  * A POST whose headers promise a 60,000-byte body that then arrives one byte every `everyMs`.
  * Resolves with what the server wrote back once the socket closes.
@@ -36,7 +43,8 @@ function drip(
     }, everyMs);
     socket.once('close', () => clearInterval(timer));
   });
-  return { socket, answer: once(socket, 'close').then(() => received) };
+  // Not events.once: it rejects on the 'error' a reset connection emits before its 'close'.
+  return { socket, answer: new Promise<string>((resolve) => socket.once('close', () => resolve(received))) };
 }
 
 /** A request on a fresh connection from `from`; its status, or the error code when the connection was closed. */
@@ -59,6 +67,7 @@ function fresh(
         localAddress: options.from ?? '127.0.0.1',
       },
       (res) => {
+        res.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
         let text = '';
         res.on('data', (chunk) => {
           text += chunk;
@@ -143,7 +152,7 @@ describe('the listener and slow or crowding clients', () => {
     const others = Array.from({ length: 4 }, () => connect(port, '127.0.0.1'));
     for (const socket of others) socket.on('error', () => {});
     sockets.push(...others);
-    await Promise.all(others.map((socket) => once(socket, 'connect')));
+    await Promise.all(others.map((socket) => settled(socket)));
     await sleep(50);
     let answer = '';
     first.on('data', (chunk) => {
@@ -159,7 +168,7 @@ describe('the listener and slow or crowding clients', () => {
     const port = await gatewayWith({ maxConnections: 20, maxConnectionsPerAddress: 5, probeSlots: 0 });
     const crowd = Array.from({ length: 15 }, () => drip(port, 1000));
     sockets.push(...crowd.map((c) => c.socket));
-    await Promise.all(crowd.map((c) => once(c.socket, 'connect')));
+    await Promise.all(crowd.map((c) => settled(c.socket)));
     await sleep(200);
     const status = await fresh(port, '/graphql', {
       from: '127.0.0.2',
@@ -174,7 +183,7 @@ describe('the listener and slow or crowding clients', () => {
     const port = await gatewayWith({ maxConnections: 3, maxConnectionsPerAddress: 100, probeSlots: 2 });
     const busy = Array.from({ length: 3 }, () => drip(port, 1000));
     sockets.push(...busy.map((c) => c.socket));
-    await Promise.all(busy.map((c) => once(c.socket, 'connect')));
+    await Promise.all(busy.map((c) => settled(c.socket)));
     await sleep(200);
     expect(await fresh(port, '/health')).toBe(200);
     expect(await fresh(port, '/readiness')).toBe(200);
