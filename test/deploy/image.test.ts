@@ -3,12 +3,12 @@ import { once } from 'node:events';
 import {
   chmodSync,
   chownSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
-  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:http';
@@ -99,13 +99,20 @@ afterAll(() => {
 });
 
 /** The final stage's files under a fresh root: COPYed paths root-owned, its user's directories its own. */
-function layOut(stage: FinalStage): string {
+function layOut(stage: FinalStage, checkout = ROOT): string {
   const root = mkdtempSync(join(tmpdir(), 'image-'));
   temps.push(root);
   chmodSync(root, 0o755);
   const app = join(root, stage.workdir);
   mkdirSync(app, { recursive: true, mode: 0o755 });
-  for (const path of stage.copies) symlinkSync(join(ROOT, path), join(app, path));
+  // Copies, as COPY makes, not links into the checkout: the image's user must read them whatever
+  // the checkout's parent directories allow (a clone inside a 0700 directory, as mktemp -d makes).
+  // Hard links where the file system allows (fast: node_modules is ~600 MB), else a real copy.
+  for (const path of stage.copies) {
+    const linked = spawnSync('cp', ['-al', join(checkout, path), join(app, path)]);
+    if (linked.status !== 0)
+      cpSync(join(checkout, path), join(app, path), { recursive: true, verbatimSymlinks: true });
+  }
   for (const dir of stage.userDirs) {
     mkdirSync(join(root, dir), { recursive: true });
     chownSync(join(root, dir), IMAGE_UID, IMAGE_UID);
@@ -116,7 +123,8 @@ function layOut(stage: FinalStage): string {
 /** Runs `command` as the image's user in `cwd` and collects its output. */
 function runAsImageUser(command: string[], cwd: string, env: Record<string, string>) {
   const [program, ...args] = command;
-  const child = spawn(program === 'node' ? NODE : (program as string), args, {
+  // The image's own node (in its node_modules), not the checkout's: see layOut.
+  const child = spawn(program === 'node' ? join(cwd, 'node_modules/.bin/node') : (program as string), args, {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
     uid: IMAGE_UID,
@@ -173,6 +181,29 @@ describe.skipIf(!asRoot)('the image, run as its user without Docker', () => {
       timeout: 5000,
     });
     expect(check.status).toBe(0);
+  });
+});
+
+describe.skipIf(!asRoot)('the image test, from a checkout its user cannot enter', () => {
+  it('runs the image as its user from a checkout inside a 0700 directory (what mktemp -d makes)', async () => {
+    const stage = readFinalStage();
+    // mkdtemp makes 0700 directories: a checkout below one is out of reach of uid 1000.
+    const parent = mkdtempSync(join(tmpdir(), 'checkout-'));
+    temps.push(parent);
+    const checkout = join(parent, 'repo');
+    mkdirSync(checkout);
+    for (const path of stage.copies) {
+      const linked = spawnSync('cp', ['-al', join(ROOT, path), join(checkout, path)]);
+      if (linked.status !== 0) cpSync(join(ROOT, path), join(checkout, path), { recursive: true });
+    }
+    const root = layOut(stage, checkout);
+    const gateway = runAsImageUser(stage.cmd, join(root, stage.workdir), {
+      ...stage.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+    });
+    const [, url] = await gateway.waitFor(/at (http:\/\/\S+\/graphql)/);
+    expect((await fetch(new URL('/health', url as string))).status).toBe(200);
   });
 });
 
