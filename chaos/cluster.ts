@@ -188,7 +188,13 @@ export async function runClusterChaos(options: ClusterChaosOptions = {}): Promis
     await waitUntil('every instance has Redis', async () =>
       (await redisStates(gatewayPorts)).every((s) => s === 'up'),
     );
-    const { send, tally } = createSender(balancer, run, { balancer: true });
+    // Each key from an address of its own (198.18.0.0/15, for benchmarks), unknown keys all from
+    // one: one junk flood, and a crowd it must not hold back (the refused-keys bound is per address).
+    const addresses = new Map(keys.map((key, i) => [key, `198.18.${i >> 8}.${i & 255}`]));
+    const { send, tally } = createSender(balancer, run, {
+      balancer: true,
+      forwardedFor: (key) => (key ? (addresses.get(key) ?? '198.19.0.1') : '203.0.113.66'),
+    });
     const memory = async () => {
       const text = (await get(steady, '/metrics')).text;
       return {
@@ -283,7 +289,12 @@ export async function runClusterChaos(options: ClusterChaosOptions = {}): Promis
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         while (next++ < RATE_LIMIT + 1) {
-          const { status } = await postGraphql(balancer, (limitKey as Key).authorization, '{ __typename }');
+          const { status } = await postGraphql(
+            balancer,
+            (limitKey as Key).authorization,
+            '{ __typename }',
+            '198.19.0.2',
+          );
           limitStatuses.set(status, (limitStatuses.get(status) ?? 0) + 1);
         }
       }),
@@ -443,11 +454,11 @@ async function get(pool: Pool, path: string): Promise<{ status: number; text: st
   return { status: statusCode, text: await body.text() };
 }
 
-async function postGraphql(pool: Pool, authorization: string, query: string) {
+async function postGraphql(pool: Pool, authorization: string, query: string, forwardedFor: string) {
   const { statusCode, body } = await pool.request({
     path: '/graphql',
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization },
+    headers: { 'content-type': 'application/json', authorization, 'x-forwarded-for': forwardedFor },
     body: JSON.stringify({ query }),
   });
   await body.dump();
