@@ -36,7 +36,8 @@ export async function npmStart(
   const script = (
     JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { scripts: { start: string } }
   ).scripts.start;
-  const [command, ...args] = script.split(/\s+/);
+  // `exec` (the shell npm runs the script in gives way to node, so npm's signals reach it).
+  const [command, ...args] = script.replace(/^exec\s+/, '').split(/\s+/);
   if (command !== 'node') throw new Error(`npm start runs "${script}", not node`);
   // `ulimit -n` as an operator's shell or container would set it, then the same command.
   const [file, argv] =
