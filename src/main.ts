@@ -95,7 +95,10 @@ function announce(config: Config, port: number, upstreamUrl: URL, embeddedKey: s
   console.log(`pet-gateway: ${served} at http://${shownHost}:${port}/graphql`);
   if (embeddedKey) {
     console.log(`pet-gateway: no UPSTREAM_URL, serving the reference animal store at ${upstreamUrl.href}`);
-    if (!config.petstoreApiKey) console.log(`pet-gateway: API key for this run: ${embeddedKey}`);
+    // A key the user chose is theirs: said to be in use, never echoed (logs get shipped).
+    console.log(
+      `pet-gateway: API key for this run: ${config.petstoreApiKey ? 'the PETSTORE_API_KEY you set (not printed)' : embeddedKey}`,
+    );
   } else {
     console.log(`pet-gateway: upstream ${upstreamUrl.href}`);
   }

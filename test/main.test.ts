@@ -141,7 +141,7 @@ describe('npm start', () => {
     }
   });
 
-  it('with PETSTORE_API_KEY keeps that key and prints none', async () => {
+  it('with PETSTORE_API_KEY keeps that key, and its key line says so without printing it', async () => {
     const gateway = start({
       PORT: '0',
       HOST: '127.0.0.1',
@@ -152,7 +152,10 @@ describe('npm start', () => {
     await gateway.waitFor(/serving the reference animal store/);
     const pets = await postJson(url as string, { query: '{ pets(limit: 1) { id } }' }, 'Bearer my-dev-key');
     expect(pets.errors).toBeUndefined();
-    expect(gateway.output()).not.toContain('API key for this run');
+    expect(gateway.output()).toContain(
+      'pet-gateway: API key for this run: the PETSTORE_API_KEY you set (not printed)\n',
+    );
+    expect(gateway.output()).not.toContain('my-dev-key');
   });
 
   it('with GRAPHIQL=off does not announce GraphiQL; names the upstream with its /v1 path', async () => {

@@ -166,7 +166,11 @@ describe('README: start-up settings', () => {
           `Bearer ${env?.[2]}`,
         );
         expect(answer.errors, `start ${run}: ${claim}`).toBeUndefined();
-        expect(gateway.lines().join('\n'), claim).not.toContain('API key for this run');
+        // The key line names the setting; the chosen key itself is never printed.
+        expect(gateway.lines().join('\n'), claim).toContain(
+          'API key for this run: the PETSTORE_API_KEY you set (not printed)',
+        );
+        expect(gateway.lines().join('\n'), claim).not.toContain(env?.[2] as string);
       } finally {
         await gateway.stop();
       }

@@ -77,7 +77,7 @@ export async function npmStart(
     if (origin && upstreamLine && (!embedded || key || env.PETSTORE_API_KEY)) {
       return {
         origin: `http://127.0.0.1:${origin}`,
-        key: key ?? env.PETSTORE_API_KEY,
+        key: env.PETSTORE_API_KEY ?? key,
         lines: () => stdout.replace(/\n$/, '').split('\n'),
         tail: () => last.replace(/\n$/, '').split('\n'),
         pauseStdout: () => child.stdout?.pause(),
