@@ -234,16 +234,35 @@ function nonEmpty(env: Record<string, string | undefined>, name: string): string
 function origins(env: Record<string, string | undefined>, name: string): readonly string[] {
   const raw = nonEmpty(env, name);
   if (raw === undefined || raw === '*') return Object.freeze(['*']);
-  const list = raw.split(',').map((origin) => origin.trim());
-  for (const origin of list) {
+  const list = raw.split(',').map((entry) => {
+    const origin = entry.trim();
     // `null`, the origin of sandboxed iframes and data: and file: pages, only when listed.
-    if (origin === 'null') continue;
-    if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+    if (origin === 'null') return origin;
+    const url = URL.canParse(origin) ? new URL(origin) : undefined;
+    if (url === undefined || url.origin === 'null') {
       throw new ConfigError(
         `${name} must be * or a comma-separated list of origins like https://app.example.com, got "${origin}"`,
       );
     }
-  }
+    // An origin copied from the address bar ends in `/`: that is the origin it means. Anything
+    // more names a page, not an origin, and a browser never sends it.
+    const extra =
+      url.pathname !== '/'
+        ? `a path (${url.pathname})`
+        : url.search !== ''
+          ? `a query (${url.search})`
+          : url.hash !== ''
+            ? `a fragment (${url.hash})`
+            : url.username !== ''
+              ? 'credentials'
+              : undefined;
+    if (extra !== undefined) {
+      throw new ConfigError(
+        `${name}: "${origin}" has ${extra}; an origin is scheme://host[:port], here ${url.origin}`,
+      );
+    }
+    return url.origin;
+  });
   return Object.freeze(list);
 }
 

@@ -41,6 +41,10 @@ describe('loadConfig', () => {
       'https://a.example',
       'http://localhost:3000',
     ]);
+    // Copied from an address bar: a trailing slash (and upper case) is the origin it means.
+    expect(
+      loadConfig({ CORS_ORIGINS: 'https://app.example/, HTTPS://Admin.Example:8443/' }).corsOrigins,
+    ).toEqual(['https://app.example', 'https://admin.example:8443']);
     // `null` (sandboxed iframes, data: and file: pages) only when an operator lists it.
     expect(loadConfig({ CORS_ORIGINS: 'https://a.example,null' }).corsOrigins).toEqual([
       'https://a.example',
@@ -60,8 +64,9 @@ describe('loadConfig', () => {
     [{ UPSTREAM_URL: 'https://user:pw@host/v1' }, /^UPSTREAM_URL must not carry credentials/],
     [
       { CORS_ORIGINS: 'https://a.example/path' },
-      /^CORS_ORIGINS must be \* or a comma-separated list of origins/,
+      /^CORS_ORIGINS: "https:\/\/a.example\/path" has a path \(\/path\); an origin is scheme:\/\/host\[:port\], here https:\/\/a.example$/,
     ],
+    [{ CORS_ORIGINS: 'https://a.example/?x=1' }, /^CORS_ORIGINS: "https:\/\/a.example\/\?x=1" has a query/],
     [{ CORS_ORIGINS: 'a.example' }, /^CORS_ORIGINS/],
   ])('refuses %o with a one-line message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrowError(ConfigError);
