@@ -16,6 +16,14 @@ export function badUserInput(message: string, argument: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', argument } });
 }
 
+/**
+ * Where a refused value sits inside the variables, as `argument` names it: the variable, then its
+ * keys and indices (`input.name`, `pets[2].id`), as graphql-js prints a path.
+ */
+export function variablePath(variable: string, keys: ReadonlyArray<string | number>): string {
+  return variable + keys.map((key) => (typeof key === 'number' ? `[${key}]` : `.${key}`)).join('');
+}
+
 /** An `Authorization` header that cannot be a bearer key: refused without calling the upstream. */
 export function unauthenticated(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: 'UNAUTHENTICATED', status: 401 } });

@@ -78,6 +78,30 @@ export function textArgument(value: string, argument: string): string {
   );
 }
 
+/**
+ * A pet's `name` as the reference service bounds it (docs/reference-service.md; the contract leaves
+ * the length open): 1..200 Unicode code points once surrounding whitespace is trimmed. Checked here so
+ * a form learns which field is wrong before anything is sent; the name goes upstream as typed.
+ */
+export const NAME_MIN = 1;
+export const NAME_MAX = 200;
+
+/** `createPet`'s `input.name`: well-formed (textArgument) and NAME_MIN..NAME_MAX after trimming. */
+export function nameArgument(value: string, argument: string): string {
+  const text = textArgument(value, argument);
+  let length = 0;
+  // Code points, counted without building an array of a 1 MB string's characters.
+  for (const _ of text.trim()) if (++length > NAME_MAX) break;
+  if (length < NAME_MIN) throw badUserInput(`${argument} must not be blank.`, argument);
+  if (length > NAME_MAX) {
+    throw badUserInput(
+      `${argument} must be at most ${NAME_MAX} characters long (surrounding spaces aside); got ${[...text.trim()].length}.`,
+      argument,
+    );
+  }
+  return text;
+}
+
 /** `limit` checked against the contract before any upstream call; an explicit null means the default. */
 export function limitArgument(value: number | null | undefined): number {
   if (value === null || value === undefined) return LIMIT_DEFAULT;

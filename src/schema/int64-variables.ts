@@ -10,6 +10,7 @@ import {
   typeFromAST,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { variablePath } from './errors.ts';
 
 // Every `ID` in this schema is an int64 (builder.ts). graphql-js accepts a JSON number for an ID
 // variable and turns it into a string, but a JSON number past 2^53 was already rounded when the
@@ -83,6 +84,6 @@ function roundedError(variable: string, keys: Array<string | number>, value: num
   return new GraphQLError(
     `Variable "$${variable}"${at} is a JSON number past 2^53, which JSON parsers round before anyone ` +
       `reads it (it arrived as ${value}). Send 64-bit integers as strings, such as "9223372036854775807".`,
-    { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } },
+    { extensions: { code: 'BAD_USER_INPUT', argument: variablePath(variable, keys), http: { status: 400 } } },
   );
 }

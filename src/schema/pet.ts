@@ -10,7 +10,7 @@ import {
   LIMIT_MAX,
   LIMIT_MIN,
   limitArgument,
-  textArgument,
+  nameArgument,
 } from './inputs.ts';
 import { resolveUpstream, UPSTREAM_EXTENSION, type UpstreamField } from './upstream-field.ts';
 
@@ -103,7 +103,7 @@ const createPet: UpstreamField<
 > = {
   call: 'createPet',
   request: ({ input }) => ({
-    name: textArgument(input.name, 'input.name'),
+    name: nameArgument(input.name, 'input.name'),
     categoryId: int64Argument(input.categoryId, 'input.categoryId'),
     ...(input.status ? { status: input.status as PetStatusDto } : {}),
   }),

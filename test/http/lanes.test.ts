@@ -377,6 +377,42 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'a blank createPet input.name (refused with its argument, nothing sent)',
+    code: 'BAD_USER_INPUT',
+    body: {
+      query: 'mutation Blank($input: NewPetInput!) { createPet(input: $input) { name } }',
+      variables: { input: { name: '   ', categoryId: '1' } },
+    },
+    warm: {
+      query: 'mutation Blank($input: NewPetInput!) { createPet(input: $input) { name } }',
+      variables: { input: { name: 'Warm', categoryId: '1' } },
+    },
+  },
+  {
+    name: 'a createPet input.name of 201 characters (refused with its argument, nothing sent)',
+    code: 'BAD_USER_INPUT',
+    body: {
+      query: 'mutation Long($input: NewPetInput!) { createPet(input: $input) { name } }',
+      variables: { input: { name: 'n'.repeat(201), categoryId: '1' } },
+    },
+    warm: {
+      query: 'mutation Long($input: NewPetInput!) { createPet(input: $input) { name } }',
+      variables: { input: { name: 'Warm', categoryId: '1' } },
+    },
+  },
+  {
+    name: 'name missing from a createPet variable (400, argument input.name)',
+    code: 'BAD_USER_INPUT',
+    body: {
+      query: 'mutation NoName($input: NewPetInput!) { createPet(input: $input) { name } }',
+      variables: { input: { categoryId: '1' } },
+    },
+    warm: {
+      query: 'mutation NoName($input: NewPetInput!) { createPet(input: $input) { name } }',
+      variables: { input: { name: 'Warm', categoryId: '1' } },
+    },
+  },
+  {
     name: 'a createPet the upstream refuses, sent once',
     code: 'PET_EXISTS',
     body: {
