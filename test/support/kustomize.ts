@@ -37,7 +37,7 @@ const MERGE_KEYS: Record<string, string> = {
 };
 const REPLACED_LISTS = new Set(['ingress', 'egress', 'args', 'command', 'policyTypes']);
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 function isObject(value: unknown): value is Record<string, Json> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
