@@ -208,7 +208,9 @@ function mainConstant(pattern: RegExp): number {
 }
 
 describe.each(RENDERED)('deploy/kubernetes/%s', (_name, objects) => {
-  it('every object validates against the Kubernetes API schemas (kubernetes-models)', async () => {
+  it('every object validates against the Kubernetes API schemas (kubernetes-models)', {
+    timeout: 60_000,
+  }, async () => {
     expect(objects.map((object) => object.kind)).toEqual(
       expect.arrayContaining([
         'ConfigMap',
@@ -222,7 +224,9 @@ describe.each(RENDERED)('deploy/kubernetes/%s', (_name, objects) => {
     for (const object of objects) await validateObject(object);
   });
 
-  it('every field is one the API has (a misspelt field would be dropped silently)', () => {
+  it('every field is one the API has (a misspelt field would be dropped silently)', {
+    timeout: 60_000,
+  }, () => {
     expect(unknownFields(objects)).toEqual([]);
   });
 
@@ -378,18 +382,64 @@ describe.each(RENDERED)('deploy/kubernetes/%s', (_name, objects) => {
     ]);
     expect(rule.ports?.map((entry) => portNumber(container, entry.port))).toEqual([Number(settings.PORT)]);
 
-    // Every egress rule names its ports: none lets anything else out.
+    // Every egress rule names its ports, and together they open exactly DNS and the destinations.
     for (const egress of policy.spec.egress) expect(egress.ports?.length).toBeGreaterThan(0);
-    const allows = (port: number, protocol = 'TCP') =>
-      policy.spec.egress.some((egress) =>
-        egress.ports?.some((entry) => entry.port === port && (entry.protocol ?? 'TCP') === protocol),
-      );
-    expect(allows(53, 'UDP') && allows(53, 'TCP')).toBe(true);
+    const opened = new Set(
+      policy.spec.egress.flatMap((egress) =>
+        (egress.ports ?? []).map((entry) => `${entry.port}/${entry.protocol ?? 'TCP'}`),
+      ),
+    );
     const secrets = secretValues(objects, secretRefs);
     const destinations = [settings.UPSTREAM_URL, secrets.REDIS_URL, settings.OTEL_EXPORTER_OTLP_ENDPOINT];
-    for (const url of destinations) {
-      expect(url).toBeDefined();
-      expect(allows(urlPort(url as string)), url).toBe(true);
+    expect(settings.UPSTREAM_URL && secrets.REDIS_URL).toBeTruthy();
+    const needed = new Set([
+      '53/UDP',
+      '53/TCP',
+      ...destinations.flatMap((url) => (url ? [`${urlPort(url)}/TCP`] : [])),
+    ]);
+    expect([...opened].sort()).toEqual([...needed].sort());
+  });
+
+  it('every pod meets the restricted Pod Security Standard, read-only, writing to emptyDir only', () => {
+    const deployments = objects.filter((object): object is Deployment => object.kind === 'Deployment');
+    for (const { metadata, spec } of deployments) {
+      const pod = spec.template.spec;
+      expect(pod.securityContext, metadata.name).toMatchObject({
+        runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      expect(pod.securityContext.runAsUser, metadata.name).toBeGreaterThan(0);
+      expect([pod.hostNetwork, pod.hostPID, pod.hostIPC].filter(Boolean), metadata.name).toEqual([]);
+      const volumes = new Map((pod.volumes ?? []).map((volume) => [volume.name, volume]));
+      for (const container of pod.containers) {
+        expect(container.securityContext, container.name).toMatchObject({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+        });
+        expect(container.securityContext.capabilities?.add, container.name).toBeUndefined();
+        for (const mount of container.volumeMounts ?? [])
+          expect(Object.keys(volumes.get(mount.name) ?? {}), mount.mountPath).toContain('emptyDir');
+      }
+    }
+    // A namespace in the rendering enforces the restricted standard.
+    for (const namespace of objects.filter((object) => object.kind === 'Namespace')) {
+      expect(namespace.metadata.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
+    }
+  });
+
+  it('other containers of the project’s image run a file it holds and set only what that file reads', () => {
+    const { deployment } = gateway(objects);
+    const others = objects
+      .filter((object): object is Deployment => object.kind === 'Deployment' && object !== deployment)
+      .flatMap((object) => object.spec.template.spec.containers)
+      .filter((container) => /(^|\/)pet-gateway:/.test(container.image));
+    for (const container of others) {
+      const [node, file, ...rest] = container.command ?? [];
+      expect([node, rest]).toEqual(['node', []]);
+      const source = read(file as string);
+      const reads = new Set([...source.matchAll(/process\.env\.([A-Z_]+)/g)].map((match) => match[1]));
+      expect((container.env ?? []).map((entry) => entry.name).filter((name) => !reads.has(name))).toEqual([]);
     }
   });
 
@@ -476,7 +526,7 @@ describe('the checks themselves', () => {
     ]);
   });
 
-  it('a misspelt field or a wrong value fails validation', async () => {
+  it('a misspelt field or a wrong value fails validation', { timeout: 60_000 }, async () => {
     const [, base] = RENDERED[0] as [string, KubeObject[]];
     const deployment = structuredClone(find<Deployment>(base, 'Deployment'));
     (deployment.spec.template.spec.containers[0] as unknown as Record<string, unknown>).readinesProbe = {};
