@@ -240,8 +240,9 @@ describe.each(RENDERED)('deploy/kubernetes/%s', (_name, objects) => {
     // Without it the embedded reference service would write data/petstore.db on a read-only root.
     expect(config.upstreamUrl).toBeDefined();
     expect(settings.PETSTORE_DB).toBeUndefined();
-    // The ingress in front: its X-Forwarded-For is read.
+    // The ingress in front: its X-Forwarded-For is read, and no one else's.
     expect(config.trustedProxies.length).toBeGreaterThan(0);
+    expect(config.trustedProxies.filter((entry) => /\/0$/.test(entry))).toEqual([]);
   });
 
   it('the Redis URL and the caller-key secret come from a Secret, never the ConfigMap', () => {
