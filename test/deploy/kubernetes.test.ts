@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { loadConfig } from '../../src/config.ts';
 import { startFakeUpstream } from '../support/fake-upstream.ts';
 import { unknownFields, validateObject } from '../support/kube-schema.ts';
@@ -522,6 +523,36 @@ describe.each(RENDERED)('deploy/kubernetes/%s', (_name, objects) => {
       await redis?.stop();
       await upstream.close();
       collector.close();
+    }
+  });
+});
+
+describe('docs/kubernetes.md', () => {
+  it('its Ingress validates and routes /graphql to the Service’s port', { timeout: 60_000 }, async () => {
+    const shown = [...DOCS.matchAll(/```yaml\n([\s\S]*?)```/g)].map(
+      (match) => parseYaml(match[1] as string) as KubeObject,
+    );
+    const ingress = shown.find((object) => object.kind === 'Ingress') as KubeObject & {
+      spec: {
+        rules: { http: { paths: { path: string; backend: { service: Record<string, unknown> } }[] } }[];
+      };
+    };
+    expect(ingress).toBeDefined();
+    await validateObject(ingress);
+    expect(unknownFields([ingress])).toEqual([]);
+    const [, production] = RENDERED.find(([name]) => name === 'overlays/production') as [
+      string,
+      KubeObject[],
+    ];
+    const service = find<KubeObject & { spec: { ports: { name: string }[] } }>(production, 'Service');
+    expect(ingress.metadata.namespace).toBe(service.metadata.namespace);
+    const paths = ingress.spec.rules.flatMap((rule) => rule.http.paths);
+    expect(paths.map((path) => path.path)).toEqual(['/graphql']);
+    for (const path of paths) {
+      expect(path.backend.service).toEqual({
+        name: service.metadata.name,
+        port: { name: service.spec.ports[0]?.name },
+      });
     }
   });
 });
