@@ -485,7 +485,7 @@ describe.each(RENDERED)('deploy/kubernetes/%s', (_name, objects) => {
     expect(DOCS).toContain(perPod.toLocaleString('en-US'));
   });
 
-  it('its probe paths answer 200 on a gateway started with its settings, within the startup probe’s budget', {
+  it('its probe paths answer 200 on a gateway started with its settings, within the startup probe’s budget; without the upstream, only readiness fails', {
     timeout: 60_000,
   }, async () => {
     const { container, settings, secretRefs } = gateway(objects);
@@ -498,6 +498,7 @@ describe.each(RENDERED)('deploy/kubernetes/%s', (_name, objects) => {
     });
     collector.listen(0, '127.0.0.1');
     await once(collector, 'listening');
+    let upstreamClosed = false;
     const started = Date.now();
     const running = await npmStart({
       ...settings,
@@ -518,10 +519,18 @@ describe.each(RENDERED)('deploy/kubernetes/%s', (_name, objects) => {
         const response = await fetch(`${running.origin}${probe.httpGet.path}`);
         expect(response.status, probe.httpGet.path).toBe(200);
       }
+      // The upstream gone: readiness takes the pod out of the Service; liveness leaves it running
+      // (a restart would not bring the upstream back). Past the 1.5 s a readiness answer is reused.
+      await upstream.close();
+      upstreamClosed = true;
+      await new Promise((resolve) => setTimeout(resolve, 1600));
+      const ready = await fetch(`${running.origin}${container.readinessProbe.httpGet.path}`);
+      const live = await fetch(`${running.origin}${container.livenessProbe.httpGet.path}`);
+      expect([ready.status, live.status]).toEqual([503, 200]);
     } finally {
       await running.stop();
       await redis?.stop();
-      await upstream.close();
+      if (!upstreamClosed) await upstream.close();
       collector.close();
     }
   });
