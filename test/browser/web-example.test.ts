@@ -1,0 +1,108 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { extname, join, normalize } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumFor } from '../support/chromium.ts';
+import { npmStart, type StartedGateway } from '../support/npm-start.ts';
+
+// examples/web as a front-end developer runs it: built by Vite, served from its own origin, calling
+// `npm start`'s gateway on another origin with CORS_ORIGINS set to the app's origin as copied from
+// an address bar (trailing slash), in a real Chromium.
+
+const browserSupport = await chromiumFor('web-example.test');
+const haveChromium = browserSupport.available;
+
+const EXAMPLE = new URL('../../examples/web/', import.meta.url).pathname;
+const VITE = new URL('../../node_modules/vite/bin/vite.js', import.meta.url).pathname;
+const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
+
+let outDir = '';
+let app: Server;
+let appOrigin = '';
+let gateway: StartedGateway;
+
+beforeAll(async () => {
+  if (!haveChromium) return;
+  outDir = mkdtempSync(join(tmpdir(), 'web-example-'));
+  // The app's own origin: a static server of the build, nothing else.
+  app = createServer((req, res) => {
+    const path = normalize(new URL(req.url ?? '/', 'http://x').pathname).replace(/^(\.\.[/\\])+/, '');
+    const file = join(outDir, path === '/' ? 'index.html' : path);
+    try {
+      const body = readFileSync(file);
+      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  }).listen(0, '127.0.0.1');
+  await once(app, 'listening');
+  appOrigin = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
+  gateway = await npmStart({ CORS_ORIGINS: `${appOrigin}/` });
+
+  const build = spawn(process.execPath, [VITE, 'build', '--outDir', outDir, '--emptyOutDir'], {
+    cwd: EXAMPLE,
+    env: { PATH: process.env.PATH ?? '', VITE_GATEWAY_URL: `${gateway.origin}/graphql` },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  build.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  build.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const [code] = await once(build, 'exit');
+  if (code !== 0) throw new Error(`vite build failed:\n${output}`);
+}, 120_000);
+
+afterAll(async () => {
+  await gateway?.stop();
+  app?.close();
+  if (outDir) rmSync(outDir, { recursive: true, force: true });
+});
+
+describe.skipIf(!haveChromium)('examples/web in a real browser, on its own origin', () => {
+  it('lists pets by status, shows a blank name refused beside the name field, creates a pet and lists it', async () => {
+    const browser = await browserSupport.launch();
+    try {
+      const page = await browser.newPage();
+      const pageErrors: string[] = [];
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      await page.goto(appOrigin, { waitUntil: 'load' });
+      await page.locator('input[name="key"]').fill(gateway.key as string);
+
+      const pets = page.locator('ul[aria-label="pets"] li');
+      await expect.poll(() => pets.count(), { timeout: 20_000 }).toBeGreaterThan(3);
+      await page.locator('select[name="status"]').first().selectOption('SOLD');
+      await expect
+        .poll(async () => (await pets.allInnerTexts()).every((text) => text.endsWith('(sold)')), {
+          timeout: 20_000,
+        })
+        .toBe(true);
+      expect(await pets.count()).toBeGreaterThan(0);
+
+      // A blank name: the gateway's message, beside the name field (extensions.argument input.name).
+      await page.locator('input[name="name"]').fill('   ');
+      await page.getByRole('button', { name: 'Add' }).click();
+      await expect
+        .poll(() => page.locator('#name-error').innerText(), { timeout: 20_000 })
+        .toBe('input.name must not be blank.');
+      expect(await page.locator('#category-error').innerText()).toBe('');
+
+      const name = `Biscuit ${Date.now()}`;
+      await page.locator('input[name="name"]').fill(name);
+      await page.locator('form select[name="status"]').selectOption('SOLD');
+      await page.getByRole('button', { name: 'Add' }).click();
+      await expect.poll(() => page.locator('#name-error').innerText(), { timeout: 20_000 }).toBe('');
+      await expect.poll(() => pets.allInnerTexts(), { timeout: 20_000 }).toContain(`${name} (sold)`);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 90_000);
+});
