@@ -69,18 +69,39 @@ export const DEFAULT_LOG_BUFFER_BYTES = 4 * 1024 * 1024;
  * blocking log mode) filled the pipe, a synchronous write then blocked, and the gateway stopped
  * answering, /health included, until the reader resumed. Lines are gathered once per event-loop turn
  * (a line per request written on its own cost a write per request, ~7% of the CPU of a fast-lane
- * request: docs/performance.md) and handed to sonic-boom in asynchronous mode (pino's own
- * destination, its writes off the event loop), whose `maxLength` bounds what waits: past it lines
- * are dropped and counted, and one warn line says how many once the reader drains the backlog. A
+ * request: docs/performance.md) and handed to sonic-boom (pino's own destination), which writes
+ * what it can and keeps the rest; its `maxLength` bounds what waits: past it lines are dropped
+ * and counted, and one warn line says how many once the reader drains the backlog. A
  * write error (ENOSPC on a full disk, EPIPE, EBADF) is counted the same way and reported once on
  * stderr: the gateway keeps serving either way.
  */
 export function createLogDestination(fd = 1, options: { maxBufferBytes?: number } = {}): LogDestination {
+  // Synchronous writes, as cheap as before, but never waiting: Node opens stdout's pipe
+  // non-blocking, so a full pipe answers EAGAIN at once, and retryEAGAIN: false keeps sonic-boom
+  // from sleeping and retrying in place (its default, which is what froze the event loop). What
+  // was not written waits in sonic-boom's buffer, bounded by maxLength, and goes out with the next
+  // write or the next retry below.
+  // Opening process.stdout (or stderr) is what makes Node set its pipe non-blocking: done here so
+  // it holds even in a process that has printed nothing yet (a worker).
+  if (fd === 1) void process.stdout.writable;
+  else if (fd === 2) void process.stderr.writable;
   const boom = pino.destination({
     dest: fd,
-    sync: false,
+    sync: true,
     maxLength: options.maxBufferBytes ?? DEFAULT_LOG_BUFFER_BYTES,
+    retryEAGAIN: () => false,
   });
+  let retry: NodeJS.Timeout | undefined;
+  const retryLater = () => {
+    if (retry !== undefined) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      // An empty write makes sonic-boom try what waits again.
+      if (busy()) boom.write('');
+      if (busy()) retryLater();
+    }, RETRY_MS);
+    retry.unref();
+  };
   let waiting = '';
   let scheduled = false;
   let dropped = 0;
@@ -99,6 +120,8 @@ export function createLogDestination(fd = 1, options: { maxBufferBytes?: number 
   boom.on('error', (error: NodeJS.ErrnoException) => {
     // sonic-boom keeps the chunk and tries it again with the next write; meanwhile what waits is
     // bounded by maxLength, so later lines are dropped (and counted) until the sink takes them.
+    retryLater();
+    if (error.code === 'EAGAIN' || error.code === 'EWOULDBLOCK') return;
     reason = 'failed';
     if (warnedOfError) return;
     warnedOfError = true;
@@ -146,12 +169,11 @@ export function createLogDestination(fd = 1, options: { maxBufferBytes?: number 
       for (const flush of unflushed) flush();
     });
   unflushed.add(() => {
-    flushSync();
-    if ((boom as unknown as SonicState)._writing) return;
     try {
+      flushSync();
       boom.flushSync();
     } catch {
-      // A sink that fails at exit: the lines are lost, the exit is not held.
+      // A sink that is full or fails at exit: the lines are lost, the exit is not held.
     }
   });
   return {
@@ -164,18 +186,12 @@ export function createLogDestination(fd = 1, options: { maxBufferBytes?: number 
       }
     },
     flushSync,
-    flushWithin(deadlineMs) {
+    async flushWithin(deadlineMs) {
       flushSync();
-      if (!busy()) return Promise.resolve();
-      return new Promise((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          boom.off('drain', done);
-          resolve();
-        };
-        const timer = setTimeout(done, deadlineMs);
-        boom.on('drain', done);
-      });
+      for (const until = Date.now() + deadlineMs; busy() && Date.now() < until; ) {
+        boom.write('');
+        if (busy()) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      }
     },
     get dropped() {
       return dropped;
@@ -190,6 +206,9 @@ interface SonicState {
   _writing: boolean;
   _len: number;
 }
+
+/** How soon what waits for a stalled reader is tried again. */
+const RETRY_MS = 50;
 
 /** Characters of log lines written at once at most, before the turn ends. */
 const FLUSH_AT = 8192;
