@@ -1,7 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, Pool } from 'undici';
 import { type BreakerOptions, type BreakerState, CircuitBreaker } from './breaker.ts';
-import { createCallerKey } from './caller-key.ts';
 import { createCoalescer } from './coalesce.ts';
 import {
   type ListPetsQuery,
@@ -12,6 +11,7 @@ import {
   parsePets,
   serializeNewPet,
 } from './contract.ts';
+import { type CallScope, type Deadline, DeadlineList } from './deadline.ts';
 import {
   copyUpstreamError,
   UpstreamBadResponseError,
@@ -43,12 +43,7 @@ export interface UpstreamClientOptions {
   coalesce?: boolean;
 }
 
-/** One operation's deadline: the signal every call and backoff of the operation honours. */
-export interface Deadline {
-  readonly signal: AbortSignal;
-  /** Clears the timer; the signal then never aborts. */
-  release(): void;
-}
+export type { Deadline } from './deadline.ts';
 
 /** Route templates: what observers see instead of paths, so ids never reach a label or span name. */
 export type UpstreamRoute = 'GET /pets' | 'GET /pets/{petId}' | 'POST /pets';
@@ -91,7 +86,7 @@ export type Authorization = string | undefined;
 /** One typed method per REST operation. Every failure is an `UpstreamError`. */
 export interface UpstreamClient {
   /** `GET /pets` (listPets). */
-  listPets(auth: Authorization, query: ListPetsQuery, deadline?: AbortSignal): Promise<PetDto[]>;
+  listPets(auth: Authorization, query: ListPetsQuery, deadline?: Deadline): Promise<PetDto[]>;
   /**
    * `GET /pets/{petId}` (getPet, deprecated upstream). `onDeprecation` receives the upstream's
    * `Deprecation` / `Sunset` headers when it sends them.
@@ -99,16 +94,16 @@ export interface UpstreamClient {
   getPet(
     auth: Authorization,
     id: string,
-    deadline?: AbortSignal,
+    deadline?: Deadline,
     onDeprecation?: (headers: UpstreamDeprecation) => void,
   ): Promise<PetDto>;
   /** `POST /pets` (createPet). Never retried: a repeated POST could create the pet twice. */
-  createPet(auth: Authorization, pet: NewPetDto, deadline?: AbortSignal): Promise<PetDto>;
+  createPet(auth: Authorization, pet: NewPetDto, deadline?: Deadline): Promise<PetDto>;
   /**
-   * A fresh whole-operation deadline (`timeoutMs` from now) to share between calls; release it
-   * when the operation is over, so its timer does not outlive the request.
+   * A fresh whole-operation deadline (`timeoutMs` from now, or `ms`) to share between calls;
+   * release it when the operation is over.
    */
-  deadline(): Deadline;
+  deadline(ms?: number): Deadline;
   /** The origin's circuit breaker state. */
   readonly breakerState: CircuitBreaker['state'];
   /**
@@ -123,12 +118,9 @@ export interface UpstreamClient {
 /** A page of 100 pets is ~10 KB; anything near this cap is not the contract's answer. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 
-/** Coalescing keys never leave this process: its own secret is enough. */
-const callerKey = createCallerKey();
-
 interface RawResponse {
   status: number;
-  headers: Dispatcher.ResponseData['headers'];
+  headers: IncomingHttpHeaders;
   text: string;
 }
 
@@ -160,55 +152,54 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       for (const observer of observers) observer.breaker?.(state);
     },
   });
-  const deadline = (): Deadline => {
-    // Not AbortSignal.timeout: its timer cannot be cleared, so every request's timer (and V8's
-    // bookkeeping for it) stayed alive for the full timeout after the answer was sent.
-    const controller = new AbortController();
-    const timer = setTimeout(
-      () => controller.abort(new DOMException('The operation timed out.', 'TimeoutError')),
-      timeoutMs,
-    );
-    timer.unref();
-    deadlines.set(controller.signal, Date.now() + timeoutMs);
-    return { signal: controller.signal, release: () => clearTimeout(timer) };
-  };
+  const deadlines = new DeadlineList(timeoutMs);
   /** Full-jitter exponential backoff; the deadline cuts it short (as a timeout). */
-  const backoff = (attempt: number, signal: AbortSignal) =>
-    pause(Math.random() * retryBaseMs * 2 ** attempt, signal);
+  const backoff = (attempt: number, scope: CallScope) =>
+    pause(Math.random() * retryBaseMs * 2 ** attempt, scope);
 
-  async function once(
+  /**
+   * One HTTP exchange, through undici's dispatcher with a handler of our own: the body is collected
+   * as chunks and decoded once, and the scope aborts the exchange through undici's controller. Not
+   * `pool.request`: its response stream, async resource and signal listener cost more per call than
+   * the rest of the client did (measured, see docs/performance.md).
+   */
+  function once(
     route: UpstreamRoute,
     path: string,
     auth: Authorization,
     body: string | undefined,
-    signal: AbortSignal,
+    scope: CallScope,
   ): Promise<RawResponse> {
-    const method = methodOf(route);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (auth !== undefined) headers.authorization = auth;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const ends = observers.length === 0 ? undefined : startAttempt(route, headers);
     const started = ends ? performance.now() : 0;
-    try {
-      const response = await untilAborted(
-        pool.request({ method, path: basePath + path, headers, body, signal }),
-        signal,
+    return new Promise<RawResponse>((resolve, reject) => {
+      const exchange = new Exchange(
+        (response) => {
+          if (ends) {
+            const outcome = response.status < 300 ? 'ok' : 'http_error';
+            for (const end of ends)
+              end({ outcome, status: response.status, durationMs: performance.now() - started });
+          }
+          resolve(response);
+        },
+        (error) => {
+          const failure = classify(error, scope);
+          if (ends) {
+            const outcome = outcomeOf(failure);
+            for (const end of ends) end({ outcome, durationMs: performance.now() - started });
+          }
+          reject(failure);
+        },
       );
-      const text = await response.body.text();
-      if (ends) {
-        const outcome = response.statusCode < 300 ? 'ok' : 'http_error';
-        for (const end of ends)
-          end({ outcome, status: response.statusCode, durationMs: performance.now() - started });
-      }
-      return { status: response.statusCode, headers: response.headers, text };
-    } catch (error) {
-      const failure = classify(error, signal);
-      if (ends) {
-        const outcome = outcomeOf(failure);
-        for (const end of ends) end({ outcome, durationMs: performance.now() - started });
-      }
-      throw failure;
-    }
+      // undici honours an abort once a socket is connected, but not while a connect is pending (its
+      // connect timer is coarse): the exchange fails at once, and undici's late answer is dropped.
+      exchange.forget = scope.onExpire(() => exchange.fail(new UpstreamTimeoutError('deadline passed')));
+      if (exchange.settled) return;
+      pool.dispatch({ method: methodOf(route), path: basePath + path, headers, body }, exchange);
+    });
   }
 
   function startAttempt(route: UpstreamRoute, headers: Record<string, string>) {
@@ -227,7 +218,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   /**
    * One REST call under the breaker. GETs are retried (connection errors, 502/503/504, and 429
    * when its Retry-After ends before the deadline); POSTs go out exactly once, whatever happens.
-   * The signal bounds every attempt and every backoff: a slow-drip body cannot stretch it, unlike
+   * The scope bounds every attempt and every backoff: a slow-drip body cannot stretch it, unlike
    * undici's idle-only bodyTimeout.
    */
   async function call(
@@ -235,18 +226,18 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     path: string,
     auth: Authorization,
     body: string | undefined,
-    signal: AbortSignal,
+    scope: CallScope,
   ): Promise<RawResponse> {
     const method = methodOf(route);
     for (let attempt = 0; ; attempt++) {
-      if (signal.aborted) throw new UpstreamTimeoutError('deadline passed');
+      if (scope.expired) throw new UpstreamTimeoutError('deadline passed');
       if (!breaker.tryAcquire()) {
         for (const observer of observers) observer.shortCircuit?.(route);
         throw new UpstreamUnavailableError('circuit open');
       }
       let response: RawResponse;
       try {
-        response = await once(route, path, auth, body, signal);
+        response = await once(route, path, auth, body, scope);
       } catch (error) {
         const failure = error as UpstreamError;
         if (failure instanceof UpstreamUnavailableError || failure instanceof UpstreamTimeoutError)
@@ -255,7 +246,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         if (method !== 'GET' || attempt >= maxRetries || !(failure instanceof UpstreamUnavailableError))
           throw failure;
         notifyRetry(route, 'unavailable');
-        await backoff(attempt, signal);
+        await backoff(attempt, scope);
         continue;
       }
       const overloaded = response.status === 502 || response.status === 503 || response.status === 504;
@@ -264,14 +255,14 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       if (method === 'GET' && attempt < maxRetries) {
         if (overloaded) {
           notifyRetry(route, 'overloaded');
-          await backoff(attempt, signal);
+          await backoff(attempt, scope);
           continue;
         }
         if (response.status === 429) {
           const wait = parseRetryAfter(response.headers['retry-after']);
-          if (wait !== undefined && fitsBeforeDeadline(wait * 1000, signal)) {
+          if (wait !== undefined && Date.now() + wait * 1000 < scope.end) {
             notifyRetry(route, 'rate_limited');
-            await pause(wait * 1000, signal);
+            await pause(wait * 1000, scope);
             continue;
           }
         }
@@ -295,39 +286,28 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     throw new UpstreamBadResponseError(`unexpected status ${response.status}`);
   }
 
-  // Identical GETs of one caller in flight at once are one request. The key holds the hash of the
-  // canonical Authorization header, never the header: two callers never share a call. Not undici's
-  // deduplicate interceptor: its key holds every request header verbatim (the token, in a map and on
-  // a diagnostics channel), and the first request's abort fails every request that joined it,
-  // whereas here each operation keeps its own deadline and the call ends only when all gave up.
-  const coalescer =
-    options.coalesce === false
-      ? undefined
-      : createCoalescer((shared, waiters) => {
-          // The shared call may wait (for a 429's Retry-After) until the latest waiter's deadline.
-          let end = 0;
-          for (const waiter of waiters) end = Math.max(end, deadlines.get(waiter) ?? 0);
-          if (end > 0) deadlines.set(shared, end);
-        });
-
+  // Identical GETs of one caller in flight at once are one request. The key holds the caller's
+  // canonical Authorization header, so two callers never share a call; it lives in this process only
+  // while the call is in flight, that is while the request holding the same header is alive (a
+  // keyed hash of it, as before, cost an HMAC per call and protected nothing more). Not undici's
+  // deduplicate interceptor: its key holds every request header verbatim on a diagnostics channel,
+  // and the first request's abort fails every request that joined it, whereas here each operation
+  // keeps its own deadline and the call ends only when all gave up.
+  const coalescer = options.coalesce === false ? undefined : createCoalescer();
   /**
    * A GET, shared with the same caller's identical GET when one is in flight. Waiters share only
    * the raw answer (status, headers, text): each parses its own objects, and a failure reaches each
    * as an error of its own.
    */
-  function get(route: UpstreamRoute, path: string, auth: Authorization, signal: AbortSignal) {
-    if (coalescer === undefined || auth === undefined) return call(route, path, auth, undefined, signal);
+  function get(getRoute: UpstreamRoute, path: string, auth: Authorization, deadline: Deadline) {
+    if (coalescer === undefined || auth === undefined) return call(getRoute, path, auth, undefined, deadline);
     return coalescer
       .run(
-        `${callerKey(auth)} ${path}`,
-        signal,
-        (shared) => {
-          const end = deadlines.get(signal);
-          if (end !== undefined) deadlines.set(shared.signal, end);
-          return call(route, path, auth, undefined, shared.signal);
-        },
+        `${auth} ${path}`,
+        deadline,
+        (shared) => call(getRoute, path, auth, undefined, shared),
         () => {
-          for (const observer of observers) observer.coalesced?.(route);
+          for (const observer of observers) observer.coalesced?.(getRoute);
         },
       )
       .catch((error: unknown) => {
@@ -336,26 +316,27 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   }
 
   /** A call made without an operation's deadline gets one of its own, released when it settles. */
-  const withOwnDeadline = async <T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> => {
-    const own = deadline();
+  const withOwnDeadline = async <T>(run: (deadline: Deadline) => Promise<T>): Promise<T> => {
+    const own = deadlines.create();
     try {
-      return await run(own.signal);
+      return await run(own);
     } finally {
       own.release();
     }
   };
 
   const client: UpstreamClient = {
-    async listPets(auth, query, signal) {
-      if (signal === undefined) return withOwnDeadline((own) => client.listPets(auth, query, own));
+    async listPets(auth, query, deadline) {
+      if (deadline === undefined) return withOwnDeadline((own) => client.listPets(auth, query, own));
       const status = query.status === undefined ? '' : `&status=${query.status}`;
-      const response = await get('GET /pets', `/pets?limit=${query.limit}${status}`, auth, signal);
+      const response = await get('GET /pets', `/pets?limit=${query.limit}${status}`, auth, deadline);
       if (response.status !== 200) fail(response);
       return parsePets(response.text);
     },
-    async getPet(auth, id, signal, onDeprecation) {
-      if (signal === undefined) return withOwnDeadline((own) => client.getPet(auth, id, own, onDeprecation));
-      const response = await get('GET /pets/{petId}', `/pets/${encodeURIComponent(id)}`, auth, signal);
+    async getPet(auth, id, deadline, onDeprecation) {
+      if (deadline === undefined)
+        return withOwnDeadline((own) => client.getPet(auth, id, own, onDeprecation));
+      const response = await get('GET /pets/{petId}', `/pets/${encodeURIComponent(id)}`, auth, deadline);
       const { deprecation, sunset } = response.headers;
       if (onDeprecation && (typeof deprecation === 'string' || typeof sunset === 'string')) {
         onDeprecation({
@@ -366,13 +347,13 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       if (response.status !== 200) fail(response);
       return parsePet(response.text);
     },
-    async createPet(auth, pet, signal) {
-      if (signal === undefined) return withOwnDeadline((own) => client.createPet(auth, pet, own));
-      const response = await call('POST /pets', '/pets', auth, serializeNewPet(pet), signal);
+    async createPet(auth, pet, deadline) {
+      if (deadline === undefined) return withOwnDeadline((own) => client.createPet(auth, pet, own));
+      const response = await call('POST /pets', '/pets', auth, serializeNewPet(pet), deadline);
       if (response.status !== 201 && response.status !== 200) fail(response);
       return parsePet(response.text);
     },
-    deadline,
+    deadline: (ms) => deadlines.create(ms),
     async probe() {
       try {
         const response = await pool.request({
@@ -395,51 +376,89 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   return client;
 }
 
-async function pause(ms: number, signal: AbortSignal): Promise<void> {
-  try {
-    await sleep(ms, undefined, { signal });
-  } catch {
-    throw new UpstreamTimeoutError('deadline passed during backoff');
-  }
-}
-
-/** A signal does not expose when it will abort, so each deadline's end is kept beside it. */
-const deadlines = new WeakMap<AbortSignal, number>();
-
-function fitsBeforeDeadline(ms: number, signal: AbortSignal): boolean {
-  const end = deadlines.get(signal);
-  return end !== undefined && Date.now() + ms < end;
+/** Waits `ms`, or fails as a timeout as soon as the scope expires. */
+function pause(ms: number, scope: CallScope): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const forget = scope.onExpire(() => {
+      clearTimeout(timer);
+      reject(new UpstreamTimeoutError('deadline passed during backoff'));
+    });
+    const timer = setTimeout(() => {
+      forget();
+      resolve();
+    }, ms);
+  });
 }
 
 /**
- * Settles with `work`, or rejects as soon as `signal` aborts. undici honours the signal once a
- * socket is connected, but not while a connect is still pending (its connect timer is coarse), so a
- * black-holed upstream would otherwise outlive the deadline by up to a second.
+ * One exchange's undici handler (the dispatcher's handler API): it keeps the status and headers,
+ * collects the body, and settles once, with the answer or the first failure (its own deadline's
+ * included, which aborts the exchange if undici has started it).
  */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => {});
-    return Promise.reject(signal.reason);
+class Exchange implements Dispatcher.DispatchHandler {
+  settled = false;
+  forget: () => void = noop;
+  #controller: Dispatcher.DispatchController | undefined;
+  #status = 0;
+  #headers: IncomingHttpHeaders = {};
+  #chunks: Buffer[] = [];
+  readonly #resolve: (response: RawResponse) => void;
+  readonly #reject: (error: unknown) => void;
+
+  constructor(resolve: (response: RawResponse) => void, reject: (error: unknown) => void) {
+    this.#resolve = resolve;
+    this.#reject = reject;
   }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      // undici still settles the request later (aborted or connect timeout): nobody waits for it.
-      work.catch(() => {});
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
+
+  fail(error: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.forget();
+    this.#controller?.abort(error as Error);
+    this.#reject(error);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    if (this.settled) controller.abort(new UpstreamTimeoutError('deadline passed'));
+    else this.#controller = controller;
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    // 1xx (informational) answers are not the response.
+    if (statusCode < 200) return;
+    this.#status = statusCode;
+    this.#headers = headers;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.forget();
+    const chunks = this.#chunks;
+    let text =
+      chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
+    // As fetch's and undici's text(): UTF-8 decode drops a leading byte order mark.
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    this.#resolve({ status: this.#status, headers: this.#headers, text });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.forget();
+    this.#reject(error);
+  }
 }
+
+const noop = () => {};
 
 /** The HTTP method a route template starts with. */
 export function methodOf(route: UpstreamRoute): 'GET' | 'POST' {
@@ -454,9 +473,9 @@ function outcomeOf(error: UpstreamError): AttemptOutcome {
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-function classify(error: unknown, signal: AbortSignal): UpstreamError {
+function classify(error: unknown, scope: CallScope): UpstreamError {
   if (error instanceof UpstreamError) return error;
-  if (signal.aborted) return new UpstreamTimeoutError('deadline passed', { cause: error });
+  if (scope.expired) return new UpstreamTimeoutError('deadline passed', { cause: error });
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && TIMEOUT_CODES.has(code))
     return new UpstreamTimeoutError(code, { cause: error });

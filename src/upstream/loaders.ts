@@ -154,9 +154,9 @@ class RequestLoaders implements Loaders {
     this.#deadline?.release();
   }
 
-  #signal(): AbortSignal {
+  #deadlineNow(): Deadline {
     this.#deadline ??= this.#client.deadline();
-    return this.#deadline.signal;
+    return this.#deadline;
   }
 
   /** The cache, for a caller it may serve; undefined when off or the caller is refused. */
@@ -167,7 +167,7 @@ class RequestLoaders implements Loaders {
       this.#client,
       this.#auth,
       cache,
-      () => this.#signal(),
+      () => this.#deadlineNow(),
       () => this.#calls++,
     );
     return this.#cached;
@@ -180,7 +180,7 @@ class RequestLoaders implements Loaders {
     if (cached) pets = await cached.listPets(query);
     else {
       this.#calls++;
-      pets = await this.#client.listPets(this.#auth, query, this.#signal());
+      pets = await this.#client.listPets(this.#auth, query, this.#deadlineNow());
     }
     this.#remember(pets);
     return pets;
@@ -215,13 +215,13 @@ class RequestLoaders implements Loaders {
     const cached = this.#cache();
     if (cached) return cached.getPet(id, notify);
     this.#calls++;
-    return this.#client.getPet(this.#auth, id, this.#signal(), notify);
+    return this.#client.getPet(this.#auth, id, this.#deadlineNow(), notify);
   }
 
   async #create(pet: NewPetDto): Promise<PetDto> {
     if (this.#options.authError) throw this.#options.authError;
     this.#calls++;
-    const created = await this.#client.createPet(this.#auth, pet, this.#signal());
+    const created = await this.#client.createPet(this.#auth, pet, this.#deadlineNow());
     this.#remember([created]);
     // Before answering, so this caller's next `pets` cannot be served a list without the new pet.
     await this.#cache()?.createdPet();
@@ -272,7 +272,7 @@ function cachedCalls(
   client: UpstreamClient,
   auth: string,
   { store, ttlMs, callerKey = processCallerKey }: ResponseCacheOptions,
-  signal: () => AbortSignal,
+  signal: () => Deadline,
   onCall: () => void,
 ): CachedCalls {
   const caller = callerKey(auth);

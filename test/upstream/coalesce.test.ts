@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.ts';
-import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.ts';
+import { createUpstreamClient, type Deadline, type UpstreamClient } from '../../src/upstream/client.ts';
 import { UpstreamResponseError, UpstreamTimeoutError } from '../../src/upstream/errors.ts';
 import { CreatePet, ListPets } from '../gateway/operations.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
@@ -153,15 +153,15 @@ describe('coalescing in the upstream client', () => {
     await client.close();
   });
 
-  const controllers: AbortController[] = [];
-  const signalFor = (ms: number) => {
-    const controller = new AbortController();
-    setTimeout(() => controller.abort(new DOMException('late', 'TimeoutError')), ms).unref();
-    controllers.push(controller);
-    return controller.signal;
+  // Deadlines of their own length, as an operation's would be; released after each test.
+  const deadlines: Deadline[] = [];
+  const deadlineIn = (ms: number) => {
+    const deadline = client.deadline(ms);
+    deadlines.push(deadline);
+    return deadline;
   };
   afterEach(() => {
-    for (const controller of controllers.splice(0)) controller.abort();
+    for (const deadline of deadlines.splice(0)) deadline.release();
   });
 
   it('hands each waiter objects of its own', async () => {
@@ -197,8 +197,8 @@ describe('coalescing in the upstream client', () => {
     const auth = `Bearer ${ALICE}`;
     const started = performance.now();
     const [early, late] = await Promise.allSettled([
-      client.listPets(auth, { limit: 5 }, signalFor(40)),
-      client.listPets(auth, { limit: 5 }, signalFor(2000)),
+      client.listPets(auth, { limit: 5 }, deadlineIn(40)),
+      client.listPets(auth, { limit: 5 }, deadlineIn(2000)),
     ]);
     expect(early.status).toBe('rejected');
     expect((early as PromiseRejectedResult).reason).toBeInstanceOf(UpstreamTimeoutError);
@@ -218,8 +218,8 @@ describe('coalescing in the upstream client', () => {
     });
     const auth = `Bearer ${ALICE}`;
     const results = await Promise.allSettled([
-      client.listPets(auth, { limit: 5 }, signalFor(30)),
-      client.listPets(auth, { limit: 5 }, signalFor(50)),
+      client.listPets(auth, { limit: 5 }, deadlineIn(30)),
+      client.listPets(auth, { limit: 5 }, deadlineIn(50)),
     ]);
     for (const result of results) {
       expect((result as PromiseRejectedResult).reason).toBeInstanceOf(UpstreamTimeoutError);
