@@ -42,7 +42,7 @@ function ticksOf(pid: number): Ticks | undefined {
   return { own: at(11) + at(12), reaped: at(13) + at(14) };
 }
 
-function childrenOf(pid: number): number[] {
+export function childrenOf(pid: number): number[] {
   let tasks: string[];
   try {
     tasks = readdirSync(`/proc/${pid}/task`);

@@ -55,7 +55,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --smoke              1 round of 1 s per target, 10 connections, no warm-up (checks the harness)
   --duration <s>       seconds per target per round (default 4)
   --rounds <n>         rounds; targets alternate within each round (default 3)
-  --warmup <s>         unmeasured seconds per target before the first round (default 1)
+  --warmup <s>         unmeasured seconds per target before the first round (default 3: a gateway's
+                       first seconds are JIT compilation, not its cost per request)
   --connections <n>    connections (default 50)
   --keys <n>           bearer keys the requests of every workload take in turn (default 200): a crowd of
                        callers, so nothing keyed by caller merges their upstream calls; 1 = one caller
@@ -135,7 +136,7 @@ function parseSettings(argv: string[]): Settings {
     generator,
     rounds: number('rounds', values.rounds, smoke ? 1 : 3, true),
     duration: number('duration', values.duration, smoke ? 1 : 4, true),
-    warmup: number('warmup', values.warmup, smoke ? 0 : 1, false),
+    warmup: number('warmup', values.warmup, smoke ? 0 : 3, false),
     connections: number('connections', values.connections, smoke ? 10 : 50, true),
     keys: apiKeys(number('keys', values.keys, DEFAULT_KEYS, true)),
     workloads: WORKLOADS.filter((w) => names.length === 0 || names.includes(w.name)),
@@ -179,6 +180,12 @@ const HOPS: Record<HopKind, { file: string; env: Record<string, string | undefin
   // The gateway as configured by default: an inherited FAST_LANE must not choose for it.
   gateway: { file: 'bench/target-gateway.ts', env: { FAST_LANE: undefined }, gateway: true },
   'gateway-yoga': { file: 'bench/target-gateway.ts', env: { FAST_LANE: 'off' }, gateway: true },
+  // src/main.ts itself with WORKERS=2: a primary and two workers, measured as one process tree.
+  'gateway-workers': {
+    file: 'bench/target-gateway-workers.ts',
+    env: { FAST_LANE: undefined },
+    gateway: true,
+  },
   'bare-proxy': { file: 'bench/target-bare-proxy.ts', env: {}, gateway: false },
   'json-hop': { file: 'bench/target-json-hop.ts', env: {}, gateway: false },
   tailcall: { file: 'bench/target-tailcall.ts', env: {}, gateway: false },
@@ -210,7 +217,9 @@ async function startStack(kind: UpstreamKind, workloads: Workload[], settings: S
   await Promise.all(
     [...needed].map(async (hop) => {
       const { file, env, gateway } = HOPS[hop];
-      const nodeArgs = gateway ? [...settings.gatewayNodeArgs, ...profileArgs(hop, kind, settings)] : [];
+      // The workers target's flags reach its primary and workers; profiles are taken of the gateway only.
+      const profile = hop === 'gateway-workers' ? [] : profileArgs(hop, kind, settings);
+      const nodeArgs = gateway ? [...settings.gatewayNodeArgs, ...profile] : [];
       hops.set(
         hop,
         await startTarget(`${hop} (${kind})`, file, { ...env, UPSTREAM_URL: upstream.url }, nodeArgs),
@@ -521,7 +530,7 @@ async function main(): Promise<void> {
   if (goals.length > 0) {
     console.log('');
     console.log(
-      `goals (issue #18: medians of this run's rounds, on the static upstream; set for ${DEFAULT_KEYS} keys` +
+      `goals (issue #28: medians of this run's rounds, on the static upstream; set for ${DEFAULT_KEYS} keys` +
         (settings.keys.length === DEFAULT_KEYS ? '' : `, this run used ${settings.keys.length}`) +
         '):',
     );
@@ -633,6 +642,12 @@ async function runWorkload(
   }
   add('gateway', 'direct', ['rps', 'p99']);
   add('gateway', 'gateway-yoga', ['rps', 'cpu', 'p99'], 'fast lane on / off');
+  add(
+    'gateway-workers',
+    'tailcall',
+    ['rps', 'cpu'],
+    'WORKERS=2 (both cores) against Tailcall on the same cores',
+  );
 }
 
 /** A cold document against the same query warm, per gateway: what parse + validate cost per request. */

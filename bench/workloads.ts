@@ -1,6 +1,13 @@
 import { createdPetId, listedPets, type PetIds } from './static-upstream.ts';
 
-export type TargetKind = 'gateway' | 'gateway-yoga' | 'bare-proxy' | 'json-hop' | 'tailcall' | 'direct';
+export type TargetKind =
+  | 'gateway'
+  | 'gateway-yoga'
+  | 'gateway-workers'
+  | 'bare-proxy'
+  | 'json-hop'
+  | 'tailcall'
+  | 'direct';
 /** Targets that sit between the load and the upstream, each in its own process. */
 export type HopKind = Exclude<TargetKind, 'direct'>;
 /** `static-bigids` is the static upstream serving int64 ids beyond 2^53. */
@@ -202,6 +209,8 @@ function listWorkload(
     direct?: boolean;
     /** Tailcall answers the same query (its ids as JSON numbers, which the checks read exactly). */
     tailcall?: boolean;
+    /** `WORKERS=2 npm start` answers it too: what a user gets per machine (reported, not a goal). */
+    workers?: boolean;
     titleNote?: string;
   } = {},
 ): Workload {
@@ -224,6 +233,7 @@ function listWorkload(
       'bare-proxy': restList,
       'json-hop': jsonHop('GET', `/pets?limit=${limit}`, dataField('pets', petList(limit)), exact),
       ...(tailcall ? { tailcall: query } : {}),
+      ...(options.workers ? { 'gateway-workers': query } : {}),
       ...(direct ? { direct: restList } : {}),
     },
   };
@@ -245,7 +255,7 @@ const RUN_TAG = Date.now().toString(36);
 
 /** Every workload, in the order they run. */
 export const WORKLOADS: readonly Workload[] = [
-  listWorkload('list20', 20, 'static', { tailcall: true }),
+  listWorkload('list20', 20, 'static', { tailcall: true, workers: true }),
   listWorkload('list20-steady', 20, 'static', { steady: STEADY }),
   listWorkload('list100', 100, 'static', { tailcall: true }),
   {
