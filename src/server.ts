@@ -18,7 +18,12 @@ import { asksForPage, useGraphiQLPage, useGraphiQLRefusal } from './http/graphiq
 import type { RedisHealth } from './http/health.ts';
 import { useOperationChoice } from './http/operation-choice.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './http/persisted-documents.ts';
-import { type Lanes, PER_ANSWER_HEADERS, type PreparedOperation } from './http/prepared-operations.ts';
+import {
+  type LaneContext,
+  type Lanes,
+  PER_ANSWER_HEADERS,
+  type PreparedOperation,
+} from './http/prepared-operations.ts';
 import { useQueryParams } from './http/query-params.ts';
 import { type RateLimit, useRateLimit } from './http/rate-limit.ts';
 import type { DocumentStore } from './http/registered-documents.ts';
@@ -81,7 +86,7 @@ export interface GatewayOptions {
   federation?: boolean;
 }
 
-export type Gateway = YogaServerInstance<Record<string, never>, Context>;
+export type Gateway = YogaServerInstance<LaneContext, Context>;
 
 /**
  * Introspection is exempt from the depth limit (the standard query nests `ofType` deeply) but not
@@ -138,21 +143,16 @@ export function deprecatedUseReporter(logger: Logger, metrics: Metrics | undefin
   };
 }
 
-/** Yoga's server context under node:http: the Node request and response. */
-interface ServerContext {
-  req?: IncomingMessage;
-}
-
 /**
  * Keeps what Yoga learned from a request the edge marked as a fast-lane candidate (see
- * `Lanes.toPrepare`): once its operation ran without errors and compiled, the fast lane serves it.
+ * `HandOff.toPrepare`): once its operation ran without errors and compiled, the fast lane serves it.
  */
 function usePreparation(lanes: Lanes, compiled: CompiledExecution): Plugin {
   const ready = new WeakMap<Request, { key: string; operation: PreparedOperation }>();
   return {
     onExecute({ args }) {
-      const { req, request } = args.contextValue as ServerContext & { request?: Request };
-      const keys = req && lanes.toPrepare.get(req);
+      const { lane, request } = args.contextValue as LaneContext & { request?: Request };
+      const keys = lane?.toPrepare;
       if (keys === undefined || request === undefined) return;
       return {
         onExecuteDone({ result }) {
@@ -175,8 +175,7 @@ function usePreparation(lanes: Lanes, compiled: CompiledExecution): Plugin {
     // Last of all plugins, so every header Yoga and the other plugins set is on the response.
     onResponse({ request, response, serverContext }) {
       const prepared = ready.get(request);
-      const req = (serverContext as ServerContext).req;
-      const keys = req && lanes.toPrepare.get(req);
+      const keys = (serverContext as LaneContext).lane?.toPrepare;
       if (!prepared || !keys || response.status !== 200) return;
       const headers: string[] = [];
       response.headers.forEach((value, name) => {
@@ -200,10 +199,7 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
   const logger = options.logger ?? createLogger('info');
   const { metrics, tracing } = options;
   const plugins: Plugin[] = [
-    useRequestBody(limits.maxBodyBytes, (serverContext) => {
-      const req = (serverContext as ServerContext).req;
-      return lanes && req ? lanes.parsed.get(req) : undefined;
-    }),
+    useRequestBody(limits.maxBodyBytes, (serverContext) => (serverContext as LaneContext).lane?.parsed),
     useQueryParams(),
     // Before every other onParams hook and the document limits: a refused request costs nothing more.
     ...(options.rateLimit ? [useRateLimit(options.rateLimit)] : []),
@@ -240,11 +236,7 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
   if (tracing) plugins.unshift(tracing.plugin);
   // Before tracing: it wraps whatever execute function is set when its own hook runs.
   const compiled = createCompiledExecution(
-    lanes &&
-      ((contextValue) => {
-        const req = (contextValue as ServerContext).req;
-        return req && lanes.executed.get(req)?.result;
-      }),
+    lanes && ((contextValue) => (contextValue as LaneContext).lane?.executed?.result),
   );
   plugins.unshift(compiled.plugin);
   if (metrics) plugins.push(metrics.plugin);
@@ -292,7 +284,7 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
   plugins.push(useCacheHeaders(options.cache?.ttlMs));
   // After compression: it learns the headers of the answer as the client receives it.
   if (lanes) plugins.push(usePreparation(lanes, compiled));
-  return createYoga<Record<string, never>, Context>({
+  return createYoga<LaneContext, Context>({
     schema: options.federation ? subgraph().schema : schema,
     plugins,
     graphqlEndpoint: '/graphql',
@@ -312,10 +304,10 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
     extraParamNames: ['documentId'],
     // Served by useGraphiQLPage (rendered and compressed once, cached by browsers).
     graphiql: false,
-    context: ({ request, req, params }) =>
+    context: ({ request, lane, params }) =>
       // A request the fast lane already executed keeps the context it ran with (its loaders, the
       // upstream calls it counted, the deprecations it saw).
-      (lanes && req && lanes.executed.get(req)?.context) ||
+      lane?.executed?.context ||
       createContext(request.headers.get('authorization') ?? undefined, deps, params.variables),
   });
 }

@@ -10,12 +10,25 @@ import type { Tracing } from '../observability/tracing.ts';
 import { cacheControl } from './cache-headers.ts';
 import { chooseEncoding, encode } from './compression.ts';
 import { clientIdentity, type DeprecatedUse, deprecationHeaders } from './deprecation-headers.ts';
-import { headersKey, type Lanes, operationKey, type PreparedOperation } from './prepared-operations.ts';
+import {
+  type HandOff,
+  headersKey,
+  type Lanes,
+  operationKey,
+  type PreparedOperation,
+} from './prepared-operations.ts';
 import { parseQueryParams, type QueryParams } from './query-params.ts';
 import type { RateLimit } from './rate-limit.ts';
 
-/** Yoga's node handler: the server of record, for every request the fast lane does not answer. */
-export type YogaHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
+/**
+ * Yoga's node handler: the server of record, for every request the fast lane does not answer; what
+ * the fast lane learned about the request goes with it, in Yoga's server context.
+ */
+export type YogaHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  ...context: Array<{ lane: HandOff }>
+) => unknown;
 
 export interface FastLaneOptions {
   lanes: Lanes;
@@ -70,9 +83,12 @@ export function createFastLane(
   return (req, res) => {
     const getKey = plainGet(req);
     if (getKey !== undefined) {
-      const toYoga = () => {
+      const toYoga = (handOff?: HandOff) => {
         lanes.served.yoga++;
-        yoga(req, res);
+        // Yoga reads a GET's parameters from the query string itself.
+        if (handOff?.toPrepare || handOff?.executed)
+          yoga(req, res, { lane: { toPrepare: handOff.toPrepare, executed: handOff.executed } });
+        else yoga(req, res);
       };
       serve(req, res, getParams(req.url as string), getKey, performance.now(), options, toYoga).catch(() => {
         if (!res.headersSent) toYoga();
@@ -92,7 +108,7 @@ export function createFastLane(
     req.on('error', () => res.destroy());
     req.on('end', () => {
       const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      const toYoga = (params?: PlainParams) => handOver(req, res, body, options, params);
+      const toYoga = (handOff?: HandOff) => handOver(req, res, body, options, handOff);
       serve(req, res, plainBody(body), headersKey, started, options, toYoga).catch(() => {
         // Only a bug of ours gets here (serve hands every unexpected case to Yoga): Yoga answers
         // it, which may run the operation again; nothing has been written yet.
@@ -105,7 +121,8 @@ export function createFastLane(
 
 /**
  * Serves one request whose GraphQL parameters were read (from the body or the query string), or
- * gives it to Yoga with `toYoga`; `params` undefined: they are not the plain case.
+ * gives it to Yoga with `toYoga`, saying what it knows; `params` undefined: they are not the plain
+ * case.
  */
 async function serve(
   req: IncomingMessage,
@@ -114,32 +131,32 @@ async function serve(
   headersKey: string,
   started: number,
   options: FastLaneOptions,
-  toYoga: (params?: PlainParams) => void,
+  toYoga: (handOff?: HandOff) => void,
 ): Promise<void> {
   const { lanes } = options;
   if (params === undefined) return toYoga();
+  const parsed = params as GraphQLParams;
   const key = operationKey(
     params.query,
     params.documentId,
     params.operationName,
     params.extensions?.persistedQuery?.sha256Hash,
   );
-  if (key === undefined) return toYoga(params);
+  if (key === undefined) return toYoga({ parsed });
   // A JSON number past 2^53 was rounded by the parse: Yoga's lane refuses it where an ID is expected.
-  if (params.variables && hasUnsafeNumber(params.variables)) return toYoga(params);
+  if (params.variables && hasUnsafeNumber(params.variables)) return toYoga({ parsed });
   const prepared = lanes.prepared.get(key);
   const headers = lanes.headers.get(headersKey);
   if (prepared === undefined || headers === undefined) {
-    lanes.toPrepare.set(req, { operation: key, headers: headersKey });
-    return toYoga(params);
+    return toYoga({ parsed, toPrepare: { operation: key, headers: headersKey } });
   }
   // Only queries run over GET: Yoga answers anything else 405.
-  if (req.method === 'GET' && prepared.operationType !== 'query') return toYoga(params);
+  if (req.method === 'GET' && prepared.operationType !== 'query') return toYoga({ parsed });
 
   // A refused request goes to Yoga, which answers the 429; the limit remembers its decision for
   // this request, so Yoga's check does not count it again (nor does it for a result with errors).
   if (options.rateLimit && (await options.rateLimit.check(req, req.headers.authorization)).limited)
-    return toYoga(params);
+    return toYoga({ parsed });
 
   const variables = params.variables ?? {};
   const context = createContext(req.headers.authorization, options.context, variables);
@@ -167,8 +184,7 @@ async function serve(
   if (result.errors?.length || result.data == null) {
     // Yoga ends the span with the errors it finally answers.
     if (span) context.operationSpan = span;
-    lanes.executed.set(req, { context, result });
-    return toYoga(params);
+    return toYoga({ parsed, executed: { context, result } });
   }
   span?.end();
   if (planned) lanes.served.planned++;
@@ -237,22 +253,21 @@ function write(
 }
 
 /**
- * Gives the request, whose body the fast lane has read, to Yoga. `params`, when the body was a plain
- * one, spares Yoga's parser a second decode and parse (kept only for handed-over requests: a WeakMap
- * entry per request would cost every request).
+ * Gives the request, whose body the fast lane has read, to Yoga, with what the fast lane knows of it
+ * (its parameters, when the body was a plain one, spare Yoga's parser a second decode and parse).
  */
 function handOver(
   req: IncomingMessage,
   res: ServerResponse,
   body: Buffer,
   options: FastLaneOptions,
-  params?: PlainParams,
+  handOff?: HandOff,
 ): void {
   options.lanes.served.yoga++;
-  if (params) options.lanes.parsed.set(req, params as GraphQLParams);
   // @whatwg-node/server builds the fetch Request from `req.body` when a framework has read it.
   (req as IncomingMessage & { body?: Buffer }).body = body;
-  options.yoga(req, res);
+  if (handOff) options.yoga(req, res, { lane: handOff });
+  else options.yoga(req, res);
 }
 
 /**

@@ -25,9 +25,32 @@ export interface PreparedOperation {
 }
 
 /**
- * How the edge and Yoga exchange what they know about requests. The edge reads each request body
- * once; when it hands a request to Yoga, it says why through these maps.
+ * What the fast lane tells Yoga about a request it hands over, carried in Yoga's server context
+ * (`lane`, the third argument of Yoga's node handler): one typed object per handed-over request,
+ * read where Yoga needs it, instead of maps keyed by request that every lane had to consult.
  */
+export interface HandOff {
+  /**
+   * The fast lane could serve this request next time: Yoga prepares its operation under these keys
+   * once it has answered without errors, and learns the answer's headers.
+   */
+  toPrepare?: { operation: string; headers: string };
+  /**
+   * The fast lane executed it, and the result is not the plain case (it has errors): Yoga answers
+   * from this result and context, so nothing runs upstream twice.
+   */
+  executed?: { context: Context; result: ExecutionResult };
+  /** The GraphQL parameters the fast lane read from the body: Yoga's parser takes them as they are. */
+  parsed?: GraphQLParams;
+}
+
+/** Yoga's server context under the edge: node:http's request, and what the fast lane handed over. */
+export interface LaneContext {
+  req?: IncomingMessage;
+  lane?: HandOff;
+}
+
+/** What the edge and Yoga share across requests. */
 export interface Lanes {
   /** Prepared operations by `operationKey`. */
   readonly prepared: Lru<PreparedOperation>;
@@ -39,21 +62,6 @@ export interface Lanes {
    * answers, so the fast lane never negotiates anything itself.
    */
   readonly headers: Lru<readonly string[]>;
-  /**
-   * Requests the fast lane could serve next time, handed to Yoga unexecuted: Yoga prepares the
-   * operation and learns the headers once it has answered without errors.
-   */
-  readonly toPrepare: WeakMap<IncomingMessage, { operation: string; headers: string }>;
-  /**
-   * Requests the fast lane has executed but whose result is not the plain case (it has errors):
-   * Yoga answers them from this result and context, so nothing runs upstream twice.
-   */
-  readonly executed: WeakMap<IncomingMessage, { context: Context; result: ExecutionResult }>;
-  /**
-   * The GraphQL parameters of requests the fast lane has read and handed to Yoga: Yoga's body
-   * parser takes them instead of decoding and parsing the same bytes again.
-   */
-  readonly parsed: WeakMap<IncomingMessage, GraphQLParams>;
   /**
    * GraphQL requests answered by each lane, for /metrics and the differential tests; `planned` is
    * the part of `fast` a compiled plan answered without GraphQL execution.
@@ -131,9 +139,6 @@ export function createLanes(planning = true, maxPrepared = MAX_PREPARED): Lanes 
     planning,
     prepared: createLru(maxPrepared),
     headers: createLru(MAX_HEADER_SETS),
-    toPrepare: new WeakMap(),
-    executed: new WeakMap(),
-    parsed: new WeakMap(),
     served: { fast: 0, yoga: 0, planned: 0 },
   };
 }
