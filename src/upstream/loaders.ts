@@ -154,7 +154,7 @@ class RequestLoaders implements Loaders {
     this.#deadline?.release();
   }
 
-  #deadlineNow(): Deadline {
+  #requestDeadline(): Deadline {
     this.#deadline ??= this.#client.deadline();
     return this.#deadline;
   }
@@ -167,7 +167,7 @@ class RequestLoaders implements Loaders {
       this.#client,
       this.#auth,
       cache,
-      () => this.#deadlineNow(),
+      () => this.#requestDeadline(),
       () => this.#calls++,
     );
     return this.#cached;
@@ -180,7 +180,7 @@ class RequestLoaders implements Loaders {
     if (cached) pets = await cached.listPets(query);
     else {
       this.#calls++;
-      pets = await this.#client.listPets(this.#auth, query, this.#deadlineNow());
+      pets = await this.#client.listPets(this.#auth, query, this.#requestDeadline());
     }
     this.#remember(pets);
     return pets;
@@ -215,13 +215,13 @@ class RequestLoaders implements Loaders {
     const cached = this.#cache();
     if (cached) return cached.getPet(id, notify);
     this.#calls++;
-    return this.#client.getPet(this.#auth, id, this.#deadlineNow(), notify);
+    return this.#client.getPet(this.#auth, id, this.#requestDeadline(), notify);
   }
 
   async #create(pet: NewPetDto): Promise<PetDto> {
     if (this.#options.authError) throw this.#options.authError;
     this.#calls++;
-    const created = await this.#client.createPet(this.#auth, pet, this.#deadlineNow());
+    const created = await this.#client.createPet(this.#auth, pet, this.#requestDeadline());
     this.#remember([created]);
     // Before answering, so this caller's next `pets` cannot be served a list without the new pet.
     await this.#cache()?.createdPet();
@@ -272,7 +272,7 @@ function cachedCalls(
   client: UpstreamClient,
   auth: string,
   { store, ttlMs, callerKey = processCallerKey }: ResponseCacheOptions,
-  signal: () => Deadline,
+  deadline: () => Deadline,
   onCall: () => void,
 ): CachedCalls {
   const caller = callerKey(auth);
@@ -296,7 +296,7 @@ function cachedCalls(
       if (generation === undefined) {
         if (read) store.stats.misses++;
         onCall();
-        const pets = await client.listPets(auth, query, signal());
+        const pets = await client.listPets(auth, query, deadline());
         // Accepted: start this caller's generation. Kept only if it is the one now stored: any
         // other value was set meanwhile (by a create, perhaps after this list was read upstream),
         // so this list may be stale and is not cached.
@@ -315,7 +315,7 @@ function cachedCalls(
       });
       if (hit) return hit;
       onCall();
-      const pets = await client.listPets(auth, query, signal());
+      const pets = await client.listPets(auth, query, deadline());
       await attempt(() => store.set(key, JSON.stringify(pets), ttlMs));
       return pets;
     },
@@ -332,7 +332,7 @@ function cachedCalls(
       }
       let upstream: UpstreamDeprecation | undefined;
       onCall();
-      const pet = await client.getPet(auth, id, signal(), (headers) => {
+      const pet = await client.getPet(auth, id, deadline(), (headers) => {
         upstream = headers;
         notify?.(headers);
       });

@@ -51,6 +51,29 @@ function expectNoLeak(text: string): void {
   expect(text).not.toMatch(/stack|at \w+ \(|node:internal|undici/i);
 }
 
+describe('answers the client reads as the contract\'s', () => {
+  it('a body in many chunks with a leading byte order mark, as fetch and undici\'s text() read it', async () => {
+    upstream.fault(/^\/v1\/pets/, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const body = Buffer.from('\uFEFF[{"id":7,"name":"Tüpfel","categoryId":3,"status":"sold"}]');
+      // Split inside the BOM and inside the two-byte ü: the text is decoded once, from all the bytes.
+      const cuts = [0, 1, 2, 22, body.length];
+      let i = 0;
+      const next = () => {
+        const from = cuts[i] as number;
+        const to = cuts[++i];
+        if (to === undefined) return res.end();
+        res.write(body.subarray(from, to));
+        setTimeout(next, 5);
+      };
+      next();
+    });
+    const result = await execute(gateway.url, ListPets, {}, AUTH);
+    expect(result.errors).toBeUndefined();
+    expect(result.data?.pets).toEqual([{ id: '7', name: 'Tüpfel', categoryId: '3', status: 'SOLD' }]);
+  });
+});
+
 describe('upstream failures map to one documented code each', () => {
   it.each<[string, Fault, Record<string, unknown>, string?]>([
     [
