@@ -51,8 +51,8 @@ function expectNoLeak(text: string): void {
   expect(text).not.toMatch(/stack|at \w+ \(|node:internal|undici/i);
 }
 
-describe('answers the client reads as the contract\'s', () => {
-  it('a body in many chunks with a leading byte order mark, as fetch and undici\'s text() read it', async () => {
+describe("answers the client reads as the contract's", () => {
+  it("a body in many chunks with a leading byte order mark, as fetch and undici's text() read it", async () => {
     upstream.fault(/^\/v1\/pets/, (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       const body = Buffer.from('\uFEFF[{"id":7,"name":"Tüpfel","categoryId":3,"status":"sold"}]');
