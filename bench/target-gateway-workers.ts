@@ -6,24 +6,15 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { announce, type MemorySource, requireEnv } from './child.ts';
 import { childrenOf } from './cpu-time.ts';
+import { freePort } from './listen.ts';
 
 const WORKERS = 2;
 const READY_TIMEOUT_MS = 20_000;
 const POLL_MS = 50;
 const OUTPUT_LIMIT = 16_384;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 /** RSS of `pid` and every descendant, in bytes. */
 function treeRss(pid: number): number {

@@ -10,25 +10,15 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { announce, requireEnv } from './child.ts';
+import { freePort } from './listen.ts';
 import { processMemory, TAILCALL_LOG_ENV, tailcallBinary, tailcallConfig } from './tailcall.ts';
 
 const READY_TIMEOUT_MS = 10_000;
 const POLL_MS = 50;
 const OUTPUT_LIMIT = 16_384;
-
-/** A port free right now: the config needs a number, and Tailcall does not say which port 0 gave it. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 /** Resolves once `url` answers a GraphQL request, rejects when the binary exits first or too late. */
 async function waitReady(url: string, exited: () => boolean): Promise<void> {
