@@ -79,17 +79,12 @@ const EXTENSION_KEYS: ReadonlySet<string> = new Set(['persistedQuery', 'clientLi
 export function createFastLane(
   options: FastLaneOptions,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const { lanes, yoga } = options;
   return (req, res) => {
     const getKey = plainGet(req);
     if (getKey !== undefined) {
-      const toYoga = (handOff?: HandOff) => {
-        lanes.served.yoga++;
-        // Yoga reads a GET's parameters from the query string itself.
-        if (handOff?.toPrepare || handOff?.executed)
-          yoga(req, res, { lane: { toPrepare: handOff.toPrepare, executed: handOff.executed } });
-        else yoga(req, res);
-      };
+      // Yoga reads a GET's parameters from the query string itself (its body parser reads `parsed`
+      // for POSTs only).
+      const toYoga = (handOff?: HandOff) => handOver(req, res, undefined, options, handOff);
       serve(req, res, getParams(req.url as string), getKey, performance.now(), options, toYoga).catch(() => {
         if (!res.headersSent) toYoga();
         else res.destroy();
@@ -97,11 +92,7 @@ export function createFastLane(
       return;
     }
     const headersKey = plainRequest(req, options.maxBodyBytes);
-    if (headersKey === undefined) {
-      lanes.served.yoga++;
-      yoga(req, res);
-      return;
-    }
+    if (headersKey === undefined) return handOver(req, res, undefined, options);
     const started = performance.now();
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -253,19 +244,20 @@ function write(
 }
 
 /**
- * Gives the request, whose body the fast lane has read, to Yoga, with what the fast lane knows of it
- * (its parameters, when the body was a plain one, spare Yoga's parser a second decode and parse).
+ * Gives the request to Yoga with what the fast lane knows of it (its parameters, when a POST body was
+ * a plain one, spare Yoga's parser a second decode and parse), and the body when the fast lane has
+ * read it.
  */
 function handOver(
   req: IncomingMessage,
   res: ServerResponse,
-  body: Buffer,
+  body: Buffer | undefined,
   options: FastLaneOptions,
   handOff?: HandOff,
 ): void {
   options.lanes.served.yoga++;
   // @whatwg-node/server builds the fetch Request from `req.body` when a framework has read it.
-  (req as IncomingMessage & { body?: Buffer }).body = body;
+  if (body) (req as IncomingMessage & { body?: Buffer }).body = body;
   if (handOff) options.yoga(req, res, { lane: handOff });
   else options.yoga(req, res);
 }
