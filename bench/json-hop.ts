@@ -38,7 +38,7 @@ const unsafe = (pet: Record<string, unknown>) =>
 /**
  * A plain JSON.parse, and again with a reviver that keeps int64 source text only when the first
  * found an id beyond 2^53: exactness costs the second parse only to bodies that need it, which is
- * what the gateway does too (src/upstream/contract.ts).
+ * what the gateway does too (src/upstream/bodies.ts).
  */
 function parseExact(text: string): unknown {
   const value = JSON.parse(text) as unknown;

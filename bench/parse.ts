@@ -6,7 +6,7 @@
  * body, body to PetDto[] (JSON.parse alone where it says so).
  */
 import { deepStrictEqual } from 'node:assert';
-import { parsePets } from '../src/upstream/contract.ts';
+import { parsePets } from '../src/upstream/bodies.ts';
 import { oracleParsePets } from '../test/support/int64-oracle.ts';
 
 const PETS = 20n;

@@ -1,5 +1,5 @@
+import { BlockList, isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { parseTrustedProxies } from './http/client-address.ts';
 
 /** Configuration, parsed and validated once at start-up. Only `main.ts` passes `process.env` in. */
 export interface Config {
@@ -17,7 +17,7 @@ export interface Config {
   /** Keep-alive connections to the upstream origin. @default 64 */
   readonly upstreamConnections: number;
   /**
-   * Client connections held at once (see http/listener.ts). @default the file-descriptor limit less
+   * Client connections held at once (see edge/listener.ts). @default the file-descriptor limit less
    * two per upstream connection and 64 for Redis, logs and the database; at least 32
    */
   readonly maxConnections: number;
@@ -144,6 +144,24 @@ function trustedProxies(env: Record<string, string | undefined>): readonly strin
     throw new ConfigError(`TRUSTED_PROXIES: ${(error as Error).message}`);
   }
   return Object.freeze(entries);
+}
+
+/** Parses `TRUSTED_PROXIES` entries: addresses and CIDR ranges, IPv4 or IPv6. Throws naming a bad entry. */
+export function parseTrustedProxies(entries: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [address = '', prefix, extra] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    if (family === 0 || extra !== undefined || (prefix !== undefined && !/^\d{1,3}$/.test(prefix))) {
+      throw new Error(`"${entry}" is not an IP address or a CIDR range such as 10.0.0.0/8 or fd00::/8`);
+    }
+    const type = family === 4 ? 'ipv4' : 'ipv6';
+    if (prefix === undefined) list.addAddress(address, type);
+    else if (Number(prefix) > bits) throw new Error(`"${entry}": an IPv${family} prefix is at most /${bits}`);
+    else list.addSubnet(address, Number(prefix), type);
+  }
+  return list;
 }
 
 export class ConfigError extends Error {

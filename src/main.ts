@@ -3,12 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type Config, ConfigError, loadConfig } from './config.ts';
-import { createClientAddresses } from './http/client-address.ts';
-import { createEdge } from './http/edge.ts';
-import { type ConnectionClose, createHttpServer } from './http/listener.ts';
-import { loadPersistedDocuments } from './http/persisted-documents.ts';
-import { createRateLimit } from './http/rate-limit.ts';
-import { createMemoryDocumentStore, createRedisDocumentStore } from './http/registered-documents.ts';
+import type { ConnectionClose } from './edge/listener.ts';
+import { composeGateway } from './gateway.ts';
 import {
   aggregateWorkerMetrics,
   askPrimaryForMetrics,
@@ -16,14 +12,10 @@ import {
 } from './observability/cluster-metrics.ts';
 import { createLogDestination, createLogger } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
-import { createUpstreamLog } from './observability/upstream-log.ts';
-import { createSharedRedis } from './redis.ts';
-import type { GatewayOptions } from './server.ts';
 import { listen, petstoreDbError, StartupError } from './startup-errors.ts';
-import { createMemoryCache, createRedisCache } from './upstream/cache.ts';
-import { createCallerKey } from './upstream/caller-key.ts';
-import { createUpstreamClient } from './upstream/client.ts';
 import { STARTUP_FAILED, superviseWorkers } from './workers.ts';
+import { loadPersistedDocuments } from './yoga/request/persisted-documents.ts';
+import type { GatewayOptions } from './yoga/server.ts';
 
 /** How long SIGTERM waits for in-flight operations before closing anyway. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -207,106 +199,8 @@ async function main(): Promise<void> {
   const tracing = config.otlpEndpoint
     ? (await import('./observability/tracing.ts')).createTracing({ exporter: config.otlpEndpoint })
     : undefined;
-  // One connection and one breaker for every use of Redis: when it stops answering, the cache, the
-  // limit and the APQ store stop asking it together, after one timeout.
-  const usesRedis =
-    config.responseCache === 'redis' || config.rateLimit?.store === 'redis' || config.apq?.store === 'redis';
   let redisWasDown = false;
-  const redis =
-    usesRedis && config.redisUrl
-      ? createSharedRedis(config.redisUrl, {
-          onStateChange: (state, error) => {
-            if (state === 'up' && !redisWasDown)
-              logger.info({ redis: config.redisUrl?.host }, 'Redis connected');
-            else if (state === 'up')
-              logger.warn({ redis: config.redisUrl?.host }, 'Redis answering: shared again');
-            redisWasDown = state === 'down';
-            if (state === 'down')
-              logger.warn(
-                { redis: config.redisUrl?.host, error: error?.message },
-                'Redis unavailable: response cache bypassed, rate limit per instance, APQ hashes not found, until it answers again',
-              );
-          },
-        })
-      : undefined;
-  if (redis && metrics) metrics.watchRedis(redis);
-  // Without a secret (no caller's key goes to Redis): this process's own.
-  const callerKey = createCallerKey(config.redisKeySecret);
-  const cacheStore =
-    config.responseCache === 'redis' && redis
-      ? createRedisCache(redis)
-      : config.responseCache === 'memory'
-        ? createMemoryCache()
-        : undefined;
-  if (cacheStore && metrics) metrics.watchCache(cacheStore.stats);
-  const clientAddresses = createClientAddresses(config.trustedProxies);
-  const rateLimit = config.rateLimit
-    ? createRateLimit({
-        perMinute: config.rateLimit.perMinute,
-        store: config.rateLimit.store,
-        refusedKeysPerMinute: config.rateLimit.refusedKeysPerMinute,
-        clientAddress: clientAddresses.of,
-        callerKey,
-        ...(redis ? { redis } : {}),
-      })
-    : undefined;
-  if (rateLimit && metrics) metrics.watchRateLimit(rateLimit.stats);
-  const upstream = createUpstreamClient({
-    baseUrl: upstreamUrl,
-    timeoutMs: config.upstreamTimeoutMs,
-    connections: config.upstreamConnections,
-    coalesce: config.upstreamCoalesce,
-    observers: [createUpstreamLog(logger), metrics?.upstream, tracing?.upstream, rateLimit?.observer].filter(
-      (observer) => observer !== undefined,
-    ),
-  });
-  const apqStore =
-    config.apq?.store === 'redis' && redis
-      ? createRedisDocumentStore(redis, {
-          maxDocuments: config.apq.maxDocuments,
-          maxBytes: config.apq.maxBytes,
-        })
-      : config.apq
-        ? createMemoryDocumentStore({ maxDocuments: config.apq.maxDocuments, maxBytes: config.apq.maxBytes })
-        : undefined;
-  if (apqStore && metrics) metrics.watchDocumentStore(apqStore.stats);
   let stopping = false;
-  const edge = createEdge({
-    draining: () => stopping,
-    fastLane: config.fastLane,
-    plans: config.plans,
-    federation: config.federation,
-    upstream,
-    ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs, callerKey } } : {}),
-    ...(rateLimit ? { rateLimit } : {}),
-    clientAddress: clientAddresses.of,
-    ...(redis
-      ? {
-          redis: {
-            get state() {
-              return redis.state;
-            },
-            uses: [
-              ...(config.responseCache === 'redis' ? ['response cache'] : []),
-              ...(config.rateLimit?.store === 'redis' ? ['rate limit (per instance meanwhile)'] : []),
-              ...(config.apq?.store === 'redis'
-                ? ['APQ store (hashes answered as not found meanwhile)']
-                : []),
-            ],
-          },
-        }
-      : {}),
-    logger,
-    ...(metrics ? { metrics } : {}),
-    ...(tracing ? { tracing } : {}),
-    limits: config.limits,
-    corsOrigins: config.corsOrigins,
-    graphiql: config.graphiql,
-    introspection: config.introspection,
-    ...(persistedOperations ? { persistedOperations } : {}),
-    ...(apqStore ? { automaticPersistedQueries: apqStore } : {}),
-    ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
-  });
   // At most one line per 10 s, with what was closed since the last one.
   const closedSince: Record<ConnectionClose, number> = {
     refused: 0,
@@ -316,12 +210,25 @@ async function main(): Promise<void> {
     probe_only: 0,
   };
   let lastConnectionWarning = 0;
-  const server = createHttpServer(edge.handle, {
-    maxConnections: config.maxConnections,
-    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
-    isProxy: clientAddresses.isProxy,
-    onClose: (reason) => {
-      metrics?.connectionClosed(reason);
+  const gateway = composeGateway(config, {
+    upstreamUrl,
+    logger,
+    ...(metrics ? { metrics } : {}),
+    ...(tracing ? { tracing } : {}),
+    ...(persistedOperations ? { persistedOperations } : {}),
+    ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
+    draining: () => stopping,
+    onRedisState: (state, error) => {
+      if (state === 'up' && !redisWasDown) logger.info({ redis: config.redisUrl?.host }, 'Redis connected');
+      else if (state === 'up') logger.warn({ redis: config.redisUrl?.host }, 'Redis answering: shared again');
+      redisWasDown = state === 'down';
+      if (state === 'down')
+        logger.warn(
+          { redis: config.redisUrl?.host, error: error?.message },
+          'Redis unavailable: response cache bypassed, rate limit per instance, APQ hashes not found, until it answers again',
+        );
+    },
+    onConnectionClose: (reason) => {
       closedSince[reason]++;
       if (Date.now() - lastConnectionWarning < 10_000) return;
       lastConnectionWarning = Date.now();
@@ -332,6 +239,7 @@ async function main(): Promise<void> {
       for (const reason of Object.keys(closedSince) as ConnectionClose[]) closedSince[reason] = 0;
     },
   });
+  const { server } = gateway;
 
   await listen(server, config.port, config.host).catch(worker ? exitWorker : exit);
   if (!worker) {
@@ -357,11 +265,7 @@ async function main(): Promise<void> {
     // /readiness already answers 503 (stopping). No new connections; every answer from now on
     // says Connection: close; idle connections close after a second, busy ones once answered.
     await server.drain(DRAIN_IDLE_GRACE_MS);
-    await upstream.close();
-    await cacheStore?.close();
-    await rateLimit?.close();
-    await apqStore?.close();
-    await redis?.close();
+    await gateway.close();
     await closeEmbedded();
     await tracing?.shutdown();
     // A stalled log reader does not hold the exit past this.

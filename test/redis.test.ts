@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRateLimit, type RateLimit } from '../src/http/rate-limit.ts';
-import { createRedisDocumentStore, type DocumentStore } from '../src/http/registered-documents.ts';
 import { createMetrics } from '../src/observability/metrics.ts';
-import { createSharedRedis, type RedisState, type SharedRedis } from '../src/redis.ts';
-import { createRedisCache, type ResponseCache } from '../src/upstream/cache.ts';
+import { createSharedRedis, type RedisState, type SharedRedis } from '../src/stores/redis.ts';
+import { createRedisDocumentStore, type DocumentStore } from '../src/stores/registered-documents.ts';
+import { createRedisCache, type ResponseCache } from '../src/stores/response-cache.ts';
+import { createRateLimit, type RateLimit } from '../src/yoga/request/rate-limit.ts';
 import { ListPets } from './gateway/operations.ts';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from './support/gateway.ts';

@@ -3,7 +3,6 @@ import {
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
-  type GraphQLEnumType,
   type GraphQLField,
   GraphQLID,
   type GraphQLObjectType,
@@ -12,7 +11,6 @@ import {
   GraphQLString,
   getArgumentValues,
   getNamedType,
-  getVariableValues,
   isEnumType,
   isLeafType,
   isListType,
@@ -21,63 +19,70 @@ import {
   Kind,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  type VariableDefinitionNode,
 } from 'graphql';
-import type { Context } from '../context.ts';
 import { UPSTREAM_EXTENSION, type UpstreamCallName, type UpstreamField } from '../schema/upstream-field.ts';
-import type { PetDto } from '../upstream/contract.ts';
 
 /**
- * A prepared operation compiled into the upstream calls it makes and the bytes its answer is made
- * of, so the fast lane answers it without GraphQL execution: no resolvers, no per-field promises,
- * no result tree to serialise. Only operations whose every field can be planned get one: root
- * fields that declare what they do upstream (schema/upstream-field.ts) and, below them, fields read
- * straight off the upstream's objects; no directives, one operation per document.
+ * A prepared operation compiled into the upstream calls it makes and the shape of its answer, so
+ * the fast lane answers it without GraphQL execution: no resolvers, no per-field promises. Only
+ * operations whose every field can be planned get one: root fields that declare what they do
+ * upstream (schema/upstream-field.ts) and, below them, fields read straight off the upstream's
+ * objects; no directives, one operation per document.
  *
- * A plan never words an error. Anything it does not expect (variables graphql-js would refuse, an
- * argument the contract refuses, a cost over the limit, an upstream failure, a value that would
- * not serialise) makes `run` return undefined, and the request takes the compiled path with the same
- * context: every call the plan made is in the loaders' memo, so nothing is sent twice.
+ * A plan is data: `describePlan` prints it (test/execution/plan.test.ts pins the builder's output
+ * that way) and execution/run-plan.ts interprets it. A plan never words an error: anything it does
+ * not expect makes the interpreter step aside for compiled execution with the same context.
  */
 export interface Plan {
+  readonly operation: 'query' | 'mutation';
+  /** The root fields, in the answer's order. */
+  readonly roots: readonly PlannedRoot[];
   /**
-   * The answer's `data`, the tree graphql-js would return (serialised by the caller with
-   * JSON.stringify, as compiled results are: one native pass beat writing the text piece by piece,
-   * 6.5 against 13 µs for 20 pets), or undefined when the compiled path must answer instead.
+   * DataLoader's order, which the resolvers' calls follow: each loader's batch goes out in the
+   * order loaders were first used, its keys in the order they were asked for. A mutation's calls
+   * go one after the other, in field order.
    */
-  run(ctx: Context, variables: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
+  readonly callOrder: readonly UpstreamCallName[];
+  /** The price when no variable can change it; undefined when it is priced per request. */
+  readonly fixedCost: number | undefined;
+  /** Empty when the operation has no variables: then `fixedCost` and every request are known. */
+  readonly variables: readonly VariableDefinitionNode[];
+  /** For what graphql-js and the complexity plugin do per request (coercion, pricing). */
+  readonly schema: GraphQLSchema;
+  readonly document: DocumentNode;
 }
 
-/** What a leaf writer returns when it cannot serialise the value (the compiled path words it). */
-const UNWRITABLE = Symbol('unwritable');
+/** A root field: `__typename`, or an upstream call and the objects read from its answer. */
+export type PlannedRoot =
+  | { readonly kind: 'typename'; readonly key: string; readonly value: string }
+  | {
+      readonly kind: 'call';
+      readonly key: string;
+      readonly call: UpstreamCallName;
+      /** The call's request, computed once when it depends on no variable. */
+      readonly request?: unknown;
+      readonly list: boolean;
+      readonly nullable: boolean;
+      readonly fields: readonly PlannedField[];
+      /** What the request is built from per request: the field's declaration, definition and node. */
+      readonly declaration: UpstreamField<unknown>;
+      readonly field: GraphQLField<unknown, unknown>;
+      readonly node: FieldNode;
+    };
 
-/** One value of a leaf field as graphql-js serialises it. */
-type LeafWriter = (value: unknown) => unknown;
-
-/** A field below a root field: read off the upstream's object (or `__typename`). */
-interface ObjectField {
-  key: string;
-  /** The property of the upstream object; undefined for `__typename`. */
-  property: string | undefined;
-  write: LeafWriter;
-  nullable: boolean;
-}
-
-/** A root field of the operation. */
-interface RootField {
-  key: string;
-  /** Undefined for `__typename`, whose text is in `constant`. */
-  upstream?: {
-    declaration: UpstreamField<unknown>;
-    field: GraphQLField<unknown, unknown>;
-    node: FieldNode;
-    /** The call's request, computed once when it depends on no variable. */
-    request?: unknown;
-  };
-  constant?: unknown;
-  list: boolean;
-  nullable: boolean;
-  fields: ObjectField[];
-}
+/** A field of an upstream object: its `__typename`, or one of its properties written as a leaf. */
+export type PlannedField =
+  | { readonly kind: 'typename'; readonly key: string; readonly value: string }
+  | { readonly kind: 'string'; readonly key: string; readonly property: string; readonly nullable: boolean }
+  | {
+      readonly kind: 'enum';
+      readonly key: string;
+      readonly property: string;
+      readonly nullable: boolean;
+      /** Upstream value → the GraphQL enum value's name. */
+      readonly names: ReadonlyMap<unknown, string>;
+    };
 
 /** Compiles a plan for the operation, or returns undefined when any part of it cannot be planned. */
 export function compilePlan(
@@ -106,11 +111,11 @@ export function compilePlan(
 
   const rootFields = collectFields(rootType, [operation.selectionSet], fragments);
   if (rootFields === undefined) return undefined;
-  const roots: RootField[] = [];
+  const roots: PlannedRoot[] = [];
   for (const [key, nodes] of rootFields) {
     const node = nodes[0] as FieldNode;
     if (node.name.value === '__typename') {
-      roots.push({ key, constant: rootType.name, list: false, nullable: false, fields: [] });
+      roots.push({ kind: 'typename', key, value: rootType.name });
       continue;
     }
     const field = rootType.getFields()[node.name.value];
@@ -123,129 +128,83 @@ export function compilePlan(
     const selections = nodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : []));
     const fields = objectFields(shape.type, selections, fragments);
     if (!fields) return undefined;
-    const upstream: NonNullable<RootField['upstream']> = { declaration, field, node };
+    let request: unknown;
     if (constantVariables) {
       try {
-        upstream.request = declaration.request(getArgumentValues(field, node, {}));
+        request = declaration.request(getArgumentValues(field, node, {}));
       } catch {
         return undefined;
       }
     }
-    roots.push({ key, upstream, list: shape.list, nullable: shape.nullable, fields });
+    roots.push({
+      kind: 'call',
+      key,
+      call: declaration.call,
+      ...(constantVariables ? { request } : {}),
+      list: shape.list,
+      nullable: shape.nullable,
+      fields,
+      declaration,
+      field,
+      node,
+    });
   }
 
-  // Priced as the complexity plugin prices it for each root field's resolver; fixed when no
-  // variable can change it.
-  const price = (variables: Record<string, unknown>): number | undefined => {
-    try {
-      return complexityFromQuery(document, { schema, variables }).complexity;
-    } catch {
-      return undefined;
-    }
-  };
-  const fixedCost = constantVariables ? price({}) : undefined;
+  const fixedCost = constantVariables ? priceOperation(schema, document, {}) : undefined;
   if (constantVariables && fixedCost === undefined) return undefined;
-  const serial = operation.operation === 'mutation';
-  // DataLoader's order, which the resolvers' calls follow: each loader's batch goes out in the
-  // order loaders were first used, its keys in the order they were asked for.
-  const callOrder = [
-    ...new Set(roots.flatMap((root) => (root.upstream ? [root.upstream.declaration.call] : []))),
-  ];
-
   return {
-    async run(ctx, rawVariables) {
-      let variables: Record<string, unknown> = {};
-      let cost = fixedCost;
-      if (!constantVariables) {
-        const coerced = getVariableValues(schema, variableDefinitions, rawVariables);
-        if (coerced.errors) return undefined;
-        variables = coerced.coerced;
-        cost = price(rawVariables);
-      }
-      if (cost === undefined || cost > ctx.maxCost) return undefined;
-
-      const requests: unknown[] = new Array(roots.length);
-      try {
-        for (let i = 0; i < roots.length; i++) {
-          const upstream = roots[i]?.upstream;
-          if (!upstream) continue;
-          upstream.declaration.before?.(ctx);
-          requests[i] =
-            upstream.request ??
-            upstream.declaration.request(getArgumentValues(upstream.field, upstream.node, variables));
-        }
-      } catch {
-        return undefined;
-      }
-
-      const results: unknown[] = new Array(roots.length);
-      try {
-        if (serial) {
-          for (let i = 0; i < roots.length; i++) {
-            const upstream = roots[i]?.upstream;
-            if (upstream) results[i] = await call(ctx, upstream.declaration.call, requests[i]);
-          }
-        } else {
-          const pending: Promise<unknown>[] = new Array(roots.length);
-          for (const name of callOrder) {
-            for (let i = 0; i < roots.length; i++) {
-              if (roots[i]?.upstream?.declaration.call === name) pending[i] = call(ctx, name, requests[i]);
-            }
-          }
-          for (let i = 0; i < roots.length; i++) if (pending[i]) results[i] = await pending[i];
-        }
-      } catch {
-        return undefined;
-      }
-
-      const data: Record<string, unknown> = {};
-      for (let i = 0; i < roots.length; i++) {
-        const root = roots[i] as RootField;
-        const value = root.constant ?? writeValue(root, results[i]);
-        if (value === UNWRITABLE) return undefined;
-        data[root.key] = value;
-      }
-      return data;
-    },
+    operation: operation.operation,
+    roots,
+    callOrder: [...new Set(roots.flatMap((root) => (root.kind === 'call' ? [root.call] : [])))],
+    fixedCost,
+    variables: variableDefinitions,
+    schema,
+    document,
   };
 }
 
-/** One call through the request's memo (the same one the resolvers' DataLoaders use). */
-function call(ctx: Context, name: UpstreamCallName, request: unknown): Promise<unknown> {
-  // UpstreamCalls has one method per call name, taking that call's request.
-  return ctx.loaders[name](request as never);
+/**
+ * The operation's price as the complexity plugin prices it for each root field's resolver;
+ * undefined when it cannot be priced.
+ */
+export function priceOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown>,
+): number | undefined {
+  try {
+    return complexityFromQuery(document, { schema, variables }).complexity;
+  } catch {
+    return undefined;
+  }
 }
 
-function writeValue(root: RootField, value: unknown): unknown {
-  if (value === null || value === undefined) return root.nullable ? null : UNWRITABLE;
-  if (!root.list) return writeObject(root.fields, value as PetDto);
-  if (!Array.isArray(value)) return UNWRITABLE;
-  const items = new Array<unknown>(value.length);
-  for (let i = 0; i < value.length; i++) {
-    const item = writeObject(root.fields, value[i] as PetDto);
-    if (item === UNWRITABLE) return UNWRITABLE;
-    items[i] = item;
+/** The plan as text, a line a field: what the builder decided, for people and snapshot tests. */
+export function describePlan(plan: Plan): string {
+  const cost = plan.fixedCost === undefined ? 'priced per request' : `cost ${plan.fixedCost}`;
+  const variables = plan.variables.map((definition) => `$${definition.variable.name.value}`);
+  const calls = plan.callOrder.join(' then ') || 'none';
+  const lines = [
+    `${plan.operation}${variables.length ? `(${variables.join(', ')})` : ''}, ${cost}, calls ${calls}`,
+  ];
+  for (const root of plan.roots) {
+    if (root.kind === 'typename') {
+      lines.push(`${root.key}: ${JSON.stringify(root.value)}`);
+      continue;
+    }
+    const request = 'request' in root ? JSON.stringify(root.request) : 'built from variables';
+    lines.push(
+      `${root.key}: ${root.call} ${request} → ${root.list ? 'list' : 'object'}${root.nullable ? ', nullable' : ''}`,
+    );
+    for (const field of root.fields) {
+      if (field.kind === 'typename') lines.push(`  ${field.key}: ${JSON.stringify(field.value)}`);
+      else
+        lines.push(
+          `  ${field.key}: .${field.property} as ${field.kind}${field.nullable ? ', nullable' : ''}`,
+        );
+    }
   }
-  return items;
-}
-
-function writeObject(fields: readonly ObjectField[], object: PetDto | null | undefined): unknown {
-  // List items and fields are non-null in this schema (checked when planning).
-  if (object === null || object === undefined) return UNWRITABLE;
-  const source = object as unknown as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const field of fields) {
-    const raw = field.property === undefined ? undefined : source[field.property];
-    const value =
-      field.property !== undefined && (raw === null || raw === undefined)
-        ? field.nullable
-          ? null
-          : UNWRITABLE
-        : field.write(raw);
-    if (value === UNWRITABLE) return UNWRITABLE;
-    out[field.key] = value;
-  }
-  return out;
+  return lines.join('\n');
 }
 
 /** A root field's type: an object, or a list of non-null objects; undefined for anything else. */
@@ -267,44 +226,37 @@ function objectFields(
   type: GraphQLObjectType,
   selectionSets: readonly SelectionSetNode[],
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
-): ObjectField[] | undefined {
+): PlannedField[] | undefined {
   const collected = collectFields(type, selectionSets, fragments);
   if (!collected || collected.size === 0) return undefined;
-  const fields: ObjectField[] = [];
+  const fields: PlannedField[] = [];
   for (const [key, nodes] of collected) {
     const node = nodes[0] as FieldNode;
     if (node.name.value === '__typename') {
-      const name = type.name;
-      fields.push({ key, property: undefined, write: () => name, nullable: false });
+      fields.push({ kind: 'typename', key, value: type.name });
       continue;
     }
     const field = type.getFields()[node.name.value];
     // A resolver or arguments would make this more than a read of the upstream's property.
     if (!field || field.resolve || field.args.length > 0 || nodes.some((n) => n.selectionSet))
       return undefined;
-    const write = leafWriter(field.type);
-    if (!write) return undefined;
-    fields.push({ key, property: field.name, write, nullable: !isNonNullType(field.type) });
+    const leaf = plannedLeaf(field.type);
+    if (!leaf) return undefined;
+    fields.push({ ...leaf, key, property: field.name, nullable: !isNonNullType(field.type) });
   }
   return fields;
 }
 
-/** How a leaf's value is written, as graphql-js would serialise it; only types known to be exact. */
-function leafWriter(type: GraphQLOutputType): LeafWriter | undefined {
+/** How a leaf is written, as graphql-js would serialise it; only types known to be exact. */
+function plannedLeaf(
+  type: GraphQLOutputType,
+): { kind: 'string' } | { kind: 'enum'; names: ReadonlyMap<unknown, string> } | undefined {
   const named = getNamedType(type);
   if (!isLeafType(named) || isListType(isNonNullType(type) ? type.ofType : type)) return undefined;
-  if (named === GraphQLID || named === GraphQLString) {
-    // Both serialise a string as itself; anything else goes the compiled way.
-    return (value) => (typeof value === 'string' ? value : UNWRITABLE);
-  }
-  if (isEnumType(named)) return enumWriter(named);
-  return undefined;
-}
-
-function enumWriter(type: GraphQLEnumType): LeafWriter {
-  const names = new Map<unknown, string>();
-  for (const value of type.getValues()) names.set(value.value, value.name);
-  return (value) => names.get(value) ?? UNWRITABLE;
+  // Both serialise a string as itself; anything else goes the compiled way.
+  if (named === GraphQLID || named === GraphQLString) return { kind: 'string' };
+  if (!isEnumType(named)) return undefined;
+  return { kind: 'enum', names: new Map(named.getValues().map((value) => [value.value, value.name])) };
 }
 
 /**

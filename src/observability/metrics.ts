@@ -7,19 +7,42 @@ import {
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { useEndpoint } from '../http/endpoints.ts';
-import type { ConnectionClose } from '../http/listener.ts';
-import type { RateLimitStats } from '../http/rate-limit.ts';
-import type { DocumentStoreStats } from '../http/registered-documents.ts';
-import type { RedisState } from '../redis.ts';
-import type { CacheStats } from '../upstream/cache.ts';
+import type { RedisState } from '../stores/redis.ts';
+import type { DocumentStoreStats } from '../stores/registered-documents.ts';
+import type { CacheStats } from '../stores/response-cache.ts';
 import type { UpstreamObserver } from '../upstream/client.ts';
 import { createLabelBudget } from './labels.ts';
+
+/** Why the listener closed a client connection itself. */
+export type ConnectionClose =
+  /** At the cap (or the address's share of it) with every connection busy: the new one was closed at once. */
+  | 'refused'
+  /** At the cap (or the address's share): the oldest idle connection was closed to make room for a new one. */
+  | 'evicted'
+  /** Headers or body not complete within headersTimeoutMs / requestTimeoutMs: answered 408. */
+  | 'timeout'
+  /** A request body arriving slower than the minimum data rate after its grace: answered 408. */
+  | 'slow_body'
+  /** A connection taken past the cap for a probe that asked for something else: answered 503. */
+  | 'probe_only';
+
+export interface RateLimitStats {
+  /** Requests refused with RATE_LIMITED. */
+  limited: number;
+  /** Decisions the in-process fallback took because Redis did not answer or was known down. */
+  storeErrors: number;
+  /** Of those, the ones refused at once by the open breaker: they cost no wait. */
+  storeBypassed: number;
+  /** Of `limited`, requests refused because their address sent too many keys the upstream refused. */
+  refusedKeysLimited: number;
+}
 
 export interface Metrics {
   registry: Registry;
   /** Serves `/metrics` and records operations, their durations and errors by code. */
   plugin: Plugin;
+  /** The exposition as a `/metrics` answer. */
+  respond(fetchAPI: { Response: typeof Response }): Promise<Response>;
   /** Records upstream calls, retries, short circuits, coalesced GETs and breaker state. */
   upstream: UpstreamObserver;
   /** Records a deprecated field's use by the client's self-declared name. */
@@ -123,7 +146,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 
   const prometheus = usePrometheus({
     registry,
-    // Served by useEndpoint below: the plugin's own endpoint check parses every request's URL.
+    // Served at /metrics by yoga/server.ts's useEndpoint: the plugin's own endpoint check parses every request's URL.
     endpoint: false,
     metrics: {
       graphql_envelop_request: operations,
@@ -155,18 +178,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
   });
 
+  /** Answers `GET /metrics` (yoga/server.ts serves it with useEndpoint, beside this plugin). */
+  const respond = async (fetchAPI: { Response: typeof Response }) =>
+    new fetchAPI.Response(await exposition(), { headers: { 'Content-Type': registry.contentType } });
   const plugin: Plugin = {
     onPluginInit({ addPlugin }) {
       addPlugin(prometheus);
-      addPlugin(
-        useEndpoint(
-          '/metrics',
-          async (fetchAPI) =>
-            new fetchAPI.Response(await exposition(), {
-              headers: { 'Content-Type': registry.contentType },
-            }),
-        ),
-      );
     },
   };
 
@@ -250,6 +267,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     registry,
     plugin,
+    respond,
     upstream: {
       attempt: (route) => (end) => {
         upstreamDuration.observe(

@@ -26,11 +26,3 @@ export function parseJson(text: string): unknown {
 export function stringifyJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? rawJSON(v.toString()) : v));
 }
-
-export const INT64_MIN = -(2n ** 63n);
-export const INT64_MAX = 2n ** 63n - 1n;
-
-/** Whether a bigint fits SQLite's (and the contract's) int64. */
-export function isInt64(value: bigint): boolean {
-  return value >= INT64_MIN && value <= INT64_MAX;
-}

@@ -1,11 +1,8 @@
 /** The contract's resources as the service holds them: int64 fields are `bigint`, never `number`. */
 
-export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
-export type PetStatus = (typeof PET_STATUSES)[number];
+import { LIST_LIMIT, NAME_LENGTH, type PetStatus } from '../contract/animal-store.ts';
 
-export function isPetStatus(value: unknown): value is PetStatus {
-  return typeof value === 'string' && (PET_STATUSES as readonly string[]).includes(value);
-}
+export type { PetStatus };
 
 /** NewPet: the body of `POST /pets`. */
 export interface NewPetDto {
@@ -30,12 +27,12 @@ export interface MessageDto {
 /** Limits the contract leaves open; docs/reference-service.md documents each value. */
 export const LIMITS = {
   /** `GET /pets?limit=` bounds and default (from the contract) */
-  listMin: 1,
-  listMax: 100,
-  listDefault: 20,
+  listMin: LIST_LIMIT.min,
+  listMax: LIST_LIMIT.max,
+  listDefault: LIST_LIMIT.default,
   /** `name` length in Unicode code points, after trimming surrounding whitespace */
-  nameMin: 1,
-  nameMax: 200,
+  nameMin: NAME_LENGTH.min,
+  nameMax: NAME_LENGTH.max,
   /** quickstart `message` length in Unicode code points */
   messageMin: 1,
   messageMax: 2000,

@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isInt64, isPetStatus, PET_STATUSES, PET_SUNSET, type PetStatus } from '../contract/animal-store.ts';
 import { HttpError } from './errors.ts';
 import { readJsonBody, sendJson } from './http.ts';
-import { isInt64 } from './json.ts';
-import {
-  isPetStatus,
-  LIMITS,
-  type MessageDto,
-  type NewPetDto,
-  PET_STATUSES,
-  type PetStatus,
-} from './model.ts';
+import { LIMITS, type MessageDto, type NewPetDto } from './model.ts';
 import type { Storage } from './storage.ts';
 
 /** What a route handler gets: the raw request/response, the path match and the query. */
@@ -34,7 +27,7 @@ export interface Route {
 /** When `GET /pets/{petId}` was deprecated (RFC 9745 form): 2025-12-05T00:00:00Z. */
 export const GET_PET_DEPRECATION = '@1764892800';
 /** When `GET /pets/{petId}` is removed (RFC 8594 HTTP-date), from the contract. */
-export const GET_PET_SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT';
+export const GET_PET_SUNSET = PET_SUNSET.toUTCString();
 
 /** The only value of a query parameter, undefined when absent; repeating it is an error. */
 function single(

@@ -1,4 +1,5 @@
-import { type NewPetDto, PET_STATUSES } from './model.ts';
+import { PET_STATUSES } from '../contract/animal-store.ts';
+import type { NewPetDto } from './model.ts';
 
 const NAMES = [
   'Bella',

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { PET_STATUSES } from '../contract/animal-store.ts';
 import type { MessageDto, NewPetDto, PetDto, PetStatus } from './model.ts';
 
 /** Synchronous access to the service's SQLite database; every method is one transaction. */
@@ -24,7 +25,7 @@ CREATE TABLE IF NOT EXISTS pets (
   id INTEGER PRIMARY KEY,
   name TEXT NOT NULL,
   category_id INTEGER NOT NULL,
-  status TEXT CHECK (status IN ('available', 'pending', 'sold'))
+  status TEXT CHECK (status IN (${PET_STATUSES.map((status) => `'${status}'`).join(', ')}))
 );
 CREATE INDEX IF NOT EXISTS pets_status ON pets (status, id);
 CREATE TABLE IF NOT EXISTS accounts (

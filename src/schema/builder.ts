@@ -2,8 +2,8 @@ import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import DirectivePlugin from '@pothos/plugin-directives';
 import FederationPlugin from '@pothos/plugin-federation';
-import type { Context } from '../context.ts';
-import type { PetDto } from '../upstream/contract.ts';
+import type { PetDto } from '../upstream/bodies.ts';
+import type { Context } from './context.ts';
 import { costLimitExceeded } from './errors.ts';
 
 export const builder = new SchemaBuilder<{

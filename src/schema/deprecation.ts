@@ -1,4 +1,4 @@
-import { PET_SUNSET } from '../upstream/contract.ts';
+import { LIST_LIMIT, PET_SUNSET } from '../contract/animal-store.ts';
 
 /**
  * When this gateway's schema first marked `pet(id)` deprecated; sent as `Deprecation` (RFC 9745)
@@ -9,8 +9,8 @@ export const PET_DEPRECATED_SINCE = new Date('2026-11-22T00:00:00Z');
  * What the contract's replacement for `GET /pets/{petId}` (`GET /pets` with its status filter) cannot
  * do, said where a front-end developer reads it: the field's description and its deprecation reason.
  */
-export const PET_REPLACEMENT_LIMITS = `Deprecated: the upstream GET /pets/{petId} is removed on ${isoDay(PET_SUNSET)}. The contract's replacement, \`pets(status:, limit:)\` (REST \`GET /pets\` with its status filter), cannot look an animal up by id, and returns at most 100 animals with no way to page past them: until the contract adds a by-id route, an animal beyond the first 100 of its status cannot be found.`;
-export const PET_DEPRECATION_REASON = `Use \`pets(status:, limit:)\`, the contract's replacement, but it cannot look a pet up by id nor page past 100 pets: the upstream GET /pets/{petId} is deprecated and is removed on ${isoDay(PET_SUNSET)}.`;
+export const PET_REPLACEMENT_LIMITS = `Deprecated: the upstream GET /pets/{petId} is removed on ${isoDay(PET_SUNSET)}. The contract's replacement, \`pets(status:, limit:)\` (REST \`GET /pets\` with its status filter), cannot look an animal up by id, and returns at most ${LIST_LIMIT.max} animals with no way to page past them: until the contract adds a by-id route, an animal beyond the first ${LIST_LIMIT.max} of its status cannot be found.`;
+export const PET_DEPRECATION_REASON = `Use \`pets(status:, limit:)\`, the contract's replacement, but it cannot look a pet up by id nor page past ${LIST_LIMIT.max} pets: the upstream GET /pets/{petId} is deprecated and is removed on ${isoDay(PET_SUNSET)}.`;
 
 /** One deprecated thing an operation used, as `extensions.deprecations` shows it. */
 export interface DeprecationNotice {

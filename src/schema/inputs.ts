@@ -1,12 +1,5 @@
+import { INT64_MAX, INT64_MIN, LIST_LIMIT, NAME_LENGTH, nameLength } from '../contract/animal-store.ts';
 import { badUserInput } from './errors.ts';
-
-/** The contract's page-size bounds for `GET /pets`. */
-export const LIMIT_MIN = 1;
-export const LIMIT_MAX = 100;
-export const LIMIT_DEFAULT = 20;
-
-export const INT64_MIN = -(2n ** 63n);
-export const INT64_MAX = 2n ** 63n - 1n;
 
 /** An optional sign and ASCII digits: `\d` without the `u` flag matches 0-9 only. */
 const SIGNED_DIGITS = /^([+-]?)0*(\d+)$/;
@@ -79,23 +72,17 @@ export function textArgument(value: string, argument: string): string {
 }
 
 /**
- * A pet's `name` as the reference service bounds it (docs/reference-service.md; the contract leaves
- * the length open): 1..200 Unicode code points once surrounding whitespace is trimmed. Checked here so
- * a form learns which field is wrong before anything is sent; the name goes upstream as typed.
+ * `createPet`'s `input.name`: well-formed (textArgument) and within the contract's NAME_LENGTH.
+ * Checked here so a form learns which field is wrong before anything is sent; the name goes
+ * upstream as typed.
  */
-export const NAME_MIN = 1;
-export const NAME_MAX = 200;
-
-/** `createPet`'s `input.name`: well-formed (textArgument) and NAME_MIN..NAME_MAX after trimming. */
 export function nameArgument(value: string, argument: string): string {
   const text = textArgument(value, argument);
-  let length = 0;
-  // Code points, counted without building an array of a 1 MB string's characters.
-  for (const _ of text.trim()) if (++length > NAME_MAX) break;
-  if (length < NAME_MIN) throw badUserInput(`${argument} must not be blank.`, argument);
-  if (length > NAME_MAX) {
+  const length = nameLength(text);
+  if (length < NAME_LENGTH.min) throw badUserInput(`${argument} must not be blank.`, argument);
+  if (length > NAME_LENGTH.max) {
     throw badUserInput(
-      `${argument} must be at most ${NAME_MAX} characters long (surrounding spaces aside); got ${[...text.trim()].length}.`,
+      `${argument} must be at most ${NAME_LENGTH.max} characters long (surrounding spaces aside); got ${[...text.trim()].length}.`,
       argument,
     );
   }
@@ -104,9 +91,9 @@ export function nameArgument(value: string, argument: string): string {
 
 /** `limit` checked against the contract before any upstream call; an explicit null means the default. */
 export function limitArgument(value: number | null | undefined): number {
-  if (value === null || value === undefined) return LIMIT_DEFAULT;
-  if (value < LIMIT_MIN || value > LIMIT_MAX) {
-    throw badUserInput(`limit must be from ${LIMIT_MIN} to ${LIMIT_MAX}, got ${value}.`, 'limit');
+  if (value === null || value === undefined) return LIST_LIMIT.default;
+  if (value < LIST_LIMIT.min || value > LIST_LIMIT.max) {
+    throw badUserInput(`limit must be from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}, got ${value}.`, 'limit');
   }
   return value;
 }

@@ -1,18 +1,9 @@
-import type { PetStatusDto } from '../upstream/contract.ts';
-import { PET_SUNSET } from '../upstream/contract.ts';
+import { LIST_LIMIT, PET_SUNSET, type PetStatus as PetStatusDto } from '../contract/animal-store.ts';
 import { builder } from './builder.ts';
 import { PET_DEPRECATION_REASON, PET_REPLACEMENT_LIMITS } from './deprecation.ts';
 import { rethrowForClient, sunset } from './errors.ts';
-import {
-  int64Argument,
-  int64Key,
-  LIMIT_DEFAULT,
-  LIMIT_MAX,
-  LIMIT_MIN,
-  limitArgument,
-  nameArgument,
-} from './inputs.ts';
-import { resolveUpstream, UPSTREAM_EXTENSION, type UpstreamField } from './upstream-field.ts';
+import { int64Argument, int64Key, limitArgument, nameArgument } from './inputs.ts';
+import { fromUpstream, type UpstreamField } from './upstream-field.ts';
 
 export const PetStatus = builder.enumType('PetStatus', {
   description: 'Availability of an animal in the store.',
@@ -70,8 +61,8 @@ const NewPetInput = builder.inputType('NewPetInput', {
   }),
 });
 
-// What each root field does upstream, declared once: the resolvers below are derived from these, and
-// compiled plans (execution/plan.ts) read them from the fields' extensions.
+// What each root field does upstream, declared once: `fromUpstream` puts each in its field's
+// extensions, where compiled plans (execution/plan.ts) read it, and derives the field's resolver.
 
 /** `pets(status, limit)` → `GET /pets?limit=…&status=…`; limit checked against the contract first. */
 const listPets: UpstreamField<{ status?: string | null; limit?: number | null }, 'listPets'> = {
@@ -118,18 +109,17 @@ builder.queryType({
       args: {
         status: t.arg({ type: PetStatus, description: 'Only animals with this status.' }),
         limit: t.arg.int({
-          defaultValue: LIMIT_DEFAULT,
-          description: `Maximum number of animals returned, from ${LIMIT_MIN} to ${LIMIT_MAX}; default ${LIMIT_DEFAULT}.`,
+          defaultValue: LIST_LIMIT.default,
+          description: `Maximum number of animals returned, from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}; default ${LIST_LIMIT.default}.`,
         }),
       },
       // Priced by the page size asked for, clamped to the contract's bounds (out-of-range values
       // are refused by the resolver anyway).
       complexity: (args) => ({
         field: 1,
-        multiplier: Math.min(Math.max(args.limit ?? LIMIT_DEFAULT, LIMIT_MIN), LIMIT_MAX),
+        multiplier: Math.min(Math.max(args.limit ?? LIST_LIMIT.default, LIST_LIMIT.min), LIST_LIMIT.max),
       }),
-      extensions: { [UPSTREAM_EXTENSION]: listPets },
-      resolve: resolveUpstream(listPets),
+      ...fromUpstream(listPets),
     }),
     pet: t.field({
       type: Pet,
@@ -142,8 +132,7 @@ builder.queryType({
           description: 'Identifier of the animal (a 64-bit integer, as a decimal string).',
         }),
       },
-      extensions: { [UPSTREAM_EXTENSION]: getPet },
-      resolve: resolveUpstream(getPet),
+      ...fromUpstream(getPet),
     }),
   }),
 });
@@ -155,8 +144,7 @@ builder.mutationType({
       type: Pet,
       description: 'Adds an animal (REST `POST /pets`). Sent exactly once: never retried.',
       args: { input: t.arg({ type: NewPetInput, required: true, description: 'The animal to add.' }) },
-      extensions: { [UPSTREAM_EXTENSION]: createPet },
-      resolve: resolveUpstream(createPet),
+      ...fromUpstream(createPet),
     }),
   }),
 });

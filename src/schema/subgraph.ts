@@ -11,8 +11,8 @@ import {
   Kind,
   lexicographicSortSchema,
 } from 'graphql';
-import type { Context } from '../context.ts';
 import { builder } from './builder.ts';
+import type { Context } from './context.ts';
 import { badUserInput, costLimitExceeded, representationsLimitExceeded } from './errors.ts';
 import './pet.ts';
 

@@ -1,5 +1,5 @@
-import type { Context } from '../context.ts';
-import type { ListPetsQuery, NewPetDto, PetDto } from '../upstream/contract.ts';
+import type { ListPetsQuery, NewPetDto, PetDto } from '../upstream/bodies.ts';
+import type { Context } from './context.ts';
 import { rethrowForClient } from './errors.ts';
 
 /** What each upstream call (loaders.ts `UpstreamCalls`) is asked for, and what it answers. */
@@ -32,8 +32,17 @@ export interface UpstreamField<Args, Call extends UpstreamCallName = UpstreamCal
 /** The key under which a field's `UpstreamField` sits in its GraphQL extensions. */
 export const UPSTREAM_EXTENSION = 'upstream';
 
+/**
+ * A root field's options from its declaration, spread into `t.field({...})`: the declaration in the
+ * field's extensions, for the planner, and the resolver derived from it. The field names its
+ * upstream call here and nowhere else.
+ */
+export function fromUpstream<Args, Call extends UpstreamCallName>(field: UpstreamField<Args, Call>) {
+  return { extensions: { [UPSTREAM_EXTENSION]: field }, resolve: resolveUpstream(field) };
+}
+
 /** The field's resolver: `before`, the request, then the call through the request's loaders. */
-export function resolveUpstream<Args, Call extends UpstreamCallName>(
+function resolveUpstream<Args, Call extends UpstreamCallName>(
   field: UpstreamField<Args, Call>,
 ): (root: unknown, args: Args, ctx: Context) => Promise<UpstreamCallTypes[Call]['result']> {
   return (_root, args, ctx) => {

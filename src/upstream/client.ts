@@ -1,7 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, Pool } from 'undici';
-import { type BreakerOptions, type BreakerState, CircuitBreaker } from './breaker.ts';
-import { createCoalescer } from './coalesce.ts';
 import {
   type ListPetsQuery,
   type NewPetDto,
@@ -10,7 +8,9 @@ import {
   parsePet,
   parsePets,
   serializeNewPet,
-} from './contract.ts';
+} from './bodies.ts';
+import { type BreakerOptions, type BreakerState, CircuitBreaker } from './breaker.ts';
+import { createCoalescer } from './coalesce.ts';
 import { type CallScope, type Deadline, DeadlineList } from './deadline.ts';
 import {
   copyUpstreamError,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.ts';
-import { createMemoryCache, createRedisCache, type ResponseCache } from '../../src/upstream/cache.ts';
+import { createMemoryCache, createRedisCache, type ResponseCache } from '../../src/stores/response-cache.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { postJson } from '../support/graphql.ts';

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadPersistedDocuments } from '../../src/http/persisted-documents.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
 import {
   createMemoryDocumentStore,
   createRedisDocumentStore,
   type DocumentStore,
-} from '../../src/http/registered-documents.ts';
-import { createMetrics } from '../../src/observability/metrics.ts';
-import { createMemoryCache } from '../../src/upstream/cache.ts';
+} from '../../src/stores/registered-documents.ts';
+import { createMemoryCache } from '../../src/stores/response-cache.ts';
+import { loadPersistedDocuments } from '../../src/yoga/request/persisted-documents.ts';
 import { type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { haveRedisServer, type RunningRedis, startRedis } from '../support/redis.ts';

@@ -2,7 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createMemoryCache, createRedisCache, type ResponseCache } from '../../src/upstream/cache.ts';
+import { createMemoryCache, createRedisCache, type ResponseCache } from '../../src/stores/response-cache.ts';
 import { createCallerKey } from '../../src/upstream/caller-key.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';

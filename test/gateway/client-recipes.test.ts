@@ -5,9 +5,9 @@ import { Client, fetchExchange } from '@urql/core';
 import { persistedExchange } from '@urql/exchange-persisted';
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadPersistedDocuments } from '../../src/http/persisted-documents.ts';
-import { createMemoryDocumentStore } from '../../src/http/registered-documents.ts';
 import { type RunningPetstore, startPetstore } from '../../src/petstore/server.ts';
+import { createMemoryDocumentStore } from '../../src/stores/registered-documents.ts';
+import { loadPersistedDocuments } from '../../src/yoga/request/persisted-documents.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { CreatePet, GetPet, ListPets } from './operations.ts';
 

@@ -1,7 +1,12 @@
 import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chooseEncoding, encode, encodeAsync, MIN_COMPRESSED_BYTES } from '../../src/http/compression.ts';
+import {
+  chooseEncoding,
+  encode,
+  encodeAsync,
+  MIN_COMPRESSED_BYTES,
+} from '../../src/yoga/response/compression.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 

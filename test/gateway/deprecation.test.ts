@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PET_SUNSET } from '../../src/contract/animal-store.ts';
 import { createLogger } from '../../src/observability/logging.ts';
-import { PET_SUNSET } from '../../src/upstream/contract.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { execute } from '../support/graphql.ts';

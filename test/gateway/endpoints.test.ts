@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPath } from '../../src/http/endpoints.ts';
+import { isPath } from '../../src/yoga/endpoints.ts';
 
 describe('isPath', () => {
   const request = (url: string) => new Request(url);

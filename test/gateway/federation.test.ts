@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/config.ts';
+import { PET_SUNSET } from '../../src/contract/animal-store.ts';
 import { createLogger } from '../../src/observability/logging.ts';
-import { PET_SUNSET } from '../../src/upstream/contract.ts';
 import { BIG_ID, type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { postJson } from '../support/graphql.ts';

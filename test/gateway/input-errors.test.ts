@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { LIMITS } from '../../src/petstore/model.ts';
-import { NAME_MAX, NAME_MIN } from '../../src/schema/inputs.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { postJson } from '../support/graphql.ts';
@@ -105,12 +103,5 @@ describe('createPet input errors: one shape, pinned to the field, no upstream ca
     const answer = await create({ name: 'Rex', categoryId: '1' });
     expect(answer.errors?.[0]?.extensions).toEqual({ code: 'INVALID_FIELD', status: 400 });
     upstream.clearFaults();
-  });
-});
-
-describe("the name's bounds", () => {
-  // The contract leaves them open; the gateway checks the reference service's (docs/reference-service.md).
-  it('are the reference service’s', () => {
-    expect([NAME_MIN, NAME_MAX]).toEqual([LIMITS.nameMin, LIMITS.nameMax]);
   });
 });

@@ -1,6 +1,6 @@
 import { GraphQLClient } from 'graphql-request';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadPersistedDocuments } from '../../src/http/persisted-documents.ts';
+import { loadPersistedDocuments } from '../../src/yoga/request/persisted-documents.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { postJson } from '../support/graphql.ts';

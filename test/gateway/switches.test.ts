@@ -1,8 +1,8 @@
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
-import { createGateway } from '../../src/server.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.ts';
+import { createGateway } from '../../src/yoga/server.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 
 // GRAPHIQL, INTROSPECTION and CORS_ORIGINS: defaults, and each switched on its own.

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
-import { createGateway, type Gateway } from '../../src/server.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.ts';
+import { createGateway, type Gateway } from '../../src/yoga/server.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { startGateway } from '../support/gateway.ts';
 import { mutatedBody, type Operation, operation } from './arbitraries.ts';

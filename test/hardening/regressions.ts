@@ -10,7 +10,7 @@ export interface Regression {
   authorization?: string | null;
   /** A code the answer must carry. */
   code?: string;
-  /** Open bug outside test/hardening, src/http/request-body.ts and src/http/listener.ts: replayed with it.fails. */
+  /** Open bug outside test/hardening, src/yoga/request/body.ts and src/edge/listener.ts: replayed with it.fails. */
   knownBug?: string;
 }
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { createClientAddresses } from '../../src/http/client-address.ts';
+import { createClientAddresses } from '../../src/edge/client-address.ts';
 import { npmStart } from '../support/npm-start.ts';
 
 /** The parts of a Node request the client address is read from. */

@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import type { ConnectionClose } from '../../src/http/listener.ts';
+import type { ConnectionClose } from '../../src/edge/listener.ts';
 import { ListPets } from '../gateway/operations.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { withScript } from '../../src/http/graphiql.ts';
+import { withScript } from '../../src/yoga/graphiql/graphiql.ts';
 
 // The table view's pure functions, as the browser runs them: the script file itself, evaluated in a
 // context with no document (the page part then stays off). test/browser/graphiql.test.ts runs the
@@ -23,7 +23,7 @@ interface TableApi {
   enumsOf(schema: unknown): Map<string, Set<string>>;
 }
 
-const SCRIPT = readFileSync(new URL('../../src/http/graphiql-table.js', import.meta.url), 'utf8');
+const SCRIPT = readFileSync(new URL('../../src/yoga/graphiql/graphiql-table.js', import.meta.url), 'utf8');
 const context: { petGatewayTable?: TableApi } = {};
 runInNewContext(SCRIPT, context);
 const table = context.petGatewayTable as TableApi;

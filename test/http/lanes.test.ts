@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createRateLimit, type RateLimit } from '../../src/http/rate-limit.ts';
-import { createMemoryDocumentStore } from '../../src/http/registered-documents.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
-import { createMemoryCache } from '../../src/upstream/cache.ts';
-import type { ResponseCacheOptions } from '../../src/upstream/loaders.ts';
+import { createMemoryDocumentStore } from '../../src/stores/registered-documents.ts';
+import { createMemoryCache } from '../../src/stores/response-cache.ts';
+import type { ResponseCacheOptions } from '../../src/upstream/cached-calls.ts';
+import { createRateLimit, type RateLimit } from '../../src/yoga/request/rate-limit.ts';
 import { BIG_ID, type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLru } from '../../src/http/prepared-operations.ts';
+import { createLru } from '../../src/yoga/prepared-operations.ts';
 
 // The prepared operations and learned header sets are bounded: past the bound, the entry served
 // least recently goes first, and a hit counts as a use.

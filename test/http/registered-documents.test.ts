@@ -7,7 +7,7 @@ import {
   type DocumentStore,
   type DocumentStoreBounds,
   entryBytes,
-} from '../../src/http/registered-documents.ts';
+} from '../../src/stores/registered-documents.ts';
 import { haveRedisServer, type RunningRedis, startRedis } from '../support/redis.ts';
 
 // The APQ store's bounds, at their edges, in memory and in a real Redis: a caller registering

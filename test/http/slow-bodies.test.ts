@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ConnectionClose } from '../../src/http/listener.ts';
+import type { ConnectionClose } from '../../src/edge/listener.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { npmStart, type StartedGateway } from '../support/npm-start.ts';

@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
-import { createUpstreamLog } from '../../src/observability/upstream-log.ts';
-import { createSharedRedis, type SharedRedis } from '../../src/redis.ts';
+import { createSharedRedis, type SharedRedis } from '../../src/stores/redis.ts';
 import { ListPets } from '../gateway/operations.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
@@ -32,7 +31,6 @@ async function watched(
     client: {
       retryBaseMs: 1,
       breaker: { failureThreshold: 3, openMs: 300 },
-      observers: [createUpstreamLog(logger)],
     },
     gateway: { logger },
   });

@@ -1,6 +1,15 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import {
+  isInt64,
+  isPetStatus,
+  LIST_LIMIT,
+  NAME_LENGTH,
+  nameLength,
+  PET_STATUSES,
+  type PetStatus,
+} from '../../src/contract/animal-store.ts';
 
 /** One request as the fake upstream saw it. */
 export interface LoggedRequest {
@@ -70,6 +79,39 @@ export function seedPets(upstream: FakeUpstream, token: string): void {
   upstream.seed(token, { id: '3', name: 'Nemo', categoryId: '1' });
 }
 
+/** Why a `POST /pets` body is refused, in the reference service's codes; undefined when it is a NewPet. */
+function newPetProblem(body: string): { code: string; message: string } | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return { code: 'INVALID_JSON', message: 'Body is not JSON.' };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    return { code: 'INVALID_BODY', message: 'The body must be a JSON object.' };
+  const fields = parsed as Record<string, unknown>;
+  const unknown = Object.keys(fields).find((key) => !['name', 'categoryId', 'status'].includes(key));
+  if (unknown !== undefined) return { code: 'UNKNOWN_FIELD', message: `Unknown field "${unknown}".` };
+  if (fields.name === undefined || fields.name === null)
+    return { code: 'MISSING_FIELD', message: '"name" is required.' };
+  if (typeof fields.name !== 'string' || !fields.name.isWellFormed())
+    return { code: 'INVALID_FIELD', message: '"name" must be a string.' };
+  const length = nameLength(fields.name);
+  if (length < NAME_LENGTH.min || length > NAME_LENGTH.max)
+    return {
+      code: 'INVALID_FIELD',
+      message: `"name" must be ${NAME_LENGTH.min} to ${NAME_LENGTH.max} characters long.`,
+    };
+  if (fields.categoryId === undefined || fields.categoryId === null)
+    return { code: 'MISSING_FIELD', message: '"categoryId" is required.' };
+  const literal = /"categoryId"\s*:\s*(-?\d+)\s*[,}]/.exec(body)?.[1];
+  if (typeof fields.categoryId !== 'number' || literal === undefined || !isInt64(BigInt(literal)))
+    return { code: 'INVALID_FIELD', message: '"categoryId" must be an int64 integer.' };
+  if (fields.status !== undefined && fields.status !== null && !isPetStatus(fields.status))
+    return { code: 'INVALID_FIELD', message: `"status" must be one of ${PET_STATUSES.join(', ')}.` };
+  return undefined;
+}
+
 export async function startFakeUpstream(): Promise<FakeUpstream> {
   const stores = new Map<string, StoredPet[]>();
   const faults: Array<{ match: RegExp; fault: Fault; remaining: number }> = [];
@@ -106,33 +148,48 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       return errorBody(res, 401, 'UNAUTHENTICATED', 'Missing or invalid API key.');
     const store = storeOf(token);
 
+    // Requests are checked by the contract's rules (src/contract/), as the reference service checks
+    // them: test/contract/table.test.ts holds both to one table of requests and answers.
     if (req.method === 'GET' && url.pathname === '/v1/pets') {
-      const limit = Number(url.searchParams.get('limit') ?? '20');
-      if (!Number.isInteger(limit) || limit < 1 || limit > 100)
-        return errorBody(res, 400, 'INVALID_LIMIT', 'bad limit');
-      const status = url.searchParams.get('status');
-      const pets = store.filter((pet) => status === null || pet.status === status).slice(0, limit);
+      const limits = url.searchParams.getAll('limit');
+      const limit =
+        limits.length === 0 ? LIST_LIMIT.default : /^\d{1,4}$/.test(limits[0] ?? '') ? Number(limits[0]) : 0;
+      if (limits.length > 1 || !(limit >= LIST_LIMIT.min && limit <= LIST_LIMIT.max))
+        return errorBody(
+          res,
+          400,
+          'INVALID_LIMIT',
+          `limit must be an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}.`,
+        );
+      const statuses = url.searchParams.getAll('status');
+      const status = statuses[0];
+      if (statuses.length > 1 || (status !== undefined && !isPetStatus(status)))
+        return errorBody(res, 400, 'INVALID_STATUS', `status must be one of ${PET_STATUSES.join(', ')}.`);
+      const pets = store.filter((pet) => status === undefined || pet.status === status).slice(0, limit);
       return json(res, 200, `[${pets.map(petJson).join(',')}]`);
     }
     const byId = /^\/v1\/pets\/([^/]+)$/.exec(url.pathname);
     if (req.method === 'GET' && byId) {
-      const pet = store.find((candidate) => candidate.id === byId[1]);
+      const raw = byId[1] ?? '';
+      const id = /^-?\d{1,20}$/.test(raw) ? BigInt(raw) : undefined;
+      if (id === undefined || !isInt64(id))
+        return errorBody(
+          res,
+          400,
+          'INVALID_PET_ID',
+          `petId must be an int64 integer, got ${JSON.stringify(raw)}.`,
+        );
+      const pet = store.find((candidate) => candidate.id === String(id));
       return pet
         ? json(res, 200, petJson(pet))
-        : errorBody(res, 404, 'PET_NOT_FOUND', `No pet with id ${byId[1]}.`);
+        : errorBody(res, 404, 'PET_NOT_FOUND', `No pet with id ${id}.`);
     }
     if (req.method === 'POST' && url.pathname === '/v1/pets') {
+      const refused = newPetProblem(body);
+      if (refused) return errorBody(res, 400, refused.code, refused.message);
+      const parsed = JSON.parse(body) as { name: string; status?: PetStatus | null };
       // Keep categoryId's digits: capture the literal rather than trusting a JS number.
-      const categoryId = /"categoryId":(-?\d+)/.exec(body)?.[1];
-      let parsed: { name?: unknown; status?: unknown };
-      try {
-        parsed = JSON.parse(body);
-      } catch {
-        return errorBody(res, 400, 'INVALID_JSON', 'Body is not JSON.');
-      }
-      if (typeof parsed.name !== 'string' || categoryId === undefined) {
-        return errorBody(res, 400, 'INVALID_BODY', 'name and categoryId are required.');
-      }
+      const categoryId = String(BigInt(/"categoryId"\s*:\s*(-?\d+)/.exec(body)?.[1] ?? ''));
       const pet: StoredPet = { id: String(nextId++), name: parsed.name, categoryId };
       if (typeof parsed.status === 'string') pet.status = parsed.status;
       store.push(pet);

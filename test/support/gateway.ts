@@ -1,13 +1,14 @@
 import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Limits } from '../../src/config.ts';
-import { createEdge, type EdgeOptions } from '../../src/http/edge.ts';
-import { createHttpServer, type HttpServerOptions } from '../../src/http/listener.ts';
-import type { Lanes } from '../../src/http/prepared-operations.ts';
+import { type Config, type Limits, loadConfig } from '../../src/config.ts';
+import type { EdgeOptions } from '../../src/edge/lane-choice.ts';
+import type { HttpServerOptions } from '../../src/edge/listener.ts';
+import { composeGateway } from '../../src/gateway.ts';
 import { createLogger } from '../../src/observability/logging.ts';
-import { createUpstreamClient, type UpstreamClientOptions } from '../../src/upstream/client.ts';
-import type { ResponseCacheOptions } from '../../src/upstream/loaders.ts';
+import type { ResponseCacheOptions } from '../../src/upstream/cached-calls.ts';
+import type { UpstreamClientOptions } from '../../src/upstream/client.ts';
+import type { Lanes } from '../../src/yoga/prepared-operations.ts';
 
 export interface RunningGateway {
   /** The GraphQL endpoint, e.g. http://127.0.0.1:1234/graphql */
@@ -35,36 +36,35 @@ export interface GatewayTestOptions {
   onRequest?: (req: IncomingMessage) => void;
 }
 
-/** Starts the real gateway on a free loopback port, talking to `upstreamUrl`, as `main.ts` wires it. */
+/**
+ * Starts the real gateway on a free loopback port, talking to `upstreamUrl`: composed by
+ * composeGateway, as `main.ts` composes it, from the default configuration (no environment read)
+ * with a shorter deadline and a smaller pool, and whatever the test overrides.
+ */
 export async function startGateway(options: GatewayTestOptions): Promise<RunningGateway> {
-  const upstream = createUpstreamClient({
-    baseUrl: new URL(options.upstreamUrl),
-    timeoutMs: options.timeoutMs ?? 2000,
-    connections: 16,
-    ...options.client,
-    // The rate limit learns from the upstream which keys it accepts, as main.ts wires it.
-    ...(options.gateway?.rateLimit
-      ? { observers: [...(options.client?.observers ?? []), options.gateway.rateLimit.observer] }
-      : {}),
-  });
-  const edge = createEdge({
-    upstream,
-    // Tests read logs where they check them; elsewhere they would only bury the test output.
-    logger: createLogger('silent'),
+  const config: Config = {
+    ...loadConfig({}),
+    upstreamTimeoutMs: options.timeoutMs ?? 2000,
+    upstreamConnections: 16,
+    maxConnections: 1024,
+    maxConnectionsPerAddress: 256,
+    // APQ only where a test brings its store (`gateway.automaticPersistedQueries`).
+    apq: undefined,
     ...(options.limits ? { limits: options.limits } : {}),
-    ...(options.cache ? { cache: options.cache } : {}),
-    ...options.gateway,
-  });
+  };
   const { onRequest } = options;
-  const server = createHttpServer(
-    onRequest
-      ? (req, res) => {
-          onRequest(req);
-          edge.handle(req, res);
-        }
-      : edge.handle,
-    options.server,
-  );
+  const { edge, server, close } = composeGateway(config, {
+    upstreamUrl: new URL(options.upstreamUrl),
+    // Tests read logs where they check them; elsewhere they would only bury the test output.
+    logger: options.gateway?.logger ?? createLogger('silent'),
+    overrides: {
+      ...(options.client ? { client: options.client } : {}),
+      edge: { ...(options.cache ? { cache: options.cache } : {}), ...options.gateway },
+      ...(options.server ? { server: options.server } : {}),
+    },
+  });
+  // Before the listener's own handler: it sees what a caller (or a router) really sent.
+  if (onRequest) server.prependListener('request', onRequest);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -75,7 +75,7 @@ export async function startGateway(options: GatewayTestOptions): Promise<Running
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await upstream.close();
+      await close();
     },
   };
 }

@@ -1,11 +1,11 @@
 /**
- * The upstream body parsing of src/upstream/contract.ts as it was before exact-json.ts: a plain
+ * The upstream body parsing of src/upstream/bodies.ts as it was before exact-json.ts: a plain
  * JSON.parse, re-parsed with a `context.source` reviver when an int64 field may have been rounded.
  * Kept verbatim as the oracle the new parser is checked against (test/upstream/exact-json.test.ts)
  * and measured against (bench/parse.ts).
  */
 
-import type { PetDto, PetStatusDto } from '../../src/upstream/contract.ts';
+import type { PetDto, PetStatusDto } from '../../src/upstream/bodies.ts';
 import { UpstreamBadResponseError } from '../../src/upstream/errors.ts';
 
 const STATUSES: ReadonlySet<unknown> = new Set(['available', 'pending', 'sold']);

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisCache, type ResponseCache } from '../../src/upstream/cache.ts';
+import { createRedisCache, type ResponseCache } from '../../src/stores/response-cache.ts';
 import { haveRedisServer, type RunningRedis, startRedis } from '../support/redis.ts';
 
 // node-redis stops timing a command once it is written to the socket; a Redis that keeps its

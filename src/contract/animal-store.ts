@@ -1,0 +1,46 @@
+/**
+ * The animal store v1 contract's rules (docs/animal-store-interface.md, schema/openapi.yaml), written
+ * once. The gateway checks arguments and upstream answers with them, the reference service enforces
+ * them, and the tests' fault-injecting upstream answers by them; test/contract/openapi.test.ts holds
+ * each value to the OpenAPI document.
+ */
+
+/** `PetStatus`. */
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+export type PetStatus = (typeof PET_STATUSES)[number];
+
+const STATUS_SET: ReadonlySet<unknown> = new Set(PET_STATUSES);
+
+export function isPetStatus(value: unknown): value is PetStatus {
+  return STATUS_SET.has(value);
+}
+
+/** `GET /pets?limit=`: an integer from `min` to `max`; `default` when absent. */
+export const LIST_LIMIT = Object.freeze({ min: 1, max: 100, default: 20 });
+
+/** Every id (`id`, `categoryId`, `petId`) is an int64. */
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+
+export function isInt64(value: bigint): boolean {
+  return value >= INT64_MIN && value <= INT64_MAX;
+}
+
+/**
+ * `NewPet.name` / `Pet.name`: 1 to 200 Unicode code points once surrounding whitespace is trimmed
+ * (the document's minLength/maxLength; docs/reference-service.md says how they are counted).
+ */
+export const NAME_LENGTH = Object.freeze({ min: 1, max: 200 });
+
+/**
+ * A name's length as NAME_LENGTH counts it: code points of the trimmed text, counted no further
+ * than `max + 1` (a 1 MB string is not walked to be refused).
+ */
+export function nameLength(text: string): number {
+  let length = 0;
+  for (const _ of text.trim()) if (++length > NAME_LENGTH.max) break;
+  return length;
+}
+
+/** `GET /pets/{petId}` is deprecated and removed on this day (the contract's Versioning section). */
+export const PET_SUNSET = new Date('2030-12-05T00:00:00Z');

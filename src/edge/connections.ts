@@ -1,0 +1,243 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionClose } from '../observability/metrics.ts';
+
+export interface ConnectionLimits {
+  /** Client connections held at once. */
+  maxConnections: number;
+  /** Connections one client address may hold at once (a peer exempted by `isProxy` has no share). */
+  maxConnectionsPerAddress: number;
+  /**
+   * Connections accepted past the cap for `/health` and `/readiness` only, so a probe gets through
+   * while the cap is held by busy or slow connections.
+   */
+  probeSlots: number;
+  /**
+   * A just-accepted connection that has not completed a request is not closed as idle for this
+   * long: at the cap, clients would otherwise evict each other between connect and first request.
+   */
+  unparsedGraceMs: number;
+  /** A request body must average at least this many bytes per second… */
+  minBodyBytesPerSecond: number;
+  /** …once this long has passed since its headers arrived (Kestrel's MinRequestBodyDataRate: 240 B/s after 5 s). */
+  bodyGraceMs: number;
+  /** A proxy's connections carry many clients: they do not count against one address's share. */
+  isProxy: (address: string) => boolean;
+  /** Told of every connection closed here. Must not throw. */
+  onClose: (reason: ConnectionClose) => void;
+}
+
+type ClientSocket = Socket & {
+  /** Node's own bookkeeping: the response assigned to the connection while a request is in flight. */
+  _httpMessage?: ServerResponse | null;
+};
+
+interface Held {
+  socket: ClientSocket;
+  address: string;
+  acceptedAt: number;
+  /** Set once a request's headers have arrived on it: it is past the unparsed grace. */
+  served: boolean;
+  probeOnly: boolean;
+  /** The request whose body is still arriving, with when and at which byte count its body began. */
+  body?: { req: IncomingMessage; res: ServerResponse; since: number; bytesAtStart: number };
+}
+
+const PROBE_PATHS = new Set(['/health', '/readiness']);
+
+/**
+ * Who may hold a connection, and for how long a slow one may keep it. Connections are admitted
+ * against a total cap and a per-address share of it; at either, the oldest idle one (past the
+ * unparsed grace) makes room, else the new one is refused. A few slots past the cap serve probes
+ * only. A sweep once a second closes request bodies dripping in below the minimum rate: without
+ * it, a few dozen sockets sending one byte every two seconds held every slot until the 30 s
+ * request timeout, and reconnected.
+ */
+export function createConnectionAdmission(limits: ConnectionLimits) {
+  // Insertion order is age: the first idle entry found is the longest-held one.
+  const held = new Map<ClientSocket, Held>();
+  const byAddress = new Map<string, Set<Held>>();
+  let probes = 0;
+
+  const isIdle = (entry: Held, now: number) =>
+    entry.socket._httpMessage == null && (entry.served || now - entry.acceptedAt >= limits.unparsedGraceMs);
+
+  function oldestIdle(entries: Iterable<Held>, now: number): Held | undefined {
+    for (const entry of entries) if (!entry.probeOnly && isIdle(entry, now)) return entry;
+    return undefined;
+  }
+
+  function oldestSilentProbe(): Held | undefined {
+    for (const entry of held.values()) if (entry.probeOnly && !entry.served) return entry;
+    return undefined;
+  }
+
+  function evict(entry: Held): void {
+    forget(entry);
+    entry.socket.destroy();
+    limits.onClose('evicted');
+  }
+
+  function forget(entry: Held): void {
+    if (!held.delete(entry.socket)) return;
+    if (entry.probeOnly) probes--;
+    const mine = byAddress.get(entry.address);
+    mine?.delete(entry);
+    if (mine?.size === 0) byAddress.delete(entry.address);
+  }
+
+  function admit(socket: ClientSocket): void {
+    const now = Date.now();
+    const address = socket.remoteAddress ?? '';
+    let probeOnly = false;
+    const mine = byAddress.get(address);
+    if (mine !== undefined && mine.size >= limits.maxConnectionsPerAddress && !limits.isProxy(address)) {
+      const idle = oldestIdle(mine, now);
+      if (idle !== undefined) evict(idle);
+      else probeOnly = true;
+    }
+    if (!probeOnly && held.size - probes >= limits.maxConnections) {
+      const idle = oldestIdle(held.values(), now);
+      if (idle !== undefined) evict(idle);
+      else probeOnly = true;
+    }
+    if (probeOnly && probes >= limits.probeSlots) {
+      // A probe asks at once: a probe slot still silent is a crowd's socket, and gives way.
+      const silent = oldestSilentProbe();
+      if (silent === undefined) {
+        socket.destroy();
+        limits.onClose('refused');
+        return;
+      }
+      evict(silent);
+    }
+    const entry: Held = { socket, address, acceptedAt: now, served: false, probeOnly };
+    if (probeOnly) probes++;
+    held.set(socket, entry);
+    // Looked up again: an eviction above may have emptied and dropped the address's set.
+    const current = byAddress.get(address);
+    if (current === undefined) byAddress.set(address, new Set([entry]));
+    else current.add(entry);
+    socket.once('close', () => forget(entry));
+  }
+
+  /**
+   * Called with each request before the handler. False when it was answered here: a probe-only
+   * connection asked for something other than a probe.
+   */
+  function request(req: IncomingMessage, res: ServerResponse): boolean {
+    // Draining: the client (a proxy's keep-alive pool) learns from this answer not to reuse the connection.
+    if (draining) res.shouldKeepAlive = false;
+    const entry = held.get(req.socket as ClientSocket);
+    if (entry === undefined) return true;
+    entry.served = true;
+    if (entry.probeOnly) {
+      const path = req.url?.split('?', 1)[0] ?? '';
+      if (!PROBE_PATHS.has(path)) {
+        res.shouldKeepAlive = false;
+        res.writeHead(503, {
+          'content-type': 'application/json; charset=utf-8',
+          'cache-control': 'no-store',
+          'retry-after': '1',
+        });
+        res.end(
+          JSON.stringify({
+            errors: [
+              {
+                message: 'The gateway is at its connection limit; retry shortly.',
+                extensions: { code: 'OVERLOADED' },
+              },
+            ],
+          }),
+        );
+        limits.onClose('probe_only');
+        return false;
+      }
+    }
+    if (!req.complete && hasBody(req)) {
+      entry.body = { req, res, since: Date.now(), bytesAtStart: req.socket.bytesRead };
+      req.once('end', () => {
+        if (entry.body?.req === req) entry.body = undefined;
+      });
+    }
+    return true;
+  }
+
+  function sweep(): void {
+    const now = Date.now();
+    for (const entry of held.values()) {
+      const body = entry.body;
+      if (body === undefined) continue;
+      if (body.req.complete) {
+        entry.body = undefined;
+        continue;
+      }
+      const elapsed = now - body.since;
+      if (elapsed < limits.bodyGraceMs) continue;
+      const received = entry.socket.bytesRead - body.bytesAtStart;
+      if ((received * 1000) / elapsed >= limits.minBodyBytesPerSecond) continue;
+      entry.body = undefined;
+      tooSlow(entry.socket, body.res);
+      limits.onClose('slow_body');
+    }
+  }
+
+  const timer = setInterval(sweep, 1000);
+  timer.unref();
+  let draining = false;
+
+  /**
+   * From now on every response says `Connection: close`, including those in flight whose headers
+   * are not out yet; after `idleGraceMs` the connections still idle are closed, and from then on
+   * each one as soon as it is idle. Closing an idle keep-alive connection at once races a proxy
+   * that is sending on it (nginx does not retry a POST it has sent): the grace lets the proxy use
+   * each one last time, answered with `close`, or find this instance refusing new connections.
+   */
+  function drain(idleGraceMs: number): void {
+    draining = true;
+    for (const entry of held.values()) {
+      const res = entry.socket._httpMessage;
+      if (res && !res.headersSent) res.shouldKeepAlive = false;
+    }
+    const closeIdle = () => {
+      for (const entry of held.values()) {
+        if (entry.socket._httpMessage == null) {
+          forget(entry);
+          entry.socket.destroy();
+        }
+      }
+    };
+    setTimeout(() => {
+      closeIdle();
+      setInterval(closeIdle, 100).unref();
+    }, idleGraceMs).unref();
+  }
+
+  return {
+    admit,
+    request,
+    drain,
+    /** Stops the sweep (the server is closing). */
+    close: () => clearInterval(timer),
+  };
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+const SLOW_BODY = JSON.stringify({
+  errors: [{ message: 'The request body arrived too slowly.', extensions: { code: 'REQUEST_TIMEOUT' } }],
+});
+
+function tooSlow(socket: ClientSocket, res: ServerResponse): void {
+  // The handler still waits for the body; its response, if it ever writes one, goes nowhere.
+  if (!res.headersSent && socket.writable) {
+    socket.end(
+      `HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(SLOW_BODY)}\r\nconnection: close\r\n\r\n${SLOW_BODY}`,
+    );
+  }
+  // A peer that never reads the answer would keep the half-closed socket: give it a second.
+  setTimeout(() => socket.destroy(), 1000).unref();
+}

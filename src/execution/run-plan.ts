@@ -1,0 +1,119 @@
+import { getArgumentValues, getVariableValues } from 'graphql';
+import type { Context } from '../schema/context.ts';
+import type { UpstreamCallName } from '../schema/upstream-field.ts';
+import { type Plan, type PlannedField, type PlannedRoot, priceOperation } from './plan.ts';
+
+/** What a value's writer returns when it cannot serialise the value (the compiled path words it). */
+const UNWRITABLE = Symbol('unwritable');
+
+/**
+ * Runs a plan (execution/plan.ts): coerces the variables with graphql-js's own function, prices the
+ * operation with the complexity plugin's own function, makes the calls through the request's memo
+ * (in the order the resolvers' DataLoaders would, each once per request), and builds the tree
+ * graphql-js would return as `data`. The caller serialises it with JSON.stringify, as compiled
+ * results are (one native pass beat writing the text piece by piece, 6.5 against 13 µs for 20 pets).
+ *
+ * Returns undefined when compiled execution must answer instead: variables graphql-js would refuse,
+ * an argument the contract refuses, a cost over the limit, an upstream failure, a value that would
+ * not serialise. Every call made is in the loaders' memo, so nothing is sent twice.
+ */
+export async function runPlan(
+  plan: Plan,
+  ctx: Context,
+  rawVariables: Record<string, unknown>,
+): Promise<Record<string, unknown> | undefined> {
+  const { roots } = plan;
+  let variables: Record<string, unknown> = {};
+  let cost = plan.fixedCost;
+  if (plan.variables.length > 0) {
+    const coerced = getVariableValues(plan.schema, plan.variables, rawVariables);
+    if (coerced.errors) return undefined;
+    variables = coerced.coerced;
+    cost = priceOperation(plan.schema, plan.document, rawVariables);
+  }
+  if (cost === undefined || cost > ctx.maxCost) return undefined;
+
+  const requests: unknown[] = new Array(roots.length);
+  try {
+    for (let i = 0; i < roots.length; i++) {
+      const root = roots[i] as PlannedRoot;
+      if (root.kind !== 'call') continue;
+      root.declaration.before?.(ctx);
+      requests[i] =
+        'request' in root
+          ? root.request
+          : root.declaration.request(getArgumentValues(root.field, root.node, variables));
+    }
+  } catch {
+    return undefined;
+  }
+
+  const results: unknown[] = new Array(roots.length);
+  try {
+    if (plan.operation === 'mutation') {
+      for (let i = 0; i < roots.length; i++) {
+        const root = roots[i] as PlannedRoot;
+        if (root.kind === 'call') results[i] = await call(ctx, root.call, requests[i]);
+      }
+    } else {
+      const pending: Promise<unknown>[] = new Array(roots.length);
+      for (const name of plan.callOrder) {
+        for (let i = 0; i < roots.length; i++) {
+          const root = roots[i] as PlannedRoot;
+          if (root.kind === 'call' && root.call === name) pending[i] = call(ctx, name, requests[i]);
+        }
+      }
+      for (let i = 0; i < roots.length; i++) if (pending[i]) results[i] = await pending[i];
+    }
+  } catch {
+    return undefined;
+  }
+
+  const data: Record<string, unknown> = {};
+  for (let i = 0; i < roots.length; i++) {
+    const root = roots[i] as PlannedRoot;
+    const value = root.kind === 'typename' ? root.value : writeRoot(root, results[i]);
+    if (value === UNWRITABLE) return undefined;
+    data[root.key] = value;
+  }
+  return data;
+}
+
+/** One call through the request's memo (the same one the resolvers' DataLoaders use). */
+function call(ctx: Context, name: UpstreamCallName, request: unknown): Promise<unknown> {
+  // UpstreamCalls has one method per call name, taking that call's request.
+  return ctx.loaders[name](request as never);
+}
+
+function writeRoot(root: Extract<PlannedRoot, { kind: 'call' }>, value: unknown): unknown {
+  if (value === null || value === undefined) return root.nullable ? null : UNWRITABLE;
+  if (!root.list) return writeObject(root.fields, value);
+  if (!Array.isArray(value)) return UNWRITABLE;
+  const items = new Array<unknown>(value.length);
+  for (let i = 0; i < value.length; i++) {
+    const item = writeObject(root.fields, value[i]);
+    if (item === UNWRITABLE) return UNWRITABLE;
+    items[i] = item;
+  }
+  return items;
+}
+
+function writeObject(fields: readonly PlannedField[], object: unknown): unknown {
+  // List items and fields are non-null in this schema (checked when planning).
+  if (object === null || object === undefined) return UNWRITABLE;
+  const source = object as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const field of fields) {
+    let value: unknown;
+    if (field.kind === 'typename') value = field.value;
+    else {
+      const raw = source[field.property];
+      if (raw === null || raw === undefined) value = field.nullable ? null : UNWRITABLE;
+      else if (field.kind === 'string') value = typeof raw === 'string' ? raw : UNWRITABLE;
+      else value = field.names.get(raw) ?? UNWRITABLE;
+    }
+    if (value === UNWRITABLE) return UNWRITABLE;
+    out[field.key] = value;
+  }
+  return out;
+}

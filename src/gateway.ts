@@ -1,0 +1,178 @@
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { createClientAddresses } from './edge/client-address.ts';
+import { createEdge, type Edge, type EdgeOptions } from './edge/lane-choice.ts';
+import { createHttpServer, type HttpServer, type HttpServerOptions } from './edge/listener.ts';
+import type { Metrics } from './observability/metrics.ts';
+import type { Tracing } from './observability/tracing.ts';
+import { createUpstreamLog } from './observability/upstream-log.ts';
+import { createSharedRedis, type RedisState } from './stores/redis.ts';
+import { createMemoryDocumentStore, createRedisDocumentStore } from './stores/registered-documents.ts';
+import { createMemoryCache, createRedisCache } from './stores/response-cache.ts';
+import { createCallerKey } from './upstream/caller-key.ts';
+import { createUpstreamClient, type UpstreamClient, type UpstreamClientOptions } from './upstream/client.ts';
+import { createRateLimit } from './yoga/request/rate-limit.ts';
+import type { GatewayOptions } from './yoga/server.ts';
+
+/** What the process brings besides the configuration: where the upstream is, and where logs, metrics and spans go. */
+export interface GatewayParts {
+  /** The upstream's `/v1` URL: `config.upstreamUrl`, or the embedded reference service's. */
+  upstreamUrl: URL;
+  logger: Logger;
+  metrics?: Metrics;
+  tracing?: Tracing;
+  persistedOperations?: GatewayOptions['persistedOperations'];
+  /** Prefilled in GraphiQL (the embedded service's key, made for this run). */
+  graphiqlAuthorization?: string;
+  /** True once the process is shutting down. */
+  draining?: () => boolean;
+  onRedisState?: (state: RedisState, error?: Error) => void;
+  /** Also sees the connections the listener closed (the metric is counted here). */
+  onConnectionClose?: HttpServerOptions['onClose'];
+  /**
+   * Replaces what the configuration cannot say: injected clocks, retry and breaker settings, a
+   * store the caller owns. The tests use these; `main.ts` passes none.
+   */
+  overrides?: {
+    client?: Partial<UpstreamClientOptions>;
+    edge?: Partial<EdgeOptions>;
+    server?: HttpServerOptions;
+  };
+}
+
+export interface ComposedGateway {
+  edge: Edge;
+  /** node:http, not yet listening. */
+  server: HttpServer;
+  upstream: UpstreamClient;
+  /** Closes what the gateway opened (upstream pool, stores, Redis); the server is drained first by the caller. */
+  close(): Promise<void>;
+}
+
+/**
+ * The gateway as one configuration makes it: the shared Redis (one connection and one breaker for
+ * the cache, the limit and the APQ store), the stores, the rate limit, the upstream client and its
+ * observers, the edge and its HTTP server. `main.ts`, the bench and the tests build it here, so
+ * none of them wires it differently.
+ */
+export function composeGateway(config: Config, parts: GatewayParts): ComposedGateway {
+  const { logger, metrics, tracing, overrides = {} } = parts;
+  const usesRedis =
+    config.responseCache === 'redis' || config.rateLimit?.store === 'redis' || config.apq?.store === 'redis';
+  const redis =
+    usesRedis && config.redisUrl
+      ? createSharedRedis(config.redisUrl, parts.onRedisState ? { onStateChange: parts.onRedisState } : {})
+      : undefined;
+  if (redis && metrics) metrics.watchRedis(redis);
+  // Without a secret (no caller's key goes to Redis): this process's own.
+  const callerKey = createCallerKey(config.redisKeySecret);
+  const cacheStore =
+    config.responseCache === 'redis' && redis
+      ? createRedisCache(redis)
+      : config.responseCache === 'memory'
+        ? createMemoryCache()
+        : undefined;
+  if (cacheStore && metrics) metrics.watchCache(cacheStore.stats);
+  const clientAddresses = createClientAddresses(config.trustedProxies);
+  const ownRateLimit = config.rateLimit
+    ? createRateLimit({
+        perMinute: config.rateLimit.perMinute,
+        store: config.rateLimit.store,
+        refusedKeysPerMinute: config.rateLimit.refusedKeysPerMinute,
+        clientAddress: clientAddresses.of,
+        callerKey,
+        ...(redis ? { redis } : {}),
+      })
+    : undefined;
+  const rateLimit = overrides.edge?.rateLimit ?? ownRateLimit;
+  if (rateLimit && metrics) metrics.watchRateLimit(rateLimit.stats);
+  const upstream = createUpstreamClient({
+    baseUrl: parts.upstreamUrl,
+    timeoutMs: config.upstreamTimeoutMs,
+    connections: config.upstreamConnections,
+    coalesce: config.upstreamCoalesce,
+    ...overrides.client,
+    // The rate limit learns from the upstream which keys it accepts.
+    observers: [
+      createUpstreamLog(logger),
+      metrics?.upstream,
+      tracing?.upstream,
+      rateLimit?.observer,
+      ...(overrides.client?.observers ?? []),
+    ].filter((observer) => observer !== undefined),
+  });
+  const apqStore =
+    config.apq?.store === 'redis' && redis
+      ? createRedisDocumentStore(redis, {
+          maxDocuments: config.apq.maxDocuments,
+          maxBytes: config.apq.maxBytes,
+        })
+      : config.apq
+        ? createMemoryDocumentStore({ maxDocuments: config.apq.maxDocuments, maxBytes: config.apq.maxBytes })
+        : undefined;
+  if (apqStore && metrics) metrics.watchDocumentStore(apqStore.stats);
+  const edge = createEdge({
+    ...(parts.draining ? { draining: parts.draining } : {}),
+    fastLane: config.fastLane,
+    plans: config.plans,
+    federation: config.federation,
+    upstream,
+    ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs, callerKey } } : {}),
+    ...(rateLimit ? { rateLimit } : {}),
+    clientAddress: clientAddresses.of,
+    ...(redis
+      ? {
+          redis: {
+            get state() {
+              return redis.state;
+            },
+            uses: [
+              ...(config.responseCache === 'redis' ? ['response cache'] : []),
+              ...(config.rateLimit?.store === 'redis' ? ['rate limit (per instance meanwhile)'] : []),
+              ...(config.apq?.store === 'redis'
+                ? ['APQ store (hashes answered as not found meanwhile)']
+                : []),
+            ],
+          },
+        }
+      : {}),
+    logger,
+    ...(metrics ? { metrics } : {}),
+    ...(tracing ? { tracing } : {}),
+    limits: config.limits,
+    corsOrigins: config.corsOrigins,
+    graphiql: config.graphiql,
+    introspection: config.introspection,
+    ...(parts.persistedOperations ? { persistedOperations: parts.persistedOperations } : {}),
+    ...(apqStore ? { automaticPersistedQueries: apqStore } : {}),
+    ...(parts.graphiqlAuthorization ? { graphiqlAuthorization: parts.graphiqlAuthorization } : {}),
+    ...overrides.edge,
+  });
+  const { onConnectionClose } = parts;
+  const server = createHttpServer(edge.handle, {
+    maxConnections: config.maxConnections,
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+    isProxy: clientAddresses.isProxy,
+    ...(metrics || onConnectionClose
+      ? {
+          onClose: (reason) => {
+            metrics?.connectionClosed(reason);
+            onConnectionClose?.(reason);
+          },
+        }
+      : {}),
+    ...overrides.server,
+  });
+  return {
+    edge,
+    server,
+    upstream,
+    close: async () => {
+      await upstream.close();
+      await cacheStore?.close();
+      await ownRateLimit?.close();
+      await apqStore?.close();
+      await redis?.close();
+    },
+  };
+}

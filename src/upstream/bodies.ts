@@ -1,0 +1,208 @@
+import { INT64_MAX, INT64_MIN, isPetStatus, type PetStatus } from '../contract/animal-store.ts';
+import { UpstreamBadResponseError, UpstreamResponseError } from './errors.ts';
+import { isMarked, isMarkedInteger, markedText, parseJsonMarked } from './exact-json.ts';
+
+/** REST `PetStatus`. */
+export type PetStatusDto = PetStatus;
+
+/**
+ * REST `Pet`. int64 fields are kept as exact decimal strings: a JS number would silently round
+ * ids above 2^53.
+ */
+export interface PetDto {
+  id: string;
+  name: string;
+  categoryId: string;
+  status?: PetStatusDto;
+}
+
+/** REST `NewPet`, with `categoryId` already checked to be a decimal int64. */
+export interface NewPetDto {
+  name: string;
+  categoryId: string;
+  status?: PetStatusDto;
+}
+
+export interface ListPetsQuery {
+  status?: PetStatusDto;
+  limit: number;
+}
+
+const INTEGER_LITERAL = /^-?(?:0|[1-9]\d*)$/;
+const INT64_MIN_TEXT = String(INT64_MIN);
+const INT64_MAX_TEXT = String(INT64_MAX);
+
+/** Canonical decimal form of an int64 literal, or undefined if it is not one. */
+export function canonicalInt64(text: string): string | undefined {
+  return INTEGER_LITERAL.test(text) ? int64OfLiteral(text) : undefined;
+}
+
+/**
+ * `canonicalInt64` of a string already known to match INTEGER_LITERAL. Such a literal has no leading
+ * zero, so it is its own canonical form (but `-0`), and its length says whether it is in range but
+ * at the bounds' own length, where strings of digits (after the same sign) compare like the numbers.
+ */
+function int64OfLiteral(literal: string): string | undefined {
+  const bound = literal.charCodeAt(0) === 0x2d ? INT64_MIN_TEXT : INT64_MAX_TEXT;
+  if (literal.length < bound.length) return literal === '-0' ? '0' : literal;
+  return literal.length === bound.length && literal <= bound ? literal : undefined;
+}
+
+/**
+ * JSON.parse that keeps the source text of every integer under an int64 key, so ids survive exactly
+ * (Node 24's reviver `context.source`). A reviver costs several plain parses: parseBody uses this
+ * only for the few bodies parseJsonMarked leaves to it that a plain parse may have rounded.
+ */
+function parseJsonExact(text: string): unknown {
+  return JSON.parse(text, (key, value, context?: { source?: string }) =>
+    (key === 'id' || key === 'categoryId') && typeof value === 'number' && context?.source !== undefined
+      ? new Int64Source(context.source)
+      : value,
+  );
+}
+
+/** Marks a number literal found under an int64 key, so shape checks can tell it from a string. */
+class Int64Source {
+  readonly source: string;
+  constructor(source: string) {
+    this.source = source;
+  }
+}
+
+/**
+ * A parsed body, read as the contract reads it: a plain JSON.parse, parsed again with parseJsonExact
+ * when some int64 field is a number a double may have rounded (not a safe integer).
+ */
+interface Body {
+  readonly value: unknown;
+  /**
+   * Whether `value` came from parseJsonMarked, which does both parses in one: its marked strings
+   * stand for numbers. When false, every string is the upstream's own and an int64 field may be an
+   * Int64Source.
+   */
+  readonly marked: boolean;
+  /** When `marked`: whether the body is one the plain parse would have sent to parseJsonExact. */
+  readonly rounded: boolean;
+}
+
+/**
+ * One plain parse when parseJsonMarked can do it (it returns a value whenever the body has a long
+ * integer as a member's value, unless the body holds DEL or a colon and a number inside a string that
+ * looks like a member); otherwise the plain parse and, if needed, parseJsonExact, as before.
+ */
+function parseBody(text: string): Body {
+  const marked = parseJsonMarked(text);
+  if (marked !== undefined) {
+    return { value: marked.value, marked: true, rounded: mayHaveRounded(marked.value, true) };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new UpstreamBadResponseError('body is not JSON');
+  }
+  return {
+    value: mayHaveRounded(value, false) ? parseJsonExact(text) : value,
+    marked: false,
+    rounded: false,
+  };
+}
+
+/** Whether a plain JSON.parse may have rounded an int64 field (a number that is not a safe integer). */
+function mayHaveRounded(value: unknown, marked: boolean): boolean {
+  const pets = Array.isArray(value) ? value : [value];
+  for (const pet of pets) {
+    if (typeof pet !== 'object' || pet === null) continue;
+    const { id, categoryId } = pet as Record<string, unknown>;
+    if (unsafeNumber(id, marked) || unsafeNumber(categoryId, marked)) return true;
+  }
+  return false;
+}
+
+function unsafeNumber(value: unknown, marked: boolean): boolean {
+  if (typeof value === 'number') return !Number.isSafeInteger(value);
+  // Number() rounds a JSON number's text as JSON.parse does.
+  return marked && isMarked(value) && !Number.isSafeInteger(Number(markedText(value)));
+}
+
+function int64Field(value: unknown, body: Body): string {
+  // A safe integer prints exactly, -0 as 0 like canonicalInt64.
+  if (Number.isSafeInteger(value)) return String(value);
+  let canonical: string | undefined;
+  if (value instanceof Int64Source) {
+    canonical = canonicalInt64(value.source);
+  } else if (body.marked && isMarked(value)) {
+    if (body.rounded) {
+      // parseJsonExact would have kept the text, and canonicalInt64 refuses a fraction or exponent.
+      canonical = isMarkedInteger(value) ? int64OfLiteral(markedText(value)) : undefined;
+    } else {
+      // A plain parse keeps a double; here it is a safe integer (else the body would be `rounded`).
+      const number = Number(markedText(value));
+      canonical = Number.isSafeInteger(number) ? String(number) : undefined;
+    }
+  }
+  if (canonical === undefined) throw new UpstreamBadResponseError('int64 field is not an integer');
+  return canonical;
+}
+
+function toPet(value: unknown, body: Body): PetDto {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new UpstreamBadResponseError('pet is not an object');
+  }
+  const record = value as Record<string, unknown>;
+  // A marked name was a number in the body.
+  if (typeof record.name !== 'string' || (body.marked && isMarked(record.name))) {
+    throw new UpstreamBadResponseError('pet name is not a string');
+  }
+  const pet: PetDto = {
+    id: int64Field(record.id, body),
+    name: record.name,
+    categoryId: int64Field(record.categoryId, body),
+  };
+  if (record.status !== undefined && record.status !== null) {
+    // A marked status, a number in the body, is none of them either.
+    if (!isPetStatus(record.status)) throw new UpstreamBadResponseError('pet status is unknown');
+    pet.status = record.status as PetStatusDto;
+  }
+  return pet;
+}
+
+/** A 2xx body of `GET /pets/{petId}` or `POST /pets`. */
+export function parsePet(text: string): PetDto {
+  const body = parseBody(text);
+  return toPet(body.value, body);
+}
+
+/** A 2xx body of `GET /pets`. */
+export function parsePets(text: string): PetDto[] {
+  const body = parseBody(text);
+  if (!Array.isArray(body.value)) throw new UpstreamBadResponseError('pets is not an array');
+  return body.value.map((pet) => toPet(pet, body));
+}
+
+/**
+ * A contract Error body, or undefined when the body is not one (then the caller classifies the
+ * failure by status alone). The HTTP status wins over the body's `status` field if they disagree.
+ */
+export function parseErrorBody(
+  status: number,
+  text: string,
+  retryAfter: number | undefined,
+): UpstreamResponseError | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { code, message } = value as Record<string, unknown>;
+  if (typeof code !== 'string' || code === '' || typeof message !== 'string') return undefined;
+  return new UpstreamResponseError(status, code, message, retryAfter);
+}
+
+/** `NewPet` as JSON, with `categoryId` written as an integer literal with every digit. */
+export function serializeNewPet(pet: NewPetDto): string {
+  const status = pet.status === undefined ? '' : `,"status":${JSON.stringify(pet.status)}`;
+  return `{"name":${JSON.stringify(pet.name)},"categoryId":${pet.categoryId}${status}}`;
+}

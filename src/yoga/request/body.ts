@@ -1,0 +1,118 @@
+import { GraphQLError } from 'graphql';
+import type { GraphQLParams, Plugin } from 'graphql-yoga';
+import { badRequest } from './errors.ts';
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Replaces Yoga's POST parser with one that enforces the body cap while reading (a lying or absent
+ * Content-Length cannot get past it), accepts only JSON, refuses batches, and never echoes request
+ * bytes in its errors (Yoga's own parser passes JSON.parse's message, which quotes the body).
+ * GET requests keep Yoga's parser; Yoga itself refuses mutations over GET. `parsedBefore` gives
+ * the parameters the fast lane already read from a request's body, if it did.
+ */
+export function useRequestBody(
+  maxBytes: number,
+  parsedBefore?: (serverContext: unknown) => GraphQLParams | undefined,
+): Plugin {
+  return {
+    onRequestParse({ request, setRequestParser, serverContext }) {
+      // Checked here, for every method, so it runs before Yoga's own body limit (25 MB, answered
+      // with a different code) can see a huge declared length.
+      const declared = Number(request.headers.get('content-length') ?? '0');
+      if (declared > maxBytes) throw tooLarge(maxBytes);
+      if (request.method !== 'POST') return;
+      // The fast lane read this body and found a JSON object of plain GraphQL parameters, with
+      // the checks below (media type, cap, UTF-8, JSON, object, operationName) already passed.
+      const parsed = parsedBefore?.(serverContext);
+      if (parsed) return setRequestParser(() => parsed);
+      setRequestParser(() => parse(request, maxBytes));
+    },
+  };
+}
+
+async function parse(request: Request, maxBytes: number): Promise<GraphQLParams> {
+  const mediaType = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+  if (mediaType !== 'application/json' && mediaType !== 'application/graphql+json') {
+    throw badRequest(415, 'UNSUPPORTED_MEDIA_TYPE', 'POST bodies must be application/json.');
+  }
+  // No content coding is decoded (RFC 9110 §15.5.16: 415): a gzip body would otherwise be read as
+  // text, and supporting one would need a cap on the decompressed size.
+  const coding = request.headers.get('content-encoding')?.trim().toLowerCase();
+  if (coding !== undefined && coding !== '' && coding !== 'identity') {
+    throw badRequest(
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      'Request bodies must not be compressed: send the JSON without Content-Encoding.',
+    );
+  }
+  const text = decode(await readCapped(request, maxBytes));
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw badRequest(400, 'BAD_REQUEST', 'The request body is not valid JSON.');
+  }
+  if (Array.isArray(body)) {
+    throw badRequest(
+      400,
+      'BAD_REQUEST',
+      'Batched operations are not supported: send one operation per request.',
+    );
+  }
+  if (typeof body !== 'object' || body === null) {
+    throw badRequest(400, 'BAD_REQUEST', 'The request body must be a JSON object.');
+  }
+  // Yoga checks the type of query, variables and extensions, but a non-string operationName
+  // reaches operation selection and comes back as an undocumented OPERATION_RESOLUTION_FAILURE.
+  const { operationName } = body as { operationName?: unknown };
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
+    throw badRequest(400, 'BAD_REQUEST', 'operationName must be a string or null.');
+  }
+  return body as GraphQLParams;
+}
+
+/**
+ * The rest of the body is never read: the connection closes after the answer, or a client could
+ * keep a socket (and Node's discard loop) busy with a body it never finishes.
+ */
+function tooLarge(maxBytes: number) {
+  return new GraphQLError(`The request body is larger than ${maxBytes} bytes.`, {
+    extensions: { code: 'PAYLOAD_TOO_LARGE', http: { status: 413, headers: { connection: 'close' } } },
+  });
+}
+
+async function readCapped(request: Request, maxBytes: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch {
+      // The client went away mid-body (or the body was cut off): an answer nobody may read, but
+      // not an internal error to log with a stack.
+      throw badRequest(400, 'BAD_REQUEST', 'The request body was not received completely.');
+    }
+    const { done, value } = chunk;
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
+}
+
+function decode(bytes: Uint8Array): string {
+  try {
+    // The decoder drops a leading BOM, which some clients send.
+    return decoder.decode(bytes);
+  } catch {
+    throw badRequest(400, 'BAD_REQUEST', 'The request body is not valid UTF-8.');
+  }
+}
