@@ -1,0 +1,234 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { type Dispatcher, Pool } from 'undici';
+import type { CallScope } from './deadline.ts';
+import {
+  UpstreamBadResponseError,
+  UpstreamError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from './errors.ts';
+import {
+  type AttemptEnd,
+  type AttemptOutcome,
+  type Authorization,
+  methodOf,
+  type UpstreamObserver,
+  type UpstreamRoute,
+} from './observer.ts';
+
+/*
+ * The client's lowest layer: one HTTP exchange with the upstream origin, bounded by its call's
+ * scope (deadline.ts), reported to the observers. Retries and the breaker are retry.ts's; routes,
+ * bodies and coalescing are client.ts's.
+ */
+
+/** A page of 100 pets is ~10 KB; anything near this cap is not the contract's answer. */
+const MAX_RESPONSE_BYTES = 1024 * 1024;
+
+export interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+export interface TransportOptions {
+  baseUrl: URL;
+  timeoutMs: number;
+  connections: number;
+  observers: readonly UpstreamObserver[];
+}
+
+export interface Transport {
+  /** One exchange; rejects with an UpstreamError (a timeout once the scope expires). */
+  exchange(
+    route: UpstreamRoute,
+    path: string,
+    auth: Authorization,
+    body: string | undefined,
+    scope: CallScope,
+  ): Promise<RawResponse>;
+  /** Whether the upstream answers at all (readiness): any status below 500 within a second. */
+  probe(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/**
+ * One keep-alive undici `Pool` for the upstream origin, for the life of the process. The pool never
+ * follows redirects, so the caller's token only ever goes to `baseUrl`.
+ */
+export function createTransport(options: TransportOptions): Transport {
+  const { baseUrl, timeoutMs, observers } = options;
+  const basePath = baseUrl.pathname;
+  const pool = new Pool(baseUrl.origin, {
+    connections: options.connections,
+    pipelining: 1,
+    connect: { timeout: Math.min(timeoutMs, 3000) },
+    // undici's defaults are 300 s; the whole-call deadline below is the real bound, these only
+    // make sure no timer outlives it.
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    keepAliveTimeout: 4000,
+    maxResponseSize: MAX_RESPONSE_BYTES,
+  });
+
+  /**
+   * One HTTP exchange, through undici's dispatcher with a handler of our own: the body is collected
+   * as chunks and decoded once, and the scope aborts the exchange through undici's controller. Not
+   * `pool.request`: its response stream, async resource and signal listener cost more per call than
+   * the rest of the client did (measured, see docs/performance.md).
+   */
+  function exchange(
+    route: UpstreamRoute,
+    path: string,
+    auth: Authorization,
+    body: string | undefined,
+    scope: CallScope,
+  ): Promise<RawResponse> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (auth !== undefined) headers.authorization = auth;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const ends = observers.length === 0 ? undefined : startAttempt(route, headers);
+    const started = ends ? performance.now() : 0;
+    return new Promise<RawResponse>((resolve, reject) => {
+      const exchange = new Exchange(
+        (response) => {
+          if (ends) {
+            const outcome = response.status < 300 ? 'ok' : 'http_error';
+            for (const end of ends)
+              end({ outcome, status: response.status, durationMs: performance.now() - started });
+          }
+          resolve(response);
+        },
+        (error) => {
+          const failure = classify(error, scope);
+          if (ends) {
+            const outcome = outcomeOf(failure);
+            for (const end of ends) end({ outcome, durationMs: performance.now() - started });
+          }
+          reject(failure);
+        },
+      );
+      // undici honours an abort once a socket is connected, but not while a connect is pending (its
+      // connect timer is coarse): the exchange fails at once, and undici's late answer is dropped.
+      exchange.forget = scope.onExpire(() => exchange.fail(new UpstreamTimeoutError('deadline passed')));
+      if (exchange.settled) return;
+      pool.dispatch({ method: methodOf(route), path: basePath + path, headers, body }, exchange);
+    });
+  }
+
+  function startAttempt(route: UpstreamRoute, headers: Record<string, string>) {
+    const ends: Array<(end: AttemptEnd) => void> = [];
+    for (const observer of observers) {
+      const end = observer.attempt?.(route, headers);
+      if (end) ends.push(end);
+    }
+    return ends;
+  }
+
+  return {
+    exchange,
+    async probe() {
+      try {
+        const response = await pool.request({
+          method: 'GET',
+          path: `${basePath}/pets?limit=1`,
+          headers: { accept: 'application/json' },
+          signal: AbortSignal.timeout(Math.min(timeoutMs, 1000)),
+        });
+        await response.body.dump();
+        return response.statusCode < 500;
+      } catch {
+        return false;
+      }
+    },
+    close: () => pool.close(),
+  };
+}
+
+/**
+ * One exchange's undici handler (the dispatcher's handler API): it keeps the status and headers,
+ * collects the body, and settles once, with the answer or the first failure (its own deadline's
+ * included, which aborts the exchange if undici has started it).
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  settled = false;
+  forget: () => void = noop;
+  #controller: Dispatcher.DispatchController | undefined;
+  #status = 0;
+  #headers: IncomingHttpHeaders = {};
+  #chunks: Buffer[] = [];
+  readonly #resolve: (response: RawResponse) => void;
+  readonly #reject: (error: unknown) => void;
+
+  constructor(resolve: (response: RawResponse) => void, reject: (error: unknown) => void) {
+    this.#resolve = resolve;
+    this.#reject = reject;
+  }
+
+  fail(error: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.forget();
+    this.#controller?.abort(error as Error);
+    this.#reject(error);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    if (this.settled) controller.abort(new UpstreamTimeoutError('deadline passed'));
+    else this.#controller = controller;
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    // 1xx (informational) answers are not the response.
+    if (statusCode < 200) return;
+    this.#status = statusCode;
+    this.#headers = headers;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.forget();
+    const chunks = this.#chunks;
+    let text =
+      chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
+    // As fetch's and undici's text(): UTF-8 decode drops a leading byte order mark.
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    this.#resolve({ status: this.#status, headers: this.#headers, text });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.forget();
+    this.#reject(error);
+  }
+}
+
+const noop = () => {};
+
+function outcomeOf(error: UpstreamError): AttemptOutcome {
+  if (error instanceof UpstreamTimeoutError) return 'timeout';
+  if (error instanceof UpstreamBadResponseError) return 'bad_response';
+  return 'unavailable';
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+function classify(error: unknown, scope: CallScope): UpstreamError {
+  if (error instanceof UpstreamError) return error;
+  if (scope.expired) return new UpstreamTimeoutError('deadline passed', { cause: error });
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && TIMEOUT_CODES.has(code))
+    return new UpstreamTimeoutError(code, { cause: error });
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new UpstreamBadResponseError(code, { cause: error });
+  return new UpstreamUnavailableError(typeof code === 'string' ? code : 'network error', { cause: error });
+}
