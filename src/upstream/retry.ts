@@ -2,7 +2,7 @@ import { type BreakerOptions, CircuitBreaker } from './breaker.ts';
 import type { CallScope } from './deadline.ts';
 import { type UpstreamError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.ts';
 import { type Authorization, methodOf, type UpstreamObserver, type UpstreamRoute } from './observer.ts';
-import type { RawResponse, Transport } from './transport.ts';
+import type { RawResponse, Send, Transport } from './transport.ts';
 
 /*
  * The client's middle layer: one REST call as the transport's exchanges under the origin's circuit
@@ -19,13 +19,8 @@ export interface RetryOptions {
 }
 
 export interface RetryingCaller {
-  call(
-    route: UpstreamRoute,
-    path: string,
-    auth: Authorization,
-    body: string | undefined,
-    scope: CallScope,
-  ): Promise<RawResponse>;
+  /** One REST call: GETs retried, POSTs sent once, all under the breaker. */
+  readonly call: Send;
   readonly breaker: CircuitBreaker;
 }
 

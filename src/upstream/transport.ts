@@ -38,15 +38,18 @@ export interface TransportOptions {
   observers: readonly UpstreamObserver[];
 }
 
+/** One REST exchange's shape, as each layer of the client offers it to the one above. */
+export type Send = (
+  route: UpstreamRoute,
+  path: string,
+  auth: Authorization,
+  body: string | undefined,
+  scope: CallScope,
+) => Promise<RawResponse>;
+
 export interface Transport {
   /** One exchange; rejects with an UpstreamError (a timeout once the scope expires). */
-  exchange(
-    route: UpstreamRoute,
-    path: string,
-    auth: Authorization,
-    body: string | undefined,
-    scope: CallScope,
-  ): Promise<RawResponse>;
+  readonly exchange: Send;
   /** Whether the upstream answers at all (readiness): any status below 500 within a second. */
   probe(): Promise<boolean>;
   close(): Promise<void>;
