@@ -56,7 +56,10 @@ export default defineConfig({
     hookTimeout: 30_000,
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT } },
-      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...SLOW] } },
+      {
+        extends: true,
+        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...SLOW] },
+      },
       { extends: true, test: { name: 'slow', include: SLOW } },
     ],
   },

@@ -56,7 +56,9 @@ describe('the plan builder', () => {
   });
 
   it('builds the request from variables per request, and prices it then', () => {
-    expect(planOf('query ($n: Int, $s: PetStatus) { pets(limit: $n, status: $s) { id } }')).toMatchInlineSnapshot(`
+    expect(
+      planOf('query ($n: Int, $s: PetStatus) { pets(limit: $n, status: $s) { id } }'),
+    ).toMatchInlineSnapshot(`
       "query($n, $s), priced per request, calls listPets
       pets: listPets built from variables → list
         id: .id as string"
