@@ -9,7 +9,7 @@ import { MAX_OPERATION_NAME } from './labels.ts';
  * The gateway's JSON logger. `authorization` is redacted where a header bag would carry it, as a
  * second line of defence: no code path logs headers or tokens in the first place. Explicit paths,
  * no wildcards: pino's redaction walks every top-level key for a `*` path, which doubled the cost of
- * the log line written for every operation (7.3 against 3.6 µs).
+ * the log line written for every operation.
  */
 export function createLogger(level: string, destination: DestinationStream = createLogDestination()): Logger {
   const logger = pino(

@@ -1,13 +1,17 @@
-import type { ListPetsQuery, NewPetDto, PetDto } from '../upstream/bodies.ts';
+import type { Loaders, UpstreamCalls } from '../upstream/loaders.ts';
 import type { Context } from './context.ts';
 import { rethrowForClient } from './errors.ts';
 
-/** What each upstream call (loaders.ts `UpstreamCalls`) is asked for, and what it answers. */
-export interface UpstreamCallTypes {
-  listPets: { request: ListPetsQuery; result: PetDto[] };
-  getPet: { request: string; result: PetDto };
-  createPet: { request: NewPetDto; result: PetDto };
-}
+/**
+ * What each upstream call is asked for, and what it answers: read off loaders.ts `UpstreamCalls`,
+ * the one list of the calls.
+ */
+export type UpstreamCallTypes = {
+  [Call in keyof UpstreamCalls]: {
+    request: Parameters<UpstreamCalls[Call]>[0];
+    result: Awaited<ReturnType<UpstreamCalls[Call]>>;
+  };
+};
 
 export type UpstreamCallName = keyof UpstreamCallTypes;
 
@@ -58,12 +62,17 @@ function resolveUpstream<Args, Call extends UpstreamCallName>(
  * resolves sibling fields); the DataLoaders share their memo with the plan's direct calls.
  */
 function load(ctx: Context, call: UpstreamCallName, request: unknown): Promise<unknown> {
-  switch (call) {
-    case 'listPets':
-      return ctx.loaders.petList.load(request as ListPetsQuery);
-    case 'getPet':
-      return ctx.loaders.petById.load(request as string);
-    case 'createPet':
-      return ctx.loaders.createPet(request as NewPetDto);
-  }
+  return THROUGH_DATALOADER[call](ctx.loaders, request as never);
 }
+
+/** How a resolver makes each call: typed by the call, so a call added to UpstreamCalls must be added here. */
+const THROUGH_DATALOADER: {
+  [Call in UpstreamCallName]: (
+    loaders: Loaders,
+    request: UpstreamCallTypes[Call]['request'],
+  ) => Promise<UpstreamCallTypes[Call]['result']>;
+} = {
+  listPets: (loaders, query) => loaders.petList.load(query),
+  getPet: (loaders, id) => loaders.petById.load(id),
+  createPet: (loaders, pet) => loaders.createPet(pet),
+};

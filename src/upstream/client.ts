@@ -43,7 +43,7 @@ export interface UpstreamClientOptions {
   /** Backoff before retry n is a random delay up to `retryBaseMs * 2^n` (full jitter). @default 50 */
   retryBaseMs?: number;
   /** @default { failureThreshold: 5, openMs: 5000 } */
-  breaker?: Omit<BreakerOptions, 'now' | 'onStateChange'>;
+  breaker?: Omit<BreakerOptions, 'onStateChange'>;
   /** Metrics, traces and logs watch the upstream through these; none by default. */
   observers?: UpstreamObserver[];
   /**

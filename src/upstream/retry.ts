@@ -14,7 +14,7 @@ export interface RetryOptions {
   maxRetries?: number;
   /** Base of the full-jitter exponential backoff. @default 50 */
   retryBaseMs?: number;
-  breaker?: Omit<BreakerOptions, 'now' | 'onStateChange'>;
+  breaker?: Omit<BreakerOptions, 'onStateChange'>;
   observers: readonly UpstreamObserver[];
 }
 

@@ -1,10 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimitStats } from '../../observability/metrics.ts';
 import { bearerAuthorization } from '../../schema/authorization.ts';
 import { rateLimited, refusedKeysLimited } from '../../schema/errors.ts';
-import { createSharedRedis, RedisUnavailableError, type SharedRedis } from '../../stores/redis.ts';
+import { createMinuteCounts, secondsLeft } from '../../stores/rate-limit.ts';
+import type { SharedRedis } from '../../stores/redis.ts';
 import { type CallerKey, createCallerKey } from '../../upstream/caller-key.ts';
 import type { UpstreamObserver } from '../../upstream/client.ts';
 
@@ -67,24 +68,19 @@ const ALLOWED: RateLimitDecision = Object.freeze({ limited: false });
 const MAX_ACCEPTED_KEYS = 10_000;
 
 /**
- * Keys are `pg:rl:v2:<HMAC of the canonical Authorization header>`: never the key itself, nor a
- * hash anyone could check a guessed key against (v1 keys, a bare SHA-256, expire with their window).
- */
-const KEY_PREFIX = 'pg:rl:v2';
-
-/**
- * Creates the limit: rate-limiter-flexible's fixed-window counter, `perMinute` points per key per
- * 60 s window (the window opens with the key's first request). With Redis the count is one atomic
- * script per request, shared by every instance. When Redis fails or is slow (250 ms, then at once
- * while the shared Redis's breaker is open: see src/stores/redis.ts), the decision falls back to a counter in this process (fail-open to a per-instance limit): each instance then
- * enforces `perMinute` on its own, so the gateway keeps answering and a caller still cannot go
- * unlimited.
+ * Creates the limit: `perMinute` requests per API key per minute, counted where the counts live
+ * (stores/rate-limit.ts: this process, or Redis shared by every instance, falling back to this
+ * process while Redis fails), and a budget of keys the upstream refused per client address.
  */
 export function createRateLimit(options: RateLimitOptions): RateLimit {
   const stats: RateLimitStats = { limited: 0, storeErrors: 0, storeBypassed: 0, refusedKeysLimited: 0 };
   const callerKey = options.callerKey ?? createCallerKey();
-  const limits = { points: options.perMinute, duration: 60, keyPrefix: KEY_PREFIX };
-  const memory = new RateLimiterMemory(limits);
+  const counts = createMinuteCounts({
+    perMinute: options.perMinute,
+    ...(options.store ? { store: options.store } : {}),
+    ...(options.redis ? { redis: options.redis } : {}),
+    stats,
+  });
   // Key rotation: each new key has a fresh minute, so the per-key limit alone never slows a client
   // that sends a new key every time. So a key the upstream has not accepted yet takes a point of its
   // address's budget while it is checked; the point is given back when the upstream accepts the key
@@ -110,52 +106,24 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
       if (accepted.size > MAX_ACCEPTED_KEYS) accepted.delete(accepted.keys().next().value as string);
     },
   };
-  let redis: SharedRedis | undefined;
-  let owned = false;
-  let shared: RateLimiterRedis | undefined;
-  if (options.store === 'redis') {
-    if (options.redis === undefined) throw new Error('a Redis rate limit needs Redis');
-    owned = typeof options.redis === 'string' || options.redis instanceof URL;
-    redis = owned ? createSharedRedis(options.redis as URL | string) : (options.redis as SharedRedis);
-    shared = new RateLimiterRedis({
-      ...limits,
-      storeClient: redis.client,
-      useRedisPackage: true,
-      // Fail at once while disconnected instead of waiting for a command that cannot be sent.
-      rejectIfRedisNotReady: true,
-    });
-  }
-  const isDecision = (error: unknown) => error instanceof RateLimiterRes;
-
   const consume = async (key: string, req: IncomingMessage | undefined): Promise<RateLimitDecision> => {
-    let reason: 'key' | 'refused_keys' = 'key';
     try {
       if (!accepted.has(key) && !checking.has(key)) {
         const address = req ? addressOf(req) : 'unknown';
-        reason = 'refused_keys';
         await refusedKeys.consume(address);
-        reason = 'key';
         checking.set(key, address);
         if (checking.size > MAX_ACCEPTED_KEYS) checking.delete(checking.keys().next().value as string);
       }
-      if (shared && redis) {
-        const limiter = shared;
-        try {
-          await redis.run(() => limiter.consume(key), isDecision);
-          return ALLOWED;
-        } catch (error) {
-          if (isDecision(error)) throw error;
-          stats.storeErrors++;
-          if (error instanceof RedisUnavailableError) stats.storeBypassed++;
-        }
-      }
-      await memory.consume(key);
-      return ALLOWED;
+      const wait = await counts.consume(key);
+      if (wait === undefined) return ALLOWED;
+      stats.limited++;
+      return { limited: true, reason: 'key', retryAfterSeconds: wait };
     } catch (error) {
+      // Only the address's budget of refused keys throws its decision (the counts never reject).
       if (!(error instanceof RateLimiterRes)) return ALLOWED;
       stats.limited++;
-      if (reason === 'refused_keys') stats.refusedKeysLimited++;
-      return { limited: true, reason, retryAfterSeconds: Math.max(1, Math.ceil(error.msBeforeNext / 1000)) };
+      stats.refusedKeysLimited++;
+      return { limited: true, reason: 'refused_keys', retryAfterSeconds: secondsLeft(error) };
     }
   };
 
@@ -171,9 +139,7 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
     },
     stats,
     observer,
-    close: async () => {
-      if (redis && owned) await redis.close();
-    },
+    close: () => counts.close(),
   };
 }
 
