@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,38 +8,13 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { listenError } from '../src/startup-errors.ts';
 import { startFakeUpstream } from './support/fake-upstream.ts';
-import { postJson } from './support/graphql.ts';
+import { postJson, post as postTo } from './support/graphql.ts';
+import { killSpawned, startMain } from './support/process.ts';
 
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) child.kill('SIGKILL');
-});
+afterEach(killSpawned);
 
 /** Spawns `node src/main.ts` as `npm start` does, and collects its output. */
-function start(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['src/main.ts'], {
-    cwd: new URL('..', import.meta.url),
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const waitFor = async (pattern: RegExp): Promise<RegExpExecArray> => {
-    for (let i = 0; i < 200; i++) {
-      const match = pattern.exec(output);
-      if (match) return match;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`no ${pattern} in output:\n${output}`);
-  };
-  return { child, waitFor, output: () => output };
-}
+const start = startMain;
 
 describe('npm start', () => {
   it('with no UPSTREAM_URL serves the reference store, prints the URL and a working key, and stops on SIGTERM', async () => {
@@ -207,11 +181,9 @@ describe('npm start', () => {
       persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(query).digest('hex') },
     };
     const post = (body: unknown) =>
-      fetch(url as string, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-        body: JSON.stringify(body),
-      }).then(async (response) => ({ status: response.status, body: await response.json() }));
+      postTo(url as string, body, { authorization: `Bearer ${key}`, accept: 'application/json' }).then(
+        ({ status, body }) => ({ status, body }),
+      );
     expect(await post({ extensions })).toEqual({
       status: 200,
       body: {

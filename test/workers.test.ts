@@ -1,43 +1,18 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeUpstream } from './support/fake-upstream.ts';
+import { killSpawned, startMain } from './support/process.ts';
 
 // WORKERS=2 against a spawned `node src/main.ts`, as `npm start` runs it. Which worker answered
 // is never visible in a response, so the tests look where an operator would: the process tree
 // (/proc), the CPU time each worker spent, and the aggregated /metrics.
 
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) child.kill('SIGKILL');
-});
+afterEach(killSpawned);
 
-function start(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['src/main.ts'], {
-    cwd: new URL('..', import.meta.url),
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', WORKERS: '2', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const waitFor = async (pattern: RegExp, timeoutMs = 20_000): Promise<RegExpExecArray> => {
-    for (const until = Date.now() + timeoutMs; Date.now() < until; ) {
-      const match = pattern.exec(output);
-      if (match) return match;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`no ${pattern} in output:\n${output}`);
-  };
-  return { child, waitFor, output: () => output };
-}
+const start = (env: Record<string, string>) =>
+  startMain({ PORT: '0', HOST: '127.0.0.1', WORKERS: '2', ...env });
 
 /** The primary's children, as the kernel lists them. */
 function childPids(pid: number): number[] {

@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sentence } from '../docs/claims.ts';
 import { chromiumFor } from '../support/chromium.ts';
+import { startMain, type Watched } from '../support/process.ts';
 
 const chromium = await chromiumFor('graphiql.test');
 const haveChromium = chromium.available;
@@ -12,34 +12,18 @@ const DOCS_PANE_CLAIM = 'The docs pane shows each argument';
 
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 
-let gateway: ChildProcess;
+let gateway: Watched | undefined;
 let url = '';
 
 beforeAll(async () => {
   if (!haveChromium) return;
   // The embedded default, exactly as a newcomer runs `npm start`.
-  gateway = spawn(process.execPath, ['src/main.ts'], {
-    cwd: new URL('../..', import.meta.url),
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', PETSTORE_DB: ':memory:' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    gateway.stdout?.on('data', (chunk) => {
-      output += chunk;
-      const match = /GraphiQL at (http:\/\/\S+\/graphql)/.exec(output);
-      if (match?.[1] && /API key for this run/.test(output)) {
-        url = match[1];
-        resolve();
-      }
-    });
-    gateway.on('exit', () => reject(new Error(`gateway exited:\n${output}`)));
-  });
+  gateway = startMain({ PORT: '0', HOST: '127.0.0.1', PETSTORE_DB: ':memory:' });
+  [, url = ''] = await gateway.waitFor(/GraphiQL at (http:\/\/\S+\/graphql)/);
+  await gateway.waitFor(/API key for this run/);
 });
 
-afterAll(() => {
-  gateway?.kill('SIGTERM');
-});
+afterAll(() => gateway?.stop());
 
 const launch = () => chromium.launch();
 

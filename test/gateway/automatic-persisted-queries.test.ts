@@ -11,6 +11,7 @@ import { createMemoryCache } from '../../src/stores/response-cache.ts';
 import { loadPersistedDocuments } from '../../src/yoga/request/persisted-documents.ts';
 import { type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { post as postTo } from '../support/graphql.ts';
 import { haveRedisServer, type RunningRedis, startRedis } from '../support/redis.ts';
 
 // Automatic persisted queries as Apollo's PersistedQueryLink and urql's persistedExchange speak
@@ -35,14 +36,8 @@ interface Answer {
   };
 }
 
-async function post(gateway: RunningGateway, body: unknown, accept = 'application/json'): Promise<Answer> {
-  const response = await fetch(gateway.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept, authorization: AUTH },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, headers: response.headers, body: await response.json() };
-}
+const post = (gateway: RunningGateway, body: unknown, accept = 'application/json'): Promise<Answer> =>
+  postTo(gateway.url, body, { authorization: AUTH, accept });
 
 async function get(
   gateway: RunningGateway,

@@ -5,7 +5,7 @@ import { PET_SUNSET } from '../../src/contract/animal-store.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { BIG_ID, type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
-import { postJson } from '../support/graphql.ts';
+import { postJson, post as postTo } from '../support/graphql.ts';
 
 // Our gateway as a Federation v2 subgraph, spoken to as a router speaks to it: `_service` for
 // composition, `_entities` for key lookups. supergraph.test.ts runs a real router in front of it.
@@ -55,16 +55,8 @@ afterEach(() => {
 });
 
 /** Posts as a router does; `null` sends no Authorization header. */
-async function post(body: unknown, authorization: string | null = AUTH) {
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: 'application/graphql-response+json, application/json',
-  };
-  if (authorization !== null) headers.authorization = authorization;
-  const response = await fetch(gateway.url, { method: 'POST', headers, body: JSON.stringify(body) });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, text, body: JSON.parse(text) };
-}
+const post = (body: unknown, authorization: string | null = AUTH) =>
+  postTo(gateway.url, body, { authorization: authorization ?? undefined });
 
 const petCalls = () => upstream.requests.filter((request) => request.path.startsWith('/v1/pets/'));
 

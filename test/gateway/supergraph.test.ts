@@ -10,6 +10,7 @@ import { createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BIG_ID, type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { post } from '../support/graphql.ts';
 
 // The README's recipe, run: our subgraph SDL (schema/subgraph.graphql) composed with a second
 // subgraph that extends Pet, and a real federation gateway (Hive Gateway's runtime) joining both
@@ -102,14 +103,8 @@ async function startRouter(supergraph: string, forwardKeyTo: ReadonlySet<string>
   };
 }
 
-async function query(url: string, document: string, authorization = AUTH) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json', authorization },
-    body: JSON.stringify({ query: document }),
-  });
-  return { status: response.status, body: await response.json() };
-}
+const query = (url: string, document: string, authorization = AUTH) =>
+  post(url, { query: document }, { authorization, accept: 'application/json' });
 
 let upstream: FakeUpstream;
 let pets: RunningGateway;

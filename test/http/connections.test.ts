@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
@@ -9,6 +8,7 @@ import { ListPets } from '../gateway/operations.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { execute } from '../support/graphql.ts';
+import { killSpawned, spawnWatched } from '../support/process.ts';
 
 const TOKEN = 'connections-token';
 
@@ -157,39 +157,20 @@ describe('the listener at its connection cap', () => {
 });
 
 describe('npm start under a low file-descriptor limit (ulimit -n 256)', () => {
-  let child: ChildProcess;
-  afterAll(() => {
-    child?.kill('SIGKILL');
-  });
+  afterAll(killSpawned);
 
   it('keeps /health and GraphQL answering while 400 idle sockets are open, and logs a warning', async () => {
-    child = spawn('sh', ['-c', `ulimit -n 256 && exec "${process.execPath}" src/main.ts`], {
-      cwd: new URL('../..', import.meta.url),
+    const gateway = spawnWatched('sh', ['-c', `ulimit -n 256 && exec "${process.execPath}" src/main.ts`], {
       env: {
-        PATH: process.env.PATH ?? '',
         PORT: '0',
         HOST: '127.0.0.1',
         PETSTORE_DB: ':memory:',
         UPSTREAM_CONNECTIONS: '8',
         LOG_LEVEL: 'warn',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let output = '';
-    child.stdout?.on('data', (chunk) => {
-      output += chunk;
-    });
-    child.stderr?.on('data', (chunk) => {
-      output += chunk;
-    });
-    let url: string | undefined;
-    let key: string | undefined;
-    for (let i = 0; i < 200 && !(url && key); i++) {
-      url = /at (http:\/\/\S+\/graphql)/.exec(output)?.[1];
-      key = /API key for this run: (\S+)/.exec(output)?.[1];
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    if (!url || !key) throw new Error(`gateway did not start:\n${output}`);
+    const [, url = ''] = await gateway.waitFor(/at (http:\/\/\S+\/graphql)/);
+    const [, key = ''] = await gateway.waitFor(/API key for this run: (\S+)/);
     const port = Number(new URL(url).port);
 
     const crowd = await idleSockets(port, 400);
@@ -201,9 +182,8 @@ describe('npm start under a low file-descriptor limit (ulimit -n 256)', () => {
       const result = await execute(url, ListPets, { limit: 1 }, `Bearer ${key}`);
       expect(result.errors).toBeUndefined();
       expect(result.data?.pets).toHaveLength(1);
-      for (let i = 0; i < 100 && !/client connections closed/.test(output); i++)
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(output).toMatch(/"level":40.*"evicted":\d+.*client connections closed/);
+      await gateway.waitFor(/client connections closed/, 2000);
+      expect(gateway.output()).toMatch(/"level":40.*"evicted":\d+.*client connections closed/);
     } finally {
       for (const socket of crowd) socket.destroy();
     }

@@ -19,10 +19,11 @@ afterAll(async () => {
   await upstream.close();
 });
 
-/** A gateway whose warn-level log lines land in `lines`, as main.ts wires the upstream log. */
+/** A gateway whose warn-level log lines land in `lines`, as main.ts wires the upstream log; its breaker reads `clock`. */
 async function watched(
   upstreamUrl: string,
   lines: Array<{ msg: string; level: number } & Record<string, unknown>>,
+  clock: () => number = Date.now,
 ) {
   const logger = createLogger('warn', { write: (line: string) => void lines.push(JSON.parse(line)) });
   return startGateway({
@@ -30,7 +31,7 @@ async function watched(
     timeoutMs: 500,
     client: {
       retryBaseMs: 1,
-      breaker: { failureThreshold: 3, openMs: 300 },
+      breaker: { failureThreshold: 3, openMs: 300, now: clock },
     },
     gateway: { logger },
   });
@@ -39,7 +40,8 @@ async function watched(
 describe('warn lines on a bad day (LOG_LEVEL=warn)', () => {
   it('one line for an unreachable upstream however many requests fail, and one per breaker transition', async () => {
     const lines: Array<{ msg: string; level: number } & Record<string, unknown>> = [];
-    const gateway = await watched(upstream.url, lines);
+    let now = 1_000_000;
+    const gateway = await watched(upstream.url, lines, () => now);
     try {
       upstream.fault(/pets/, (_req, res) => {
         res.writeHead(503);
@@ -50,7 +52,11 @@ describe('warn lines on a bad day (LOG_LEVEL=warn)', () => {
         expect(result.errors?.[0]?.extensions?.code).toBe('UPSTREAM_UNAVAILABLE');
       }
       upstream.clearFaults();
-      await sleep(350);
+      // Still open one moment before its 300 ms are up; half-open at 300 ms.
+      now += 299;
+      const early = await execute(gateway.url, ListPets, { limit: 1 }, `Bearer ${TOKEN}`);
+      expect(early.errors?.[0]?.extensions?.code).toBe('UPSTREAM_UNAVAILABLE');
+      now += 1;
       const back = await execute(gateway.url, ListPets, { limit: 1 }, `Bearer ${TOKEN}`);
       expect(back.errors).toBeUndefined();
 

@@ -1,51 +1,37 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, test } from 'vitest';
 import { startPetstore } from '../../src/petstore/server.ts';
+import { killSpawned, spawnWatched } from '../support/process.ts';
 import { api, tempDir } from './helpers.ts';
 
 const MAIN = new URL('../../src/petstore/main.ts', import.meta.url).pathname;
 const tmp = tempDir();
-const children = new Set<ChildProcess>();
 afterAll(() => {
   // A failed assertion must not leave a server running.
-  for (const child of children)
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  killSpawned();
   tmp.remove();
 });
 
-function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', ...extra };
-  if (extra.PETSTORE_API_KEY === undefined) delete env.PETSTORE_API_KEY;
-  return env;
+/** The service's environment: `extra` on loopback and a free port, nothing of the runner's. */
+function childEnv(extra: Record<string, string>): Record<string, string> {
+  return { PORT: '0', HOST: '127.0.0.1', ...extra };
 }
 
 interface Child {
   process: ChildProcess;
   url: string;
-  /** every stdout line so far */
-  lines: string[];
+  /** stdout and stderr so far */
+  output(): string;
   exit: Promise<number | null>;
 }
 
 /** Spawns `main.ts` and resolves once it printed its listening line. */
-function spawnPetstore(env: Record<string, string>): Promise<Child> {
-  const child = spawn(process.execPath, [MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'inherit'] });
-  children.add(child);
-  const lines: string[] = [];
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) =>
-      reject(new Error(`petstore exited early with ${code}: ${lines.join('\n')}`)),
-    );
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      lines.push(line);
-      const url = /listening on (\S+)/.exec(line)?.[1];
-      if (url !== undefined) resolve({ process: child, url, lines, exit });
-    });
-  });
+async function spawnPetstore(env: Record<string, string>): Promise<Child> {
+  const child = spawnWatched(process.execPath, [MAIN], { env: childEnv(env) });
+  const [, url = ''] = await child.waitFor(/listening on (\S+)/);
+  return { process: child.child, url, output: child.output, exit: child.exited };
 }
 
 function keysCreate(dbPath: string, ...args: string[]) {
@@ -94,7 +80,7 @@ describe('npm run petstore (main.ts)', () => {
   test('prints the dev key on a first start only, logs requests without the key, and SIGTERM lets an in-flight request finish then exits 0', async () => {
     const dbPath = join(tmp.dir, 'main', 'petstore.db');
     const child = await spawnPetstore({ PETSTORE_DB: dbPath });
-    const devKey = /development API key.*: (psk_\S+)/.exec(child.lines.join('\n'))?.[1];
+    const devKey = /development API key.*: (psk_\S+)/.exec(child.output())?.[1];
     expect(devKey).toBeDefined();
 
     // Expect: 100-continue makes the server confirm it is handling the request before the body is sent.
@@ -125,13 +111,13 @@ describe('npm run petstore (main.ts)', () => {
     });
     expect((await response).status).toBe(201);
     expect(await child.exit).toBe(0);
-    const output = child.lines.join('\n');
+    const output = child.output();
     expect(output).toMatch(/^POST \/v1\/pets 201 \d+\.\dms$/m);
     expect(output.split(devKey as string)).toHaveLength(2); // printed exactly once
 
     // Restart on the same file: the pet is there, and no new key is printed.
     const again = await spawnPetstore({ PETSTORE_DB: dbPath });
-    expect(again.lines.join('\n')).not.toContain('development API key');
+    expect(again.output()).not.toContain('development API key');
     const listed = await fetch(`${again.url}/pets?limit=100`, {
       headers: { authorization: `Bearer ${devKey}` },
     });
@@ -145,12 +131,12 @@ describe('npm run petstore (main.ts)', () => {
       PETSTORE_DB: join(tmp.dir, 'env-key.db'),
       PETSTORE_API_KEY: 'from-env',
     });
-    expect(child.lines.join('\n')).not.toContain('development API key');
+    expect(child.output()).not.toContain('development API key');
     const response = await fetch(`${child.url}/pets`, { headers: { authorization: 'Bearer from-env' } });
     expect(response.status).toBe(200);
     child.process.kill('SIGTERM');
     expect(await child.exit).toBe(0);
-    expect(child.lines.join('\n')).not.toContain('from-env');
+    expect(child.output()).not.toContain('from-env');
   });
 });
 

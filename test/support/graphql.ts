@@ -19,18 +19,48 @@ export async function execute<TData, TVariables>(
   return postJson(url, { query: print(document), variables }, authorization);
 }
 
-/** Posts any JSON body (for untyped or malformed operations). */
+/** What a GraphQL endpoint answered to a POST: status, headers, the body's text and its JSON. */
+export interface PostAnswer {
+  status: number;
+  headers: Headers;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: an answer's JSON, read by each test as it expects
+  body: any;
+}
+
+/**
+ * POSTs a JSON body to a GraphQL endpoint, as a GraphQL client would (`Accept` asks for the GraphQL
+ * response media type first, unless given), with the caller's `Authorization` when given. The one
+ * HTTP POST of the tests that talk GraphQL.
+ */
+export async function post(
+  url: string,
+  body: unknown,
+  options: { authorization?: string | undefined; accept?: string; headers?: Record<string, string> } = {},
+): Promise<PostAnswer> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: options.accept ?? 'application/graphql-response+json, application/json',
+    ...options.headers,
+  };
+  if (options.authorization !== undefined) headers.authorization = options.authorization;
+  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body: parsed };
+}
+
+/** Posts any JSON body (for untyped or malformed operations); the answer's fields spread. */
 export async function postJson<TData = unknown>(
   url: string,
   body: unknown,
   authorization?: string,
 ): Promise<GraphQLResponse<TData>> {
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: 'application/graphql-response+json, application/json',
-  };
-  if (authorization !== undefined) headers.authorization = authorization;
-  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
-  const text = await response.text();
-  return { status: response.status, text, ...JSON.parse(text) };
+  const answer = await post(url, body, { authorization });
+  return { status: answer.status, text: answer.text, ...JSON.parse(answer.text) };
 }

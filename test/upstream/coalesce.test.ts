@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { createUpstreamClient, type Deadline, type UpstreamClient } from '../../src/upstream/client.ts';
 import { UpstreamResponseError, UpstreamTimeoutError } from '../../src/upstream/errors.ts';
@@ -224,8 +223,8 @@ describe('coalescing in the upstream client', () => {
     for (const result of results) {
       expect((result as PromiseRejectedResult).reason).toBeInstanceOf(UpstreamTimeoutError);
     }
-    await sleep(50);
-    expect(cut).toBe(true);
+    // The upstream sees the exchange cut once the last waiter gave up (not at the first one's deadline).
+    await vi.waitFor(() => expect(cut).toBe(true), { timeout: 2000, interval: 5 });
     upstream.clearFaults();
     const fresh = await client.listPets(auth, { limit: 5 });
     expect(fresh.map((pet) => pet.name)).toEqual(['Rex']);
