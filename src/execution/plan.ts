@@ -109,46 +109,43 @@ export function compilePlan(
   if (variableDefinitions.some(hasDirectives)) return undefined;
   const constantVariables = variableDefinitions.length === 0;
 
-  const rootFields = collectFields(rootType, [operation.selectionSet], fragments);
-  if (rootFields === undefined) return undefined;
-  const roots: PlannedRoot[] = [];
-  for (const [key, nodes] of rootFields) {
-    const node = nodes[0] as FieldNode;
-    if (node.name.value === '__typename') {
-      roots.push({ kind: 'typename', key, value: rootType.name });
-      continue;
-    }
-    const field = rootType.getFields()[node.name.value];
-    const declaration = field?.extensions?.[UPSTREAM_EXTENSION] as UpstreamField<unknown> | undefined;
-    // Argument mappers (none in this schema) would hand the resolver other arguments than graphql-js's.
-    const mappers = field?.extensions?.pothosArgMappers as unknown[] | undefined;
-    if (!field || !declaration || (mappers && mappers.length > 0)) return undefined;
-    const shape = outputShape(field.type);
-    if (!shape) return undefined;
-    const selections = nodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : []));
-    const fields = objectFields(shape.type, selections, fragments);
-    if (!fields) return undefined;
-    let request: unknown;
-    if (constantVariables) {
-      try {
-        request = declaration.request(getArgumentValues(field, node, {}));
-      } catch {
-        return undefined;
+  const roots = planSelection<PlannedRoot>(
+    rootType,
+    [operation.selectionSet],
+    fragments,
+    (key, field, node, nodes) => {
+      const declaration = field.extensions?.[UPSTREAM_EXTENSION] as UpstreamField<unknown> | undefined;
+      // Argument mappers (none in this schema) would hand the resolver other arguments than graphql-js's.
+      const mappers = field.extensions?.pothosArgMappers as unknown[] | undefined;
+      if (!declaration || (mappers && mappers.length > 0)) return undefined;
+      const shape = outputShape(field.type);
+      if (!shape) return undefined;
+      const selections = nodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : []));
+      const fields = objectFields(shape.type, selections, fragments);
+      if (!fields) return undefined;
+      let request: unknown;
+      if (constantVariables) {
+        try {
+          request = declaration.request(getArgumentValues(field, node, {}));
+        } catch {
+          return undefined;
+        }
       }
-    }
-    roots.push({
-      kind: 'call',
-      key,
-      call: declaration.call,
-      ...(constantVariables ? { request } : {}),
-      list: shape.list,
-      nullable: shape.nullable,
-      fields,
-      declaration,
-      field,
-      node,
-    });
-  }
+      return {
+        kind: 'call',
+        key,
+        call: declaration.call,
+        ...(constantVariables ? { request } : {}),
+        list: shape.list,
+        nullable: shape.nullable,
+        fields,
+        declaration,
+        field,
+        node,
+      };
+    },
+  );
+  if (roots === undefined) return undefined;
 
   const fixedCost = constantVariables ? priceOperation(schema, document, {}) : undefined;
   if (constantVariables && fixedCost === undefined) return undefined;
@@ -227,24 +224,12 @@ function objectFields(
   selectionSets: readonly SelectionSetNode[],
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
 ): PlannedField[] | undefined {
-  const collected = collectFields(type, selectionSets, fragments);
-  if (!collected || collected.size === 0) return undefined;
-  const fields: PlannedField[] = [];
-  for (const [key, nodes] of collected) {
-    const node = nodes[0] as FieldNode;
-    if (node.name.value === '__typename') {
-      fields.push({ kind: 'typename', key, value: type.name });
-      continue;
-    }
-    const field = type.getFields()[node.name.value];
+  return planSelection<PlannedField>(type, selectionSets, fragments, (key, field, _node, nodes) => {
     // A resolver or arguments would make this more than a read of the upstream's property.
-    if (!field || field.resolve || field.args.length > 0 || nodes.some((n) => n.selectionSet))
-      return undefined;
+    if (field.resolve || field.args.length > 0 || nodes.some((n) => n.selectionSet)) return undefined;
     const leaf = plannedLeaf(field.type);
-    if (!leaf) return undefined;
-    fields.push({ ...leaf, key, property: field.name, nullable: !isNonNullType(field.type) });
-  }
-  return fields;
+    return leaf && { ...leaf, key, property: field.name, nullable: !isNonNullType(field.type) };
+  });
 }
 
 /** How a leaf is written, as graphql-js would serialise it; only types known to be exact. */
@@ -257,6 +242,40 @@ function plannedLeaf(
   if (named === GraphQLID || named === GraphQLString) return { kind: 'string' };
   if (!isEnumType(named)) return undefined;
   return { kind: 'enum', names: new Map(named.getValues().map((value) => [value.value, value.name])) };
+}
+
+/**
+ * Plans the response keys selected on `type`, in order: `__typename` from the type's name, every
+ * other key by `planField` with the field it names and its nodes. Undefined when nothing is
+ * selected, the selection cannot be collected (see collectFields), a key names no field, or
+ * `planField` refuses one.
+ */
+function planSelection<Planned extends { readonly key: string }>(
+  type: GraphQLObjectType,
+  selectionSets: readonly SelectionSetNode[],
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  planField: (
+    key: string,
+    field: GraphQLField<unknown, unknown>,
+    node: FieldNode,
+    nodes: readonly FieldNode[],
+  ) => Planned | undefined,
+): Array<Planned | { kind: 'typename'; key: string; value: string }> | undefined {
+  const collected = collectFields(type, selectionSets, fragments);
+  if (!collected || collected.size === 0) return undefined;
+  const planned: Array<Planned | { kind: 'typename'; key: string; value: string }> = [];
+  for (const [key, nodes] of collected) {
+    const node = nodes[0] as FieldNode;
+    if (node.name.value === '__typename') {
+      planned.push({ kind: 'typename', key, value: type.name });
+      continue;
+    }
+    const field = type.getFields()[node.name.value];
+    const one = field && planField(key, field, node, nodes);
+    if (!one) return undefined;
+    planned.push(one);
+  }
+  return planned;
 }
 
 /**

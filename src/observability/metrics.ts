@@ -251,6 +251,24 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       },
     });
 
+  /** The same, one series per value of `label`: `read` gives each value's count. */
+  const countedByLabelAtScrape = (
+    name: string,
+    help: string,
+    label: string,
+    read: () => Record<string, number>,
+  ) =>
+    new Counter({
+      name,
+      help,
+      labelNames: [label],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [value, count] of Object.entries(read())) this.inc({ [label]: value }, count);
+      },
+    });
+
   return {
     connectionClosed: (reason) => connectionsClosed.inc({ reason }),
     watchRedis(redis) {
@@ -301,17 +319,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       );
     },
     watchLanes(served) {
-      new Counter({
-        name: 'pet_gateway_lane_requests_total',
-        help: 'HTTP requests by the lane that answered: fast (prepared operations) or yoga (all others).',
-        labelNames: ['lane'],
-        registers: [registry],
-        collect() {
-          this.reset();
-          this.inc({ lane: 'fast' }, served.fast);
-          this.inc({ lane: 'yoga' }, served.yoga);
-        },
-      });
+      countedByLabelAtScrape(
+        'pet_gateway_lane_requests_total',
+        'HTTP requests by the lane that answered: fast (prepared operations) or yoga (all others).',
+        'lane',
+        () => ({ fast: served.fast, yoga: served.yoga }),
+      );
       countedAtScrape(
         'pet_gateway_planned_requests_total',
         'Of the fast lane requests, those a compiled plan of upstream calls answered (no GraphQL execution).',
@@ -343,17 +356,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       );
     },
     watchDocumentStore(stats) {
-      new Counter({
-        name: 'pet_gateway_apq_lookups_total',
-        help: 'APQ hashes looked up in the store by result: hit, or miss (answered PersistedQueryNotFound).',
-        labelNames: ['result'],
-        registers: [registry],
-        collect() {
-          this.reset();
-          this.inc({ result: 'hit' }, stats.hits);
-          this.inc({ result: 'miss' }, stats.misses);
-        },
-      });
+      countedByLabelAtScrape(
+        'pet_gateway_apq_lookups_total',
+        'APQ hashes looked up in the store by result: hit, or miss (answered PersistedQueryNotFound).',
+        'result',
+        () => ({ hit: stats.hits, miss: stats.misses }),
+      );
       countedAtScrape(
         'pet_gateway_apq_registered_total',
         'Documents registered in the APQ store (hash verified, document validated).',
@@ -366,19 +374,13 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       );
     },
     watchCache(stats) {
-      new Counter({
-        name: 'pet_gateway_response_cache_lookups_total',
-        help: 'Response cache lookups by result: hit, miss, or error (served from the upstream).',
-        labelNames: ['result'],
-        registers: [registry],
-        // The store counts; this reads its counters at scrape time.
-        collect() {
-          this.reset();
-          this.inc({ result: 'hit' }, stats.hits);
-          this.inc({ result: 'miss' }, stats.misses);
-          this.inc({ result: 'error' }, stats.errors);
-        },
-      });
+      // The store counts; this reads its counters at scrape time.
+      countedByLabelAtScrape(
+        'pet_gateway_response_cache_lookups_total',
+        'Response cache lookups by result: hit, miss, or error (served from the upstream).',
+        'result',
+        () => ({ hit: stats.hits, miss: stats.misses, error: stats.errors }),
+      );
     },
   };
 }

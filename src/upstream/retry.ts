@@ -1,7 +1,7 @@
 import { type BreakerOptions, CircuitBreaker } from './breaker.ts';
 import type { CallScope } from './deadline.ts';
 import { type UpstreamError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.ts';
-import { type Authorization, methodOf, type UpstreamObserver, type UpstreamRoute } from './observer.ts';
+import { methodOf, type UpstreamObserver, type UpstreamRoute } from './observer.ts';
 import type { RawResponse, Send, Transport } from './transport.ts';
 
 /*
@@ -48,13 +48,7 @@ export function createRetryingCaller(transport: Transport, options: RetryOptions
    * The scope bounds every attempt and every backoff: a slow-drip body cannot stretch it, unlike
    * undici's idle-only bodyTimeout.
    */
-  async function call(
-    route: UpstreamRoute,
-    path: string,
-    auth: Authorization,
-    body: string | undefined,
-    scope: CallScope,
-  ): Promise<RawResponse> {
+  const call: Send = async (route, path, auth, body, scope) => {
     const method = methodOf(route);
     for (let attempt = 0; ; attempt++) {
       if (scope.expired) throw new UpstreamTimeoutError('deadline passed');
@@ -99,7 +93,7 @@ export function createRetryingCaller(transport: Transport, options: RetryOptions
       }
       return response;
     }
-  }
+  };
 
   return { call, breaker };
 }

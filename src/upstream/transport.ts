@@ -80,13 +80,7 @@ export function createTransport(options: TransportOptions): Transport {
    * `pool.request`: its response stream, async resource and signal listener cost more per call than
    * the rest of the client did (measured, see docs/performance.md).
    */
-  function exchange(
-    route: UpstreamRoute,
-    path: string,
-    auth: Authorization,
-    body: string | undefined,
-    scope: CallScope,
-  ): Promise<RawResponse> {
+  const exchange: Send = (route, path, auth, body, scope) => {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (auth !== undefined) headers.authorization = auth;
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -117,7 +111,7 @@ export function createTransport(options: TransportOptions): Transport {
       if (exchange.settled) return;
       pool.dispatch({ method: methodOf(route), path: basePath + path, headers, body }, exchange);
     });
-  }
+  };
 
   function startAttempt(route: UpstreamRoute, headers: Record<string, string>) {
     const ends: Array<(end: AttemptEnd) => void> = [];
