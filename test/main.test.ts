@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { listenError } from '../src/startup-errors.ts';
+import { listenError } from '../src/process/startup-errors.ts';
 import { startFakeUpstream } from './support/fake-upstream.ts';
 import { postJson, post as postTo } from './support/graphql.ts';
 import { killSpawned, startMain } from './support/process.ts';

@@ -11,7 +11,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
  * docs/architecture.md draws the same order.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['src/main.ts', 'src/workers.ts', 'src/startup-errors.ts', 'src/gateway.ts'],
+  ['src/main.ts', 'src/process/', 'src/gateway.ts'],
   ['src/edge/'],
   ['src/yoga/'],
   ['src/execution/'],
