@@ -7,9 +7,9 @@
  * `npm run bench -- --help` lists the options.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { headlineChart } from './chart.ts';
@@ -66,6 +66,9 @@ const USAGE = `Usage: npm run bench -- [options]
   --json <file>        also write the settings, every run and the summary as JSON
   --chart <file>       also draw list20's headline comparison as an SVG chart (docs/performance-list20.svg)
   --profile            run the gateways under --cpu-prof and print their top self-time functions
+  --baseline <dir>     also run the gateway of another checkout (with its node_modules, or a link to
+                       these), e.g. \`git worktree add ../base main\`, beside this one in every workload
+                       with a gateway, and print this checkout's ratios to it: is a change slower?
   --gateway-node-args=<flags>  Node flags for the gateway process only (default: those of package.json's
                        start script, as npm start runs it), e.g. --gateway-node-args="--max-semi-space-size=0"
                        for V8's own young-generation size; the other Node targets keep Node's defaults`;
@@ -86,6 +89,8 @@ interface Settings {
   chart: string | undefined;
   profile: boolean;
   gatewayNodeArgs: string[];
+  /** Another checkout whose gateway runs beside this one (gateway-baseline); undefined: none. */
+  baseline: string | undefined;
 }
 
 function parseSettings(argv: string[]): Settings {
@@ -104,6 +109,7 @@ function parseSettings(argv: string[]): Settings {
       chart: { type: 'string' },
       profile: { type: 'boolean', default: false },
       'gateway-node-args': { type: 'string' },
+      baseline: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -131,6 +137,12 @@ function parseSettings(argv: string[]): Settings {
     throw new UsageError(`--generator must be auto, wrk or autocannon, got "${generator}"`);
   }
   const smoke = values.smoke;
+  const baseline = values.baseline === undefined ? undefined : resolve(values.baseline);
+  if (baseline !== undefined && !existsSync(join(baseline, 'bench/target-gateway.ts'))) {
+    throw new UsageError(
+      `--baseline ${values.baseline}: no bench/target-gateway.ts there (a checkout of this project)`,
+    );
+  }
   return {
     smoke,
     generator,
@@ -144,6 +156,7 @@ function parseSettings(argv: string[]): Settings {
     chart: values.chart,
     profile: values.profile,
     gatewayNodeArgs: nodeArgs(values['gateway-node-args'] ?? startFlags().join(' ')),
+    baseline,
   };
 }
 
@@ -189,7 +202,17 @@ const HOPS: Record<HopKind, { file: string; env: Record<string, string | undefin
   'bare-proxy': { file: 'bench/target-bare-proxy.ts', env: {}, gateway: false },
   'json-hop': { file: 'bench/target-json-hop.ts', env: {}, gateway: false },
   tailcall: { file: 'bench/target-tailcall.ts', env: {}, gateway: false },
+  // --baseline's checkout: its own bench/target-gateway.ts (the file is resolved in startStack).
+  'gateway-baseline': { file: 'bench/target-gateway.ts', env: { FAST_LANE: undefined }, gateway: true },
 };
+
+/** A workload's targets: its own, and the baseline's gateway beside this one's when --baseline is given. */
+function targetsOf(workload: Workload, settings: Settings): Partial<Record<TargetKind, RequestSpec>> {
+  const { gateway } = workload.targets;
+  return settings.baseline !== undefined && gateway !== undefined
+    ? { ...workload.targets, 'gateway-baseline': gateway }
+    : workload.targets;
+}
 
 /** The processes behind one upstream kind: the upstream, and the hops its workloads use. */
 interface Stack {
@@ -210,15 +233,18 @@ async function startStack(kind: UpstreamKind, workloads: Workload[], settings: S
   const needed = new Set(
     workloads
       .filter((w) => w.upstream === kind)
-      .flatMap((w) => Object.keys(w.targets) as TargetKind[])
+      .flatMap((w) => Object.keys(targetsOf(w, settings)) as TargetKind[])
       .filter((t): t is HopKind => t !== 'direct'),
   );
   const hops = new Map<HopKind, TargetProcess>();
   await Promise.all(
     [...needed].map(async (hop) => {
-      const { file, env, gateway } = HOPS[hop];
-      // The workers target's flags reach its primary and workers; profiles are taken of the gateway only.
-      const profile = hop === 'gateway-workers' ? [] : profileArgs(hop, kind, settings);
+      const { env, gateway } = HOPS[hop];
+      const file =
+        hop === 'gateway-baseline' ? join(settings.baseline as string, HOPS[hop].file) : HOPS[hop].file;
+      // The workers target's flags reach its primary and workers; profiles are taken of this gateway only.
+      const profile =
+        hop === 'gateway-workers' || hop === 'gateway-baseline' ? [] : profileArgs(hop, kind, settings);
       const nodeArgs = gateway ? [...settings.gatewayNodeArgs, ...profile] : [];
       hops.set(
         hop,
@@ -339,7 +365,7 @@ async function measure(
   settings: Settings,
   wrk: string | undefined,
 ): Promise<RunResult> {
-  const spec = workload.targets[target] as RequestSpec;
+  const spec = targetsOf(workload, settings)[target] as RequestSpec;
   const proc = processFor(stack, target);
   const upstream = target === 'direct' ? undefined : stack.upstream;
   // Stats (peak RSS, keys seen) are asked for outside the CPU marks, so answering them is not counted.
@@ -569,12 +595,13 @@ async function runWorkload(
   summaries: Summary[],
   ratios: Ratio[],
 ): Promise<void> {
-  const targets = Object.keys(workload.targets) as TargetKind[];
+  const specs = targetsOf(workload, settings);
+  const targets = Object.keys(specs) as TargetKind[];
   const connections = workload.connections ?? settings.connections;
   const callsPerOp = new Map<TargetKind, number>();
   const wrongAnswers = new Map<TargetKind, string>();
   for (const target of targets) {
-    const spec = workload.targets[target] as RequestSpec;
+    const spec = specs[target] as RequestSpec;
     const url = processFor(stack, target).url + spec.path;
     const problem = await sendOnce(url, target, spec, settings);
     if (problem !== undefined) wrongAnswers.set(target, problem);
@@ -647,6 +674,12 @@ async function runWorkload(
     'tailcall',
     ['rps', 'cpu'],
     'WORKERS=2 (both cores) against Tailcall on the same cores',
+  );
+  add(
+    'gateway',
+    'gateway-baseline',
+    ['rps', 'cpu', 'p99'],
+    `this checkout against --baseline ${settings.baseline}`,
   );
 }
 

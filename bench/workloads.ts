@@ -4,6 +4,8 @@ export type TargetKind =
   | 'gateway'
   | 'gateway-yoga'
   | 'gateway-workers'
+  /** --baseline: the gateway of another checkout, beside this one's. */
+  | 'gateway-baseline'
   | 'bare-proxy'
   | 'json-hop'
   | 'tailcall'

@@ -146,6 +146,31 @@ describe('npm run bench -- --smoke', () => {
     expect(code).toBe(2);
     expect(stderr).toMatch(/--gateway-node-args takes Node flags/);
   });
+
+  it('refuses a --baseline that is not a checkout of this project', async () => {
+    const { code, stderr } = await runBench(['--baseline', tmpdir()]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--baseline .*: no bench\/target-gateway\.ts there/);
+  });
+
+  it('with --baseline runs that checkout’s gateway beside this one and prints the ratio to it', async () => {
+    // This checkout as its own baseline: two gateways from the same code, side by side.
+    const { code, stdout, stderr } = await runBench([
+      '--smoke',
+      '--workload',
+      'create-pet',
+      '--baseline',
+      '.',
+    ]);
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    const cells = row(stdout, 'create-pet', 'static', 'gateway-baseline');
+    expect(Number(cells?.[3]), 'gateway-baseline req/s').toBeGreaterThan(0);
+    expect(cells?.[16], 'gateway-baseline answer').toBe('ok');
+    const ratio = row(stdout, 'create-pet', 'gateway / gateway-baseline');
+    expect(ratio?.[2]).toMatch(RATIO);
+    expect(ratio?.[3]).toMatch(RATIO);
+    expect(ratio?.[5]).toContain('this checkout against --baseline');
+  }, 60_000);
 });
 
 describe('list20-bigids', () => {
