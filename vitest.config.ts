@@ -54,13 +54,25 @@ export default defineConfig({
   test: {
     testTimeout: 20_000,
     hookTimeout: 30_000,
+    // Two workers for the first two tiers (they hold a core each at most); the slow tier after
+    // them, one file at a time: its files start processes of their own, and some of them compare
+    // latencies, which another file's load would skew.
+    maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'unit', include: UNIT } },
+      { extends: true, test: { name: 'unit', include: UNIT, maxWorkers: 2 } },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...SLOW] },
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: [...UNIT, ...SLOW],
+          maxWorkers: 2,
+        },
       },
-      { extends: true, test: { name: 'slow', include: SLOW } },
+      {
+        extends: true,
+        test: { name: 'slow', include: SLOW, fileParallelism: false, sequence: { groupOrder: 1 } },
+      },
     ],
   },
 });
