@@ -59,14 +59,13 @@ export default defineConfig({
     // latencies, which another file's load would skew.
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'unit', include: UNIT, maxWorkers: 2 } },
+      { extends: true, test: { name: 'unit', include: UNIT } },
       {
         extends: true,
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
           exclude: [...UNIT, ...SLOW],
-          maxWorkers: 2,
         },
       },
       {

@@ -10,7 +10,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { RedisState } from '../stores/redis.ts';
 import type { DocumentStoreStats } from '../stores/registered-documents.ts';
 import type { CacheStats } from '../stores/response-cache.ts';
-import type { UpstreamObserver } from '../upstream/client.ts';
+import type { UpstreamObserver } from '../upstream/observer.ts';
 import { createLabelBudget } from './labels.ts';
 
 /** Why the listener closed a client connection itself. */

@@ -11,7 +11,7 @@ import {
 } from '@opentelemetry/sdk-trace';
 import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { methodOf, type UpstreamObserver } from '../upstream/client.ts';
+import { methodOf, type UpstreamObserver } from '../upstream/observer.ts';
 import { MAX_OPERATION_NAME } from './labels.ts';
 
 export interface Tracing {

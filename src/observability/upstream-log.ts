@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { AttemptEnd, UpstreamObserver } from '../upstream/client.ts';
+import type { AttemptEnd, UpstreamObserver } from '../upstream/observer.ts';
 
 /** At most one "unreachable" line per this long, carrying the counts since the last one. */
 const REPORT_EVERY_MS = 10_000;

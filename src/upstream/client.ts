@@ -20,17 +20,6 @@ import type { Authorization, UpstreamObserver, UpstreamRoute } from './observer.
 import { createRetryingCaller, parseRetryAfter } from './retry.ts';
 import { createTransport, type RawResponse } from './transport.ts';
 
-// What the layers report, as the rest of the gateway imports it: with the client.
-export type {
-  AttemptEnd,
-  AttemptOutcome,
-  Authorization,
-  UpstreamObserver,
-  UpstreamRoute,
-} from './observer.ts';
-export { methodOf } from './observer.ts';
-export { parseRetryAfter } from './retry.ts';
-
 export interface UpstreamClientOptions {
   /** Base URL of the REST v1 service; its path (ending in `/v1`) prefixes every route. */
   baseUrl: URL;

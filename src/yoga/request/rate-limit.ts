@@ -7,7 +7,7 @@ import { rateLimited, refusedKeysLimited } from '../../schema/errors.ts';
 import { createMinuteCounts, secondsLeft } from '../../stores/rate-limit.ts';
 import type { SharedRedis } from '../../stores/redis.ts';
 import { type CallerKey, createCallerKey } from '../../upstream/caller-key.ts';
-import type { UpstreamObserver } from '../../upstream/client.ts';
+import type { UpstreamObserver } from '../../upstream/observer.ts';
 
 /** Whether one GraphQL request may run. */
 export type RateLimitDecision =
