@@ -5,7 +5,7 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
 const config: CodegenConfig = {
   schema: 'schema/schema.graphql',
   // The project's own operations; the hardening corpus holds invalid documents on purpose.
-  documents: ['test/gateway/operations.ts'],
+  documents: ['test/support/operations.ts'],
   generates: {
     'test/generated/': {
       preset: 'client',

@@ -1,48 +1,17 @@
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { testTiers } from './test/tiers.ts';
 
 const require = createRequire(import.meta.url);
 
 /**
- * Tests in three tiers. `npm test` (and CI) runs all three; `npm run test:quick` runs the first two.
- * - unit: no server, no process, no socket: the code's own rules.
- * - integration: real HTTP servers on 127.0.0.1 in this process (the reference service, the
- *   tests' upstream, the gateway), real clients.
- * - slow: other processes and tools (npm start, workers, nginx, Redis, Chromium, the image, the
- *   bench and chaos runs), and the long property and load runs.
- * A file in neither list below is an integration test, so no test file is left out of `npm test`.
+ * Tests in three tiers, each file's read off the file itself (test/tiers.ts: where it lives and what
+ * it starts), so a new file lands in its tier without a list to keep. `npm test` (and CI) runs all
+ * three; `npm run test:quick` runs the first two.
  */
-const UNIT = [
-  'test/architecture/**',
-  'test/bench/chart.test.ts',
-  'test/config.test.ts',
-  'test/contract/openapi.test.ts',
-  'test/execution/**',
-  'test/gateway/endpoints.test.ts',
-  'test/http/graphiql-table.test.ts',
-  'test/http/prepared-lru.test.ts',
-  'test/readme.test.ts',
-  'test/start-flags.test.ts',
-  'test/upstream/deadline.test.ts',
-  'test/upstream/exact-json.test.ts',
-];
-const SLOW = [
-  'test/bench.test.ts',
-  'test/browser/**',
-  'test/chaos-args.test.ts',
-  'test/chaos.test.ts',
-  'test/deploy/**',
-  'test/docs/claims.test.ts',
-  'test/examples/**',
-  'test/hardening/flood.test.ts',
-  'test/hardening/properties.test.ts',
-  'test/http/slow-bodies.test.ts',
-  'test/main.test.ts',
-  'test/npm-start-signals.test.ts',
-  'test/petstore/process.test.ts',
-  'test/redis-keys.test.ts',
-  'test/workers.test.ts',
-];
+const tiers = testTiers(dirname(fileURLToPath(import.meta.url)));
 
 export default defineConfig({
   resolve: {
@@ -59,18 +28,17 @@ export default defineConfig({
     // latencies, which another file's load would skew.
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'unit', include: UNIT } },
+      { extends: true, test: { name: 'unit', include: tiers.unit } },
       {
         extends: true,
         test: {
           name: 'integration',
-          include: ['test/**/*.test.ts'],
-          exclude: [...UNIT, ...SLOW],
+          include: tiers.integration,
         },
       },
       {
         extends: true,
-        test: { name: 'slow', include: SLOW, fileParallelism: false, sequence: { groupOrder: 1 } },
+        test: { name: 'slow', include: tiers.slow, fileParallelism: false, sequence: { groupOrder: 1 } },
       },
     ],
   },

@@ -1,18 +1,18 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createClientAddresses } from './edge/client-address.ts';
-import { createEdge, type Edge, type EdgeOptions } from './edge/lane-choice.ts';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from './edge/listener.ts';
+import { createEdge, type Edge, type EdgeOptions } from './edge/route.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Tracing } from './observability/tracing.ts';
 import { createUpstreamLog } from './observability/upstream-log.ts';
+import { createRateLimit } from './policy/rate-limit.ts';
 import { createSharedRedis, type RedisState } from './stores/redis.ts';
 import { createMemoryDocumentStore, createRedisDocumentStore } from './stores/registered-documents.ts';
 import { createMemoryCache, createRedisCache } from './stores/response-cache.ts';
 import { createCallerKey } from './upstream/caller-key.ts';
 import { createUpstreamClient, type UpstreamClient, type UpstreamClientOptions } from './upstream/client.ts';
-import { createRateLimit } from './yoga/request/rate-limit.ts';
-import type { GatewayOptions } from './yoga/server.ts';
+import type { YogaServerOptions } from './yoga/server.ts';
 
 /** What the process brings besides the configuration: where the upstream is, and where logs, metrics and spans go. */
 export interface GatewayParts {
@@ -21,7 +21,7 @@ export interface GatewayParts {
   logger: Logger;
   metrics?: Metrics;
   tracing?: Tracing;
-  persistedOperations?: GatewayOptions['persistedOperations'];
+  persistedOperations?: YogaServerOptions['persistedOperations'];
   /** Prefilled in GraphiQL (the embedded service's key, made for this run). */
   graphiqlAuthorization?: string;
   /** True once the process is shutting down. */

@@ -10,11 +10,11 @@ import {
 } from './observability/cluster-metrics.ts';
 import { createLogDestination, createLogger } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
-import { announce, exit, startEmbedded } from './process/start-up.ts';
-import { listen, StartupError } from './process/startup-errors.ts';
+import { announce, exit, startEmbedded } from './process/embedded-store.ts';
+import { listen, StartupError } from './process/start-up-errors.ts';
 import { STARTUP_FAILED, superviseWorkers } from './process/workers.ts';
 import { loadPersistedDocuments } from './yoga/request/persisted-documents.ts';
-import type { GatewayOptions } from './yoga/server.ts';
+import type { YogaServerOptions } from './yoga/server.ts';
 
 /** How long SIGTERM waits for in-flight operations before closing anyway. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -100,7 +100,7 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  let persistedOperations: GatewayOptions['persistedOperations'];
+  let persistedOperations: YogaServerOptions['persistedOperations'];
   if (config.persistedOperations !== 'off' && config.persistedOperationsFile) {
     try {
       persistedOperations = {

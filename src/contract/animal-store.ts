@@ -44,3 +44,16 @@ export function nameLength(text: string): number {
 
 /** `GET /pets/{petId}` is deprecated and removed on this day (the contract's Versioning section). */
 export const PET_SUNSET = new Date('2030-12-05T00:00:00Z');
+
+/** PET_SUNSET as a day, as the contract and the schema's deprecation reason write it. */
+export const PET_SUNSET_DAY = PET_SUNSET.toISOString().slice(0, 10);
+
+/** PET_SUNSET as the HTTP `Sunset` header writes it (RFC 8594: an HTTP-date). */
+export const PET_SUNSET_HTTP = PET_SUNSET.toUTCString();
+
+/**
+ * When `GET /pets/{petId}` was deprecated, as the reference service's `Deprecation` header says it
+ * (RFC 9745: `@` and Unix seconds). The contract names the sunset only; this day is the reference
+ * service's.
+ */
+export const GET_PET_DEPRECATED = '@1764892800';

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionClose } from '../observability/metrics.ts';
+import { errorBody, refuse } from './error-body.ts';
 
 export interface ConnectionLimits {
   /** Client connections held at once. */
@@ -135,21 +136,9 @@ export function createConnectionAdmission(limits: ConnectionLimits) {
       const path = req.url?.split('?', 1)[0] ?? '';
       if (!PROBE_PATHS.has(path)) {
         res.shouldKeepAlive = false;
-        res.writeHead(503, {
-          'content-type': 'application/json; charset=utf-8',
-          'cache-control': 'no-store',
+        refuse(res, 503, 'OVERLOADED', 'The gateway is at its connection limit; retry shortly.', {
           'retry-after': '1',
         });
-        res.end(
-          JSON.stringify({
-            errors: [
-              {
-                message: 'The gateway is at its connection limit; retry shortly.',
-                extensions: { code: 'OVERLOADED' },
-              },
-            ],
-          }),
-        );
         limits.onClose('probe_only');
         return false;
       }
@@ -227,9 +216,7 @@ function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-const SLOW_BODY = JSON.stringify({
-  errors: [{ message: 'The request body arrived too slowly.', extensions: { code: 'REQUEST_TIMEOUT' } }],
-});
+const SLOW_BODY = errorBody('REQUEST_TIMEOUT', 'The request body arrived too slowly.');
 
 function tooSlow(socket: ClientSocket, res: ServerResponse): void {
   // The handler still waits for the body; its response, if it ever writes one, goes nowhere.

@@ -9,16 +9,7 @@ import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ConnectionClose } from '../observability/metrics.ts';
 import { createConnectionAdmission } from './connections.ts';
-
-/** The GraphQL-over-HTTP error body for requests refused before Yoga sees them. */
-function errorBody(code: string, message: string): string {
-  return JSON.stringify({ errors: [{ message, extensions: { code } }] });
-}
-
-function refuse(res: ServerResponse, status: number, code: string, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
-  res.end(errorBody(code, message));
-}
+import { errorBody, refuse } from './error-body.ts';
 
 export type { ConnectionClose } from '../observability/metrics.ts';
 

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { DefinitionNode, DocumentNode, GraphQLError } from 'graphql';
 import type { Plugin, YogaLogger } from 'graphql-yoga';
 import { type DestinationStream, type Logger, pino } from 'pino';
 import { MAX_OPERATION_NAME } from './labels.ts';
+import { requestIdOf } from './request-id.ts';
 
 /**
  * The gateway's JSON logger. `authorization` is redacted where a header bag would carry it, as a
@@ -245,13 +245,6 @@ export interface OperationRecord {
   operationType?: string;
   codes?: string[];
   upstreamCalls?: () => number;
-}
-
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
-
-/** The caller's `x-request-id` when it is sane, else a new one. */
-export function requestIdOf(header: string | null | undefined): string {
-  return header && REQUEST_ID.test(header) ? header : randomUUID();
 }
 
 /**

@@ -7,6 +7,7 @@ import {
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { RateLimitStats } from '../stores/rate-limit-counts.ts';
 import type { RedisState } from '../stores/redis.ts';
 import type { DocumentStoreStats } from '../stores/registered-documents.ts';
 import type { CacheStats } from '../stores/response-cache.ts';
@@ -25,17 +26,6 @@ export type ConnectionClose =
   | 'slow_body'
   /** A connection taken past the cap for a probe that asked for something else: answered 503. */
   | 'probe_only';
-
-export interface RateLimitStats {
-  /** Requests refused with RATE_LIMITED. */
-  limited: number;
-  /** Decisions the in-process fallback took because Redis did not answer or was known down. */
-  storeErrors: number;
-  /** Of those, the ones refused at once by the open breaker: they cost no wait. */
-  storeBypassed: number;
-  /** Of `limited`, requests refused because their address sent too many keys the upstream refused. */
-  refusedKeysLimited: number;
-}
 
 export interface Metrics {
   registry: Registry;

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { isOverloadStatus } from '../upstream/errors.ts';
 import type { AttemptEnd, UpstreamObserver } from '../upstream/observer.ts';
 
 /** At most one "unreachable" line per this long, carrying the counts since the last one. */
@@ -16,7 +17,7 @@ export function createUpstreamLog(logger: Logger, now: () => number = Date.now):
   let lastReport = Number.NEGATIVE_INFINITY;
   // One function for every attempt: no closure per upstream call.
   const end = (attempt: AttemptEnd) => {
-    const overloaded = attempt.status === 502 || attempt.status === 503 || attempt.status === 504;
+    const overloaded = isOverloadStatus(attempt.status);
     if (attempt.outcome === 'unavailable' || overloaded) unavailable++;
     else if (attempt.outcome === 'timeout') timeout++;
     else return;

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isInt64, isPetStatus, PET_STATUSES, PET_SUNSET, type PetStatus } from '../contract/animal-store.ts';
+import {
+  GET_PET_DEPRECATED,
+  isInt64,
+  isPetStatus,
+  PET_STATUSES,
+  PET_SUNSET_HTTP,
+  type PetStatus,
+} from '../contract/animal-store.ts';
 import { HttpError } from './errors.ts';
 import { readJsonBody, sendJson } from './http.ts';
 import { LIMITS, type MessageDto, type NewPetDto } from './model.ts';
@@ -23,11 +30,6 @@ export interface Route {
   methods: Readonly<Record<string, Handler>>;
   headers?: Readonly<Record<string, string>>;
 }
-
-/** When `GET /pets/{petId}` was deprecated (RFC 9745 form): 2025-12-05T00:00:00Z. */
-export const GET_PET_DEPRECATION = '@1764892800';
-/** When `GET /pets/{petId}` is removed (RFC 8594 HTTP-date), from the contract. */
-export const GET_PET_SUNSET = PET_SUNSET.toUTCString();
 
 /** The only value of a query parameter, undefined when absent; repeating it is an error. */
 function single(
@@ -181,8 +183,8 @@ export const ROUTES: readonly Route[] = [
     pattern: /^\/v1\/pets\/([^/]+)$/,
     methods: { GET: getPet },
     headers: {
-      Deprecation: GET_PET_DEPRECATION,
-      Sunset: GET_PET_SUNSET,
+      Deprecation: GET_PET_DEPRECATED,
+      Sunset: PET_SUNSET_HTTP,
       Link: '</v1/pets>; rel="successor-version"',
     },
   },

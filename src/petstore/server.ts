@@ -6,7 +6,8 @@ import {
   STATUS_CODES,
 } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { type ErrorCode, HttpError } from './errors.ts';
+import type { ErrorCode } from '../contract/errors.ts';
+import { HttpError } from './errors.ts';
 import { sendJson } from './http.ts';
 import { stringifyJson } from './json.ts';
 import { type AuthFailure, createAuthenticator, ensureDevKey } from './keys.ts';

@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import { StartupError } from './startup-errors.ts';
+import { StartupError } from './start-up-errors.ts';
 
 /** First restart delay after a worker dies; doubled for each further death in a row. */
 const RESTART_MIN_MS = 100;

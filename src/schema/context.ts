@@ -1,9 +1,11 @@
+import { DEFAULT_LIMITS } from '../config.ts';
 import type { OperationSpan } from '../observability/tracing.ts';
+import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { ResponseCacheOptions } from '../upstream/cached-calls.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { createLoaders, type Loaders } from '../upstream/loaders.ts';
-import { bearerAuthorization } from './authorization.ts';
 import { DeprecationNotices } from './deprecation.ts';
+import { unauthenticated } from './errors.ts';
 
 /** What every resolver receives. */
 export interface Context {
@@ -39,6 +41,26 @@ export interface ContextDeps {
 }
 
 /**
+ * What a request's context is built from, read once from the gateway's options: the same for Yoga's
+ * lane and the fast lane.
+ */
+export function contextDepsOf(options: {
+  upstream: UpstreamClient;
+  limits?: { maxCost: number; maxRepresentations: number };
+  now?: () => Date;
+  cache?: ResponseCacheOptions;
+}): ContextDeps {
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  return {
+    upstream: options.upstream,
+    maxCost: limits.maxCost,
+    maxRepresentations: limits.maxRepresentations,
+    now: options.now ?? (() => new Date()),
+    ...(options.cache ? { cache: options.cache } : {}),
+  };
+}
+
+/**
  * Builds the per-request context: fresh loaders bound to the caller's `Authorization` header (the
  * same for both lanes: Yoga's and the fast lane's). A
  * header that cannot be a bearer key (or none at all: every contract operation requires one) is
@@ -50,7 +72,8 @@ export function createContext(
   variables: Record<string, unknown> = {},
 ): Context {
   // The canonical `Bearer <key>` is what goes upstream and what the response cache hashes.
-  const { authorization: bearer, error: authError } = bearerAuthorization(authorization);
+  const { authorization: bearer, problem } = bearerAuthorization(authorization);
+  const authError = problem === undefined ? undefined : unauthenticated(problem);
   const deprecations = new DeprecationNotices();
   const loaders = createLoaders(deps.upstream, bearer, {
     ...(authError ? { authError } : { cache: deps.cache }),

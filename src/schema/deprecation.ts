@@ -1,4 +1,4 @@
-import { LIST_LIMIT, PET_SUNSET } from '../contract/animal-store.ts';
+import { LIST_LIMIT, PET_SUNSET_DAY } from '../contract/animal-store.ts';
 
 /**
  * When this gateway's schema first marked `pet(id)` deprecated; sent as `Deprecation` (RFC 9745)
@@ -9,8 +9,8 @@ export const PET_DEPRECATED_SINCE = new Date('2026-11-22T00:00:00Z');
  * What the contract's replacement for `GET /pets/{petId}` (`GET /pets` with its status filter) cannot
  * do, said where a front-end developer reads it: the field's description and its deprecation reason.
  */
-export const PET_REPLACEMENT_LIMITS = `Deprecated: the upstream GET /pets/{petId} is removed on ${isoDay(PET_SUNSET)}. The contract's replacement, \`pets(status:, limit:)\` (REST \`GET /pets\` with its status filter), cannot look an animal up by id, and returns at most ${LIST_LIMIT.max} animals with no way to page past them: until the contract adds a by-id route, an animal beyond the first ${LIST_LIMIT.max} of its status cannot be found.`;
-export const PET_DEPRECATION_REASON = `Use \`pets(status:, limit:)\`, the contract's replacement, but it cannot look a pet up by id nor page past ${LIST_LIMIT.max} pets: the upstream GET /pets/{petId} is deprecated and is removed on ${isoDay(PET_SUNSET)}.`;
+export const PET_REPLACEMENT_LIMITS = `Deprecated: the upstream GET /pets/{petId} is removed on ${PET_SUNSET_DAY}. The contract's replacement, \`pets(status:, limit:)\` (REST \`GET /pets\` with its status filter), cannot look an animal up by id, and returns at most ${LIST_LIMIT.max} animals with no way to page past them: until the contract adds a by-id route, an animal beyond the first ${LIST_LIMIT.max} of its status cannot be found.`;
+export const PET_DEPRECATION_REASON = `Use \`pets(status:, limit:)\`, the contract's replacement, but it cannot look a pet up by id nor page past ${LIST_LIMIT.max} pets: the upstream GET /pets/{petId} is deprecated and is removed on ${PET_SUNSET_DAY}.`;
 
 /** One deprecated thing an operation used, as `extensions.deprecations` shows it. */
 export interface DeprecationNotice {
@@ -35,7 +35,7 @@ export class DeprecationNotices {
       field: 'Query.pet',
       reason: PET_DEPRECATION_REASON,
       replacement: 'Query.pets',
-      sunset: isoDay(PET_SUNSET),
+      sunset: PET_SUNSET_DAY,
     };
     if (this.#upstreamPet) notice.upstream = this.#upstreamPet;
     this.#byField.set('Query.pet', notice);
@@ -59,9 +59,4 @@ export class DeprecationNotices {
   list(): DeprecationNotice[] {
     return [...this.#byField.values()];
   }
-}
-
-/** YYYY-MM-DD, as the contract writes dates. */
-export function isoDay(date: Date): string {
-  return date.toISOString().slice(0, 10);
 }

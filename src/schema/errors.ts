@@ -130,3 +130,8 @@ export function toGraphQLError(error: unknown): Error {
   // Anything else is a bug of ours: it stays a plain Error, which Yoga masks as an unexpected error.
   return error instanceof Error ? error : new Error(String(error));
 }
+
+/** The request itself is unusable (body, encoding, media type): answered before GraphQL runs. */
+export function badRequest(status: 400 | 413 | 415, code: string, message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code, http: { status } } });
+}

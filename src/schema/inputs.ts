@@ -1,30 +1,9 @@
 import { INT64_MAX, INT64_MIN, LIST_LIMIT, NAME_LENGTH, nameLength } from '../contract/animal-store.ts';
+import { parseInt64Input } from '../contract/int64.ts';
 import { badUserInput } from './errors.ts';
 
-/** An optional sign and ASCII digits: `\d` without the `u` flag matches 0-9 only. */
-const SIGNED_DIGITS = /^([+-]?)0*(\d+)$/;
-/** Digits of INT64_MIN's magnitude: anything longer, leading zeros dropped, is out of range. */
-const INT64_DIGITS = 19;
 /** How much of a refused value a message quotes back. */
 const QUOTED_LENGTH = 40;
-
-/**
- * Reads an int64 as a person may type it: surrounding whitespace, a `+` sign and leading zeros are
- * accepted and dropped (`" +007 "` is 7), as the REST service itself reads `GET /pets/007`.
- * Fractions (`7.0`), exponents (`1e3`), hex, digit separators and non-ASCII digits are refused:
- * each either is not an integer or can be misread. Returns the canonical decimal form (no sign for
- * positives, no leading zeros, `0` for `-0`), which is what goes upstream, or why there is none.
- */
-export function parseInt64Input(text: string): { value: string } | { problem: 'syntax' | 'range' } {
-  const match = SIGNED_DIGITS.exec(text.trim());
-  if (!match) return { problem: 'syntax' };
-  const [, sign, digits = ''] = match;
-  // Checked before BigInt: a 10,000-digit string would otherwise be converted to be refused.
-  if (digits.length > INT64_DIGITS) return { problem: 'range' };
-  const value = sign === '-' ? -BigInt(digits) : BigInt(digits);
-  if (value < INT64_MIN || value > INT64_MAX) return { problem: 'range' };
-  return { value: value.toString() };
-}
 
 /** An `ID` argument that must be an int64 (see parseInt64Input); returns its canonical form. */
 export function int64Argument(value: string, argument: string): string {

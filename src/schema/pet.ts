@@ -1,4 +1,9 @@
-import { LIST_LIMIT, PET_SUNSET, type PetStatus as PetStatusDto } from '../contract/animal-store.ts';
+import {
+  LIST_LIMIT,
+  PET_SUNSET,
+  PET_SUNSET_DAY,
+  type PetStatus as PetStatusDto,
+} from '../contract/animal-store.ts';
 import { builder } from './builder.ts';
 import { PET_DEPRECATION_REASON, PET_REPLACEMENT_LIMITS } from './deprecation.ts';
 import { rethrowForClient, sunset } from './errors.ts';
@@ -79,7 +84,7 @@ const getPet: UpstreamField<{ id: string }, 'getPet'> = {
   before: (ctx) => {
     if (ctx.now() >= PET_SUNSET) {
       throw sunset(
-        'pet(id) was removed on 2030-12-05 with the upstream GET /pets/{petId}; use pets(status:, limit:).',
+        `pet(id) was removed on ${PET_SUNSET_DAY} with the upstream GET /pets/{petId}; use pets(status:, limit:).`,
       );
     }
     ctx.deprecations.usePet();

@@ -1,4 +1,5 @@
-import { INT64_MAX, INT64_MIN, isPetStatus, type PetStatus } from '../contract/animal-store.ts';
+import { isPetStatus, type PetStatus } from '../contract/animal-store.ts';
+import { canonicalInt64, int64OfLiteral } from '../contract/int64.ts';
 import { UpstreamBadResponseError, UpstreamResponseError } from './errors.ts';
 import { isMarked, isMarkedInteger, markedText, parseJsonMarked } from './exact-json.ts';
 
@@ -26,26 +27,6 @@ export interface NewPetDto {
 export interface ListPetsQuery {
   status?: PetStatusDto;
   limit: number;
-}
-
-const INTEGER_LITERAL = /^-?(?:0|[1-9]\d*)$/;
-const INT64_MIN_TEXT = String(INT64_MIN);
-const INT64_MAX_TEXT = String(INT64_MAX);
-
-/** Canonical decimal form of an int64 literal, or undefined if it is not one. */
-export function canonicalInt64(text: string): string | undefined {
-  return INTEGER_LITERAL.test(text) ? int64OfLiteral(text) : undefined;
-}
-
-/**
- * `canonicalInt64` of a string already known to match INTEGER_LITERAL. Such a literal has no leading
- * zero, so it is its own canonical form (but `-0`), and its length says whether it is in range but
- * at the bounds' own length, where strings of digits (after the same sign) compare like the numbers.
- */
-function int64OfLiteral(literal: string): string | undefined {
-  const bound = literal.charCodeAt(0) === 0x2d ? INT64_MIN_TEXT : INT64_MAX_TEXT;
-  if (literal.length < bound.length) return literal === '-0' ? '0' : literal;
-  return literal.length === bound.length && literal <= bound ? literal : undefined;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Authorization } from './authorization.ts';
 import {
   type ListPetsQuery,
   type NewPetDto,
@@ -12,11 +13,12 @@ import { createCoalescer } from './coalesce.ts';
 import { type Deadline, DeadlineList } from './deadline.ts';
 import {
   copyUpstreamError,
+  isOverloadStatus,
   UpstreamBadResponseError,
   UpstreamRateLimitedError,
   UpstreamUnavailableError,
 } from './errors.ts';
-import type { Authorization, UpstreamObserver, UpstreamRoute } from './observer.ts';
+import type { UpstreamObserver, UpstreamRoute } from './observer.ts';
 import { createRetryingCaller, parseRetryAfter } from './retry.ts';
 import { createTransport, type RawResponse } from './transport.ts';
 
@@ -109,7 +111,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       response.status >= 400 ? parseErrorBody(response.status, response.text, retryAfter) : undefined;
     if (errorBody) throw errorBody;
     if (response.status === 429) throw new UpstreamRateLimitedError(retryAfter);
-    if (response.status === 502 || response.status === 503 || response.status === 504) {
+    if (isOverloadStatus(response.status)) {
       throw new UpstreamUnavailableError(`status ${response.status}`);
     }
     throw new UpstreamBadResponseError(`unexpected status ${response.status}`);

@@ -60,3 +60,11 @@ export function copyUpstreamError(error: unknown): unknown {
     return new UpstreamBadResponseError(error.message, { cause: error });
   return error;
 }
+
+/**
+ * The statuses that say the upstream (or a proxy in front of it) is unavailable or overloaded, not
+ * that the request was wrong: retried for GETs, counted by the breaker, logged as unreachable.
+ */
+export function isOverloadStatus(status: number | undefined): boolean {
+  return status === 502 || status === 503 || status === 504;
+}

@@ -1,8 +1,8 @@
 import DataLoader from 'dataloader';
+import type { Authorization } from './authorization.ts';
 import type { ListPetsQuery, NewPetDto, PetDto } from './bodies.ts';
 import { type CachedCalls, cachedCalls, type ResponseCacheOptions } from './cached-calls.ts';
 import type { Deadline, UpstreamClient, UpstreamDeprecation } from './client.ts';
-import type { Authorization } from './observer.ts';
 
 /**
  * One request's upstream calls for one caller, each made at most once per key: `GET /pets` per

@@ -29,9 +29,6 @@ export interface UpstreamObserver {
   keyAnswered?(auth: string, accepted: boolean): void;
 }
 
-/** The caller's `Authorization` header, forwarded verbatim; undefined when the caller sent none. */
-export type Authorization = string | undefined;
-
 /** The HTTP method a route template starts with. */
 export function methodOf(route: UpstreamRoute): 'GET' | 'POST' {
   return route.startsWith('POST ') ? 'POST' : 'GET';

@@ -1,6 +1,11 @@
 import { type BreakerOptions, CircuitBreaker } from './breaker.ts';
 import type { CallScope } from './deadline.ts';
-import { type UpstreamError, UpstreamTimeoutError, UpstreamUnavailableError } from './errors.ts';
+import {
+  isOverloadStatus,
+  type UpstreamError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from './errors.ts';
 import { methodOf, type UpstreamObserver, type UpstreamRoute } from './observer.ts';
 import type { RawResponse, Send, Transport } from './transport.ts';
 
@@ -70,7 +75,7 @@ export function createRetryingCaller(transport: Transport, options: RetryOptions
         await backoff(attempt, scope);
         continue;
       }
-      const overloaded = response.status === 502 || response.status === 503 || response.status === 504;
+      const overloaded = isOverloadStatus(response.status);
       if (overloaded) breaker.onFailure();
       else breaker.onSuccess();
       if (method === 'GET' && attempt < maxRetries) {

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, Pool } from 'undici';
+import type { Authorization } from './authorization.ts';
 import type { CallScope } from './deadline.ts';
 import {
   UpstreamBadResponseError,
@@ -10,7 +11,6 @@ import {
 import {
   type AttemptEnd,
   type AttemptOutcome,
-  type Authorization,
   methodOf,
   type UpstreamObserver,
   type UpstreamRoute,

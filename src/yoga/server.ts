@@ -1,21 +1,18 @@
 import type { IncomingMessage } from 'node:http';
-import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
-import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
-import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
-import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import type { GraphQLError } from 'graphql';
-import { getOperationAST, NoSchemaIntrospectionCustomRule } from 'graphql';
+import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { DEFAULT_LIMITS, type Limits } from '../config.ts';
-import { type CompiledExecution, createCompiledExecution } from '../execution/compiled.ts';
-import { compilePlan } from '../execution/plan.ts';
+import { createCompiledExecution } from '../execution/compiled.ts';
 import { createLogger, useOperationLog, yogaLogger } from '../observability/logging.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Tracing } from '../observability/tracing.ts';
-import { type Context, type ContextDeps, createContext } from '../schema/context.ts';
+import { deprecatedUseReporter } from '../policy/deprecation-headers.ts';
+import type { LaneContext } from '../policy/hand-off.ts';
+import type { Lanes } from '../policy/prepared-operations.ts';
+import type { RateLimit } from '../policy/rate-limit.ts';
+import { type Context, contextDepsOf, createContext } from '../schema/context.ts';
 import { schema } from '../schema/index.ts';
-import { useExactInt64Variables } from '../schema/int64-variables.ts';
 import { subgraph } from '../schema/subgraph.ts';
 import type { RedisHealth } from '../stores/redis.ts';
 import type { DocumentStore } from '../stores/registered-documents.ts';
@@ -23,24 +20,20 @@ import type { ResponseCacheOptions } from '../upstream/cached-calls.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { useEndpoint } from './endpoints.ts';
 import { asksForPage, useGraphiQLPage, useGraphiQLRefusal } from './graphiql/graphiql.ts';
-import {
-  type LaneContext,
-  type Lanes,
-  PER_ANSWER_HEADERS,
-  type PreparedOperation,
-} from './prepared-operations.ts';
+import { usePreparation } from './preparation.ts';
 import { useRequestBody } from './request/body.ts';
-import { useCodedRequestErrors } from './request/errors.ts';
 import { useOperationChoice } from './request/operation-choice.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './request/persisted-documents.ts';
 import { useQueryParams } from './request/query-params.ts';
-import { type RateLimit, useRateLimit } from './request/rate-limit.ts';
+import { useRateLimit } from './request/rate-limit.ts';
 import { useCacheHeaders } from './response/cache-headers.ts';
+import { useResponseCompression } from './response/compression.ts';
 import { corsPolicy } from './response/cors.ts';
-import { type DeprecatedUse, useDeprecationNotices } from './response/deprecation-headers.ts';
-import { useResponseCompression } from './response/response-compression.ts';
+import { useDeprecationNotices } from './response/deprecation.ts';
+import { useExactInt64Variables } from './validation/int64-variables.ts';
+import { useDocumentLimits } from './validation/limits.ts';
 
-export interface GatewayOptions {
+export interface YogaServerOptions {
   /** The REST v1 client; the gateway never creates connections of its own. */
   upstream: UpstreamClient;
   /** @default DEFAULT_LIMITS */
@@ -87,13 +80,7 @@ export interface GatewayOptions {
   federation?: boolean;
 }
 
-export type Gateway = YogaServerInstance<LaneContext, Context>;
-
-/**
- * Introspection is exempt from the depth limit (the standard query nests `ofType` deeply) but not
- * unbounded: GraphiQL's and codegen's queries reach depth 13 with fragments flattened.
- */
-const MAX_INTROSPECTION_DEPTH = 15;
+export type YogaServer = YogaServerInstance<LaneContext, Context>;
 
 const EXAMPLE_QUERY = `# Animals on offer. Press the run button (or Ctrl-Enter).
 query AvailablePets {
@@ -107,96 +94,14 @@ query AvailablePets {
 `;
 
 /**
- * graphql-armor rejects with a code-less GraphQLError; its `onReject` hook is where each rejection
- * gets its documented code and a 400.
- */
-function armorOptions(code: string) {
-  return {
-    exposeLimits: true,
-    propagateOnRejection: true,
-    onReject: [
-      (_context: unknown, error: GraphQLError) => {
-        // graphql-armor words every limit as a "Syntax Error:", which it is not.
-        error.message = error.message.replace(/^Syntax Error: /, '');
-        Object.assign(error.extensions, { code, http: { status: 400 } });
-      },
-    ],
-  };
-}
-
-/** What a request's context is built from: the same for Yoga's lane and the fast lane. */
-export function contextDeps(options: GatewayOptions): ContextDeps {
-  const limits = options.limits ?? DEFAULT_LIMITS;
-  return {
-    upstream: options.upstream,
-    maxCost: limits.maxCost,
-    maxRepresentations: limits.maxRepresentations,
-    now: options.now ?? (() => new Date()),
-    ...(options.cache ? { cache: options.cache } : {}),
-  };
-}
-
-/** Where a use of a deprecated field goes, whichever lane served it: the log and a metric. */
-export function deprecatedUseReporter(logger: Logger, metrics: Metrics | undefined) {
-  return (use: DeprecatedUse): void => {
-    logger.info(use, 'deprecated field used');
-    metrics?.deprecatedUse(use.fields, use.clientName);
-  };
-}
-
-/**
- * Keeps what Yoga learned from a request the edge marked as a fast-lane candidate (see
- * `HandOff.toPrepare`): once its operation ran without errors and compiled, the fast lane serves it.
- */
-function usePreparation(lanes: Lanes, compiled: CompiledExecution): Plugin {
-  const ready = new WeakMap<Request, { key: string; operation: PreparedOperation }>();
-  return {
-    onExecute({ args }) {
-      const { lane, request } = args.contextValue as LaneContext & { request?: Request };
-      const keys = lane?.toPrepare;
-      if (keys === undefined || request === undefined) return;
-      return {
-        onExecuteDone({ result }) {
-          if (!('data' in result) || result.errors?.length || result.data == null) return;
-          const query = compiled.compiledFor(args.document, args.operationName);
-          const operation = getOperationAST(args.document, args.operationName);
-          if (!query || !operation) return;
-          ready.set(request, {
-            key: keys.operation,
-            operation: {
-              compiled: query,
-              plan: lanes.planning ? compilePlan(args.schema, args.document, args.operationName) : undefined,
-              operationType: operation.operation,
-              operationName: operation.name?.value,
-            },
-          });
-        },
-      };
-    },
-    // Last of all plugins, so every header Yoga and the other plugins set is on the response.
-    onResponse({ request, response, serverContext }) {
-      const prepared = ready.get(request);
-      const keys = (serverContext as LaneContext).lane?.toPrepare;
-      if (!prepared || !keys || response.status !== 200) return;
-      const headers: string[] = [];
-      response.headers.forEach((value, name) => {
-        if (!PER_ANSWER_HEADERS.has(name)) headers.push(name, value);
-      });
-      lanes.headers.set(keys.headers, headers);
-      lanes.prepared.set(prepared.key, prepared.operation);
-    },
-  };
-}
-
-/**
  * Builds the gateway: GraphQL (and GraphiQL) at `/graphql`, metrics at `/metrics` when given
  * (`/health` and `/readiness` are answered at the edge: edge/health.ts). Reads no environment and opens no port;
  * `main.ts` does both.
  */
-export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
+export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): YogaServer {
   const limits = options.limits ?? DEFAULT_LIMITS;
   // Built once, not per request: the fast lane builds its own from the same options.
-  const deps = contextDeps(options);
+  const deps = contextDepsOf(options);
   const logger = options.logger ?? createLogger('info');
   const { metrics, tracing } = options;
   const plugins: Plugin[] = [
@@ -204,24 +109,7 @@ export function createGateway(options: GatewayOptions, lanes?: Lanes): Gateway {
     useQueryParams(),
     // Before every other onParams hook and the document limits: a refused request costs nothing more.
     ...(options.rateLimit ? [useRateLimit(options.rateLimit)] : []),
-    maxTokensPlugin({ n: limits.maxTokens, ...armorOptions('TOKEN_LIMIT_EXCEEDED') }),
-    maxDepthPlugin({
-      n: limits.maxDepth,
-      ignoreIntrospection: true,
-      flattenFragments: true,
-      ...armorOptions('DEPTH_LIMIT_EXCEEDED'),
-    }),
-    maxDepthPlugin({
-      n: MAX_INTROSPECTION_DEPTH,
-      ignoreIntrospection: false,
-      flattenFragments: true,
-      ...armorOptions('DEPTH_LIMIT_EXCEEDED'),
-    }),
-    // graphql-armor leaves `__typename` out of the count by default, so `{ a0: __typename … a999:
-    // __typename }` passed any MAX_ALIASES: every alias counts here, whatever field it names.
-    maxAliasesPlugin({ n: limits.maxAliases, allowList: [], ...armorOptions('ALIAS_LIMIT_EXCEEDED') }),
-    maxDirectivesPlugin({ n: limits.maxDirectives, ...armorOptions('DIRECTIVE_LIMIT_EXCEEDED') }),
-    useCodedRequestErrors(limits.maxDirectives),
+    ...useDocumentLimits(limits),
     useExactInt64Variables(),
     useOperationChoice(),
     useDeprecationNotices({

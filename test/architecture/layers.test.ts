@@ -7,13 +7,15 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /**
  * src/'s layers, top first: a module may import its own layer and those below it, never one above.
- * The data's path reads down this list (HTTP in → Yoga → execution → schema → upstream → REST);
+ * The data's path reads down this list (HTTP in → a lane → execution → schema → upstream → REST);
  * docs/architecture.md draws the same order.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['src/main.ts', 'src/process/', 'src/gateway.ts'],
   ['src/edge/'],
-  ['src/yoga/'],
+  // The two lanes side by side: neither imports the other; what both do is in src/policy/.
+  ['src/fast-lane/', 'src/yoga/'],
+  ['src/policy/'],
   ['src/execution/'],
   ['src/schema/'],
   ['src/observability/'],
@@ -69,6 +71,20 @@ describe('src/ layers', () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  it('keeps the two lanes apart: the fast lane and Yoga share only what lies below both', () => {
+    const lanes = ['src/fast-lane/', 'src/yoga/'];
+    const laneOf = (file: string) => lanes.find((lane) => file.startsWith(lane));
+    const crossing = files.flatMap((file) => {
+      const own = laneOf(file);
+      if (own === undefined) return [];
+      return relativeImports(file)
+        .filter((target) => laneOf(target) !== undefined && laneOf(target) !== own)
+        .map((target) => `${file} → ${target}`);
+    });
+    expect(files.some((file) => file.startsWith('src/fast-lane/'))).toBe(true);
+    expect(crossing).toEqual([]);
   });
 
   it('keeps the reference service apart: it imports only itself and src/contract/', () => {

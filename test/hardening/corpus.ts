@@ -220,7 +220,7 @@ function directiveCases(): HostileCase[] {
   const add = (name: string, send: FetchSend) =>
     cases.push({ name, class: 'directives', send, code: 'DIRECTIVE_LIMIT_EXCEEDED', status: 400 });
   // graphql-armor's max-directives skips the directives of a repeated spread of the same fragment;
-  // src/yoga/request/errors.ts counts every directive in the document as well.
+  // src/yoga/validation/coded-errors.ts counts every directive in the document as well.
   for (const n of [11, 12, 15, 20, 40]) {
     add(
       `@include ×${n} on one field`,
@@ -788,7 +788,7 @@ function argumentCases(): HostileCase[] {
       'BAD_USER_INPUT',
     );
   }
-  // graphql-js variable coercion errors come without a code; src/yoga/request/errors.ts gives them one.
+  // graphql-js variable coercion errors come without a code; src/yoga/validation/coded-errors.ts gives them one.
   // Nothing runs, so unlike a refused argument value they are request errors: 400.
   for (const limit of ['1', 2 ** 31, 1.5, true, [1], { a: 1 }]) {
     cases.push({
@@ -799,7 +799,7 @@ function argumentCases(): HostileCase[] {
       status: 400,
     });
   }
-  // "+1", " 1" and "007" are accepted and canonicalised (test/gateway/int64-input.test.ts).
+  // "+1", " 1" and "007" are accepted and canonicalised (test/contract/int64.test.ts).
   const badIds = [
     '',
     'abc',
@@ -862,7 +862,7 @@ function authCases(): HostileCase[] {
     ['createPet', 'mutation { createPet(input: { name: "Rex", categoryId: "1" }) { id } }'],
   ];
   // Any case of "Bearer" and several spaces before the token are accepted, as RFC 9110 allows
-  // (test/gateway/authorization.test.ts).
+  // (test/upstream/authorization.test.ts).
   const values: Array<[string, string | undefined]> = [
     ['missing', undefined],
     ['empty', ''],

@@ -2,13 +2,14 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.ts';
-import { createGateway, type Gateway } from '../../src/yoga/server.ts';
+import { createYogaServer, type YogaServer } from '../../src/yoga/server.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { startGateway } from '../support/gateway.ts';
 import { mutatedBody, type Operation, operation } from './arbitraries.ts';
 import { documentedCodes, LEAK } from './codes.ts';
 import { regressions } from './regressions.ts';
 
+// @tier slow: over 10,000 generated cases, a minute of one core.
 // Property-based tests with a fixed seed: the same 10,000+ cases every run. A counterexample that
 // fast-check finds is kept in regressions.ts and replayed there as a plain test.
 
@@ -28,7 +29,7 @@ const known = new Set([...documentedCodes(), ...UPSTREAM_CODES]);
 
 let upstream: FakeUpstream;
 let client: UpstreamClient;
-let gateway: Gateway;
+let gateway: YogaServer;
 let upstreamHost: string;
 let upstreamCalls = 0;
 /** Cases the running property has checked; each test starts it at 0 and checks its own count. */
@@ -42,7 +43,7 @@ beforeAll(async () => {
   upstream.seed(TOKEN, { id: '9007199254740993', name: 'Tom', categoryId: '9223372036854775807' });
   upstreamHost = new URL(upstream.url).host;
   client = createUpstreamClient({ baseUrl: new URL(upstream.url), timeoutMs: 2000, connections: 16 });
-  gateway = createGateway({ upstream: client, logger: createLogger('silent') });
+  gateway = createYogaServer({ upstream: client, logger: createLogger('silent') });
 });
 
 afterAll(async () => {

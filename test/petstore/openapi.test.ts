@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ERRORS } from '../../src/petstore/errors.ts';
+import { ERRORS } from '../../src/contract/errors.ts';
 import {
   createResponseValidator,
   loadOpenApi,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { GET_PET_DEPRECATED, PET_SUNSET_HTTP } from '../../src/contract/animal-store.ts';
 import { countPets, startTestPetstore, type TestPetstore } from './helpers.ts';
 
 let petstore: TestPetstore;
@@ -210,8 +211,8 @@ describe('POST /pets', () => {
 
 describe('GET /pets/{petId} (deprecated)', () => {
   const expectDeprecationHeaders = (headers: Headers): void => {
-    expect(headers.get('deprecation')).toBe('@1764892800');
-    expect(headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
+    expect(headers.get('deprecation')).toBe(GET_PET_DEPRECATED);
+    expect(headers.get('sunset')).toBe(PET_SUNSET_HTTP);
     expect(headers.get('link')).toBe('</v1/pets>; rel="successor-version"');
   };
 

@@ -10,6 +10,7 @@ import {
   PET_STATUSES,
   type PetStatus,
 } from '../../src/contract/animal-store.ts';
+import { ERRORS, type ErrorCode } from '../../src/contract/errors.ts';
 
 /** One request as the fake upstream saw it. */
 export interface LoggedRequest {
@@ -55,7 +56,9 @@ function json(res: ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
-function errorBody(res: ServerResponse, status: number, code: string, message: string): void {
+/** An Error body with the status the contract's table gives its code. */
+function errorBody(res: ServerResponse, code: ErrorCode, message: string): void {
+  const status = ERRORS[code];
   json(res, status, JSON.stringify({ code, message, status }));
 }
 
@@ -80,7 +83,7 @@ export function seedPets(upstream: FakeUpstream, token: string): void {
 }
 
 /** Why a `POST /pets` body is refused, in the reference service's codes; undefined when it is a NewPet. */
-function newPetProblem(body: string): { code: string; message: string } | undefined {
+function newPetProblem(body: string): { code: ErrorCode; message: string } | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -145,7 +148,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
 
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (token === undefined || !tokens.has(token))
-      return errorBody(res, 401, 'UNAUTHENTICATED', 'Missing or invalid API key.');
+      return errorBody(res, 'UNAUTHENTICATED', 'Missing or invalid API key.');
     const store = storeOf(token);
 
     // Requests are checked by the contract's rules (src/contract/), as the reference service checks
@@ -157,14 +160,13 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       if (limits.length > 1 || !(limit >= LIST_LIMIT.min && limit <= LIST_LIMIT.max))
         return errorBody(
           res,
-          400,
           'INVALID_LIMIT',
           `limit must be an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}.`,
         );
       const statuses = url.searchParams.getAll('status');
       const status = statuses[0];
       if (statuses.length > 1 || (status !== undefined && !isPetStatus(status)))
-        return errorBody(res, 400, 'INVALID_STATUS', `status must be one of ${PET_STATUSES.join(', ')}.`);
+        return errorBody(res, 'INVALID_STATUS', `status must be one of ${PET_STATUSES.join(', ')}.`);
       const pets = store.filter((pet) => status === undefined || pet.status === status).slice(0, limit);
       return json(res, 200, `[${pets.map(petJson).join(',')}]`);
     }
@@ -175,18 +177,15 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       if (id === undefined || !isInt64(id))
         return errorBody(
           res,
-          400,
           'INVALID_PET_ID',
           `petId must be an int64 integer, got ${JSON.stringify(raw)}.`,
         );
       const pet = store.find((candidate) => candidate.id === String(id));
-      return pet
-        ? json(res, 200, petJson(pet))
-        : errorBody(res, 404, 'PET_NOT_FOUND', `No pet with id ${id}.`);
+      return pet ? json(res, 200, petJson(pet)) : errorBody(res, 'PET_NOT_FOUND', `No pet with id ${id}.`);
     }
     if (req.method === 'POST' && url.pathname === '/v1/pets') {
       const refused = newPetProblem(body);
-      if (refused) return errorBody(res, 400, refused.code, refused.message);
+      if (refused) return errorBody(res, refused.code, refused.message);
       const parsed = JSON.parse(body) as { name: string; status?: PetStatus | null };
       // Keep categoryId's digits: capture the literal rather than trusting a JS number.
       const categoryId = String(BigInt(/"categoryId"\s*:\s*(-?\d+)/.exec(body)?.[1] ?? ''));
@@ -195,7 +194,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       store.push(pet);
       return json(res, 201, petJson(pet));
     }
-    return errorBody(res, 404, 'NOT_FOUND', 'No such route.');
+    return errorBody(res, 'NOT_FOUND', 'No such route.');
   };
 
   const server: Server = createServer((req, res) => {

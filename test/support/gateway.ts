@@ -2,13 +2,13 @@ import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Config, type Limits, loadConfig } from '../../src/config.ts';
-import type { EdgeOptions } from '../../src/edge/lane-choice.ts';
 import type { HttpServerOptions } from '../../src/edge/listener.ts';
+import type { EdgeOptions } from '../../src/edge/route.ts';
 import { composeGateway } from '../../src/gateway.ts';
 import { createLogger } from '../../src/observability/logging.ts';
+import type { Lanes } from '../../src/policy/prepared-operations.ts';
 import type { ResponseCacheOptions } from '../../src/upstream/cached-calls.ts';
 import type { UpstreamClientOptions } from '../../src/upstream/client.ts';
-import type { Lanes } from '../../src/yoga/prepared-operations.ts';
 
 export interface RunningGateway {
   /** The GraphQL endpoint, e.g. http://127.0.0.1:1234/graphql */
@@ -28,7 +28,7 @@ export interface GatewayTestOptions {
   client?: Partial<UpstreamClientOptions>;
   /** A response cache; the caller owns the store and closes it. */
   cache?: ResponseCacheOptions;
-  /** Any other createGateway option (clock, logger, metrics, tracing, persisted documents…). */
+  /** Any other createYogaServer option (clock, logger, metrics, tracing, persisted documents…). */
   gateway?: Omit<Partial<EdgeOptions>, 'upstream' | 'limits' | 'cache'>;
   /** The listener's connection cap, timeouts and close callback. */
   server?: HttpServerOptions;

@@ -3,10 +3,10 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { createUpstreamClient, type Deadline, type UpstreamClient } from '../../src/upstream/client.ts';
 import { UpstreamResponseError, UpstreamTimeoutError } from '../../src/upstream/errors.ts';
-import { CreatePet, ListPets } from '../gateway/operations.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { execute } from '../support/graphql.ts';
+import { CreatePet, ListPets } from '../support/operations.ts';
 
 // Identical GETs of one caller in flight at the same time are one upstream request. The fake holds
 // its answers back (SLOW_MS) so that concurrent operations really overlap, and counts requests.

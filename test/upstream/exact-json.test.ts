@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalInt64, parsePet, parsePets } from '../../src/upstream/bodies.ts';
+import { canonicalInt64 } from '../../src/contract/int64.ts';
+import { parsePet, parsePets } from '../../src/upstream/bodies.ts';
 import { parseJsonMarked } from '../../src/upstream/exact-json.ts';
 import { oracleCanonicalInt64, oracleParsePet, oracleParsePets } from '../support/int64-oracle.ts';
 

@@ -1,7 +1,7 @@
 // The table view of GraphiQL's results, run in the browser: the gateway inlines this file into the
 // GraphiQL page it serves (src/yoga/graphiql/graphiql.ts), so it works offline like the rest of the page.
 // Plain script, no build step and no dependency. The pure functions below run in Node's tests too
-// (test/http/graphiql-table.test.ts); the page part starts only where there is a document.
+// (test/yoga/graphiql-table.test.ts); the page part starts only where there is a document.
 //
 // Yoga's GraphiQL bundle takes its options as JSON and builds its plugin list itself, so a sidebar
 // plugin cannot be added without patching it. Instead this adds a "JSON | Table" switch to the

@@ -2,8 +2,13 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
+import {
+  chooseEncoding,
+  type Encoding,
+  encodeAsync,
+  VARY_ACCEPT_ENCODING,
+} from '../../policy/compression.ts';
 import { isPath } from '../endpoints.ts';
-import { chooseEncoding, type Encoding, encodeAsync, VARY_ACCEPT_ENCODING } from '../response/compression.ts';
 
 /** The title of the explorer plugin bundled in Yoga's GraphiQL (@graphiql/plugin-explorer). */
 const EXPLORER = 'GraphiQL Explorer';

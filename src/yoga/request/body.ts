@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
-import { badRequest } from './errors.ts';
+import { badRequest } from '../../schema/errors.ts';
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { GraphQLError } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
+import { badRequest } from '../../schema/errors.ts';
 import type { DocumentStore } from '../../stores/registered-documents.ts';
-import { badRequest } from './errors.ts';
 
 /**
  * Trusted documents. `off`: no manifest. `allow`: manifest ids and document text both run.

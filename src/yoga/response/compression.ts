@@ -1,78 +1,38 @@
-import { promisify } from 'node:util';
-import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync, type ZlibOptions } from 'node:zlib';
+import type { Plugin } from 'graphql-yoga';
+import { chooseEncoding, encode, VARY_ACCEPT_ENCODING } from '../../policy/compression.ts';
 
-// Which encoding a response gets, and its bytes: one place, so that every lane that answers
-// HTTP (Yoga's, and any lane that writes to node:http itself) makes the same choice and sends the
-// same bytes for the same body. Node's zlib at fixed levels, so the output is deterministic.
-
-/** A response content coding this gateway produces. */
-export type Encoding = 'br' | 'gzip';
+/** GraphQL answers and error bodies; not event streams (each event must reach the client at once). */
+const COMPRESSIBLE = /^(application\/(graphql-response\+)?json|text\/(plain|html))\b/i;
 
 /**
- * Bodies smaller than this go out as they are: a few hundred bytes fit in one packet either way,
- * and compressing them costs CPU on both ends for nothing. 1 KiB is the common default (nginx's
- * gzip_min_length is lower, Express's compression uses 1 KiB).
+ * Compresses Yoga's answers (GraphQL results, request errors) for clients that accept br or gzip,
+ * with the choice and the bytes of compression.ts. A request without Accept-Encoding costs one
+ * header read: the body is not touched. Responses that already carry a Content-Encoding (the
+ * GraphiQL page, encoded once) pass as they are.
  */
-export const MIN_COMPRESSED_BYTES = 1024;
-
-/** `Vary` value for every response whose bytes depend on the request's Accept-Encoding. */
-export const VARY_ACCEPT_ENCODING = 'Accept-Encoding';
-
-/**
- * Brotli at quality 4: on a 2 KB `pets(limit: 20)` answer 0.04 ms and 8% of its size; quality 11
- * is 100× slower for 4% less. gzip at zlib's default level 6.
- */
-const BROTLI_OPTIONS = { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } };
-const GZIP_OPTIONS: ZlibOptions = { level: 6 };
-
-const brotliAsync = promisify(brotliCompress);
-const gzipAsync = promisify(gzip);
-
-/**
- * The coding to send a body of `byteLength` bytes with, given the request's `Accept-Encoding`
- * (RFC 9110 §12.5.3: q-values, `*`, `identity`), or undefined to send it as it is: no header,
- * nothing acceptable, or a body under MIN_COMPRESSED_BYTES. Brotli wins a tie.
- */
-export function chooseEncoding(acceptEncoding: string | undefined, byteLength: number): Encoding | undefined {
-  if (!acceptEncoding || byteLength < MIN_COMPRESSED_BYTES) return undefined;
-  let br: number | undefined;
-  let gz: number | undefined;
-  let any: number | undefined;
-  for (const entry of acceptEncoding.split(',')) {
-    const [name = '', ...params] = entry.split(';');
-    const coding = name.trim().toLowerCase();
-    if (coding !== 'br' && coding !== 'gzip' && coding !== 'x-gzip' && coding !== '*') continue;
-    const q = quality(params);
-    if (coding === 'br') br = q;
-    else if (coding === '*') any = q;
-    else gz = Math.max(gz ?? 0, q);
-  }
-  const brQ = br ?? any ?? 0;
-  const gzipQ = gz ?? any ?? 0;
-  if (brQ <= 0 && gzipQ <= 0) return undefined;
-  return brQ >= gzipQ ? 'br' : 'gzip';
-}
-
-/** `q=` of one Accept-Encoding entry; 1 when absent, 0 when unreadable (never chosen). */
-function quality(params: string[]): number {
-  for (const param of params) {
-    const [key, value] = param.split('=');
-    if (key?.trim().toLowerCase() !== 'q') continue;
-    const q = Number(value?.trim());
-    return Number.isFinite(q) && q >= 0 && q <= 1 ? q : 0;
-  }
-  return 1;
-}
-
-/** The body in `encoding`, synchronously: for GraphQL answers (kilobytes, well under a millisecond). */
-export function encode(body: string | Uint8Array, encoding: Encoding): Buffer {
-  return encoding === 'br' ? brotliCompressSync(body, BROTLI_OPTIONS) : gzipSync(body, GZIP_OPTIONS);
-}
-
-/**
- * The same bytes as `encode`, computed on libuv's thread pool: for large bodies (the 9 MB GraphiQL
- * page takes ~0.5 s) that must not stall the event loop.
- */
-export function encodeAsync(body: string | Uint8Array, encoding: Encoding): Promise<Buffer> {
-  return encoding === 'br' ? brotliAsync(body, BROTLI_OPTIONS) : gzipAsync(body, GZIP_OPTIONS);
+export function useResponseCompression(): Plugin {
+  return {
+    onResponse({ request, response, setResponse, fetchAPI }) {
+      if (request.method === 'HEAD' || response.status === 204 || response.status === 304) return;
+      if (response.headers.has('content-encoding')) return;
+      if (!COMPRESSIBLE.test(response.headers.get('content-type') ?? '')) return;
+      response.headers.append('vary', VARY_ACCEPT_ENCODING);
+      const acceptEncoding = request.headers.get('accept-encoding') ?? undefined;
+      if (!acceptEncoding) return;
+      return response.text().then((text) => {
+        const encoding = chooseEncoding(acceptEncoding, Buffer.byteLength(text));
+        const headers = new fetchAPI.Headers(response.headers);
+        let body: string | Uint8Array<ArrayBuffer> = text;
+        if (encoding) {
+          body = encode(text, encoding) as Uint8Array<ArrayBuffer>;
+          headers.set('content-encoding', encoding);
+          headers.set('content-length', String(body.byteLength));
+        }
+        // The original body has been read: the answer is a new Response either way.
+        setResponse(
+          new fetchAPI.Response(body, { status: response.status, statusText: response.statusText, headers }),
+        );
+      });
+    },
+  };
 }

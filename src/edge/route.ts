@@ -1,0 +1,73 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DEFAULT_LIMITS } from '../config.ts';
+import { createFastLane } from '../fast-lane/fast-lane.ts';
+import { createLogger } from '../observability/logging.ts';
+import { maxAgeSeconds } from '../policy/cache-headers.ts';
+import { deprecatedUseReporter } from '../policy/deprecation-headers.ts';
+import { createLanes, type Lanes } from '../policy/prepared-operations.ts';
+import { contextDepsOf } from '../schema/context.ts';
+import { createYogaServer, type YogaServer, type YogaServerOptions } from '../yoga/server.ts';
+import { createHealthEndpoints } from './health.ts';
+
+export interface EdgeOptions extends YogaServerOptions {
+  /**
+   * Serve operations Yoga has prepared without Yoga (src/fast-lane/fast-lane.ts); off, every request
+   * goes through Yoga. @default true
+   */
+  fastLane?: boolean;
+  /**
+   * In the fast lane, compile prepared operations into plans of upstream calls where every field
+   * allows it (src/execution/plan.ts); off, the fast lane runs compiled execution only. @default true
+   */
+  plans?: boolean;
+  /** True once the process is shutting down (`/readiness` answers 503). */
+  draining?: () => boolean;
+}
+
+export interface Edge {
+  /** Yoga, the server of record. */
+  yoga: YogaServer;
+  /** Where every HTTP request enters; decides which lane serves it. */
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** What the edge knows: prepared operations and requests served per lane; undefined when off. */
+  lanes?: Lanes;
+}
+
+/**
+ * The gateway behind node:http: Yoga, and in front of it (unless switched off) the fast lane for
+ * prepared operations.
+ */
+const peerAddress = (req: IncomingMessage) => req.socket.remoteAddress ?? '';
+
+export function createEdge(options: EdgeOptions): Edge {
+  const { fastLane = true, plans = true, draining, ...gatewayOptions } = options;
+  const logger = options.logger ?? createLogger('info');
+  const resolved: YogaServerOptions = { ...gatewayOptions, logger };
+  const health = createHealthEndpoints({
+    upstream: options.upstream,
+    ...(options.redis ? { redis: options.redis } : {}),
+    ...(draining ? { draining } : {}),
+  });
+  if (!fastLane) {
+    const yoga = createYogaServer(resolved);
+    return { yoga, handle: (req, res) => void (health(req, res) || yoga(req, res)) };
+  }
+  const lanes = createLanes(plans);
+  const yoga = createYogaServer(resolved, lanes);
+  const fast = createFastLane({
+    lanes,
+    yoga,
+    context: contextDepsOf(resolved),
+    maxBodyBytes: (options.limits ?? DEFAULT_LIMITS).maxBodyBytes,
+    logger,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.tracing ? { tracing: options.tracing } : {}),
+    ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+    clientAddress: options.clientAddress ?? peerAddress,
+    cacheMaxAgeSeconds: maxAgeSeconds(options.cache?.ttlMs),
+    onDeprecatedUse: deprecatedUseReporter(logger, options.metrics),
+  });
+  options.metrics?.watchLanes(lanes.served);
+  const handle = (req: IncomingMessage, res: ServerResponse) => void (health(req, res) || fast(req, res));
+  return { yoga, handle, lanes };
+}

@@ -1,0 +1,245 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ExecutionResult } from 'graphql';
+import type { GraphQLParams } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import { hasUnsafeNumber } from '../contract/int64.ts';
+import { runPlan } from '../execution/run-plan.ts';
+import { logOperation, type OperationRecord } from '../observability/logging.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { requestIdOf } from '../observability/request-id.ts';
+import type { Tracing } from '../observability/tracing.ts';
+import { cacheControl } from '../policy/cache-headers.ts';
+import { chooseEncoding, encode } from '../policy/compression.ts';
+import { clientIdentity, type DeprecatedUse, deprecationHeaders } from '../policy/deprecation-headers.ts';
+import type { HandOff } from '../policy/hand-off.ts';
+import { type Lanes, operationKey, type PreparedOperation } from '../policy/prepared-operations.ts';
+import type { RateLimit } from '../policy/rate-limit.ts';
+import { type Context, type ContextDeps, createContext } from '../schema/context.ts';
+import { getParams, type PlainParams, plainBody, plainGet, plainRequest } from './plain-request.ts';
+
+/**
+ * Yoga's node handler: the server of record, for every request the fast lane does not answer; what
+ * the fast lane learned about the request goes with it, in Yoga's server context.
+ */
+export type YogaHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  ...context: Array<{ lane: HandOff }>
+) => unknown;
+
+export interface FastLaneOptions {
+  lanes: Lanes;
+  yoga: YogaHandler;
+  context: ContextDeps;
+  maxBodyBytes: number;
+  logger: Logger;
+  metrics?: Metrics;
+  tracing?: Tracing;
+  /** The per-key limit, consulted before execution; Yoga words a refusal. */
+  rateLimit?: RateLimit;
+  /** A request's client address, for the log line. */
+  clientAddress: (req: IncomingMessage) => string;
+  /** `max-age` of a successful query's answer (the response cache's TTL in seconds); 0: none. */
+  cacheMaxAgeSeconds: number;
+  onDeprecatedUse: (use: DeprecatedUse) => void;
+}
+
+/**
+ * The fast lane: serves operations Yoga has already prepared (see prepared-operations.ts) without
+ * Yoga's fetch-API adapter, envelop pipeline or result processing. It does only what is left per
+ * request: read the capped body (or a GET's query string: queries only), find the prepared
+ * operation, build the context, execute compiled, and write what Yoga would have written (same
+ * status, body bytes and headers), log the same line and count the same metrics. Whatever is not the plain case goes to Yoga, with the body it read:
+ * unusual headers, unknown documents (Yoga may prepare them), and any result with errors (Yoga
+ * answers from the result already computed, so no upstream call is made twice).
+ */
+export function createFastLane(
+  options: FastLaneOptions,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const getKey = plainGet(req);
+    if (getKey !== undefined) {
+      // Yoga reads a GET's parameters from the query string itself (its body parser reads `parsed`
+      // for POSTs only).
+      const toYoga = (handOff?: HandOff) => handOver(req, res, undefined, options, handOff);
+      serve(req, res, getParams(req.url as string), getKey, performance.now(), options, toYoga).catch(() => {
+        if (!res.headersSent) toYoga();
+        else res.destroy();
+      });
+      return;
+    }
+    const headersKey = plainRequest(req, options.maxBodyBytes);
+    if (headersKey === undefined) return handOver(req, res, undefined, options);
+    const started = performance.now();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('error', () => res.destroy());
+    req.on('end', () => {
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      const toYoga = (handOff?: HandOff) => handOver(req, res, body, options, handOff);
+      serve(req, res, plainBody(body), headersKey, started, options, toYoga).catch(() => {
+        // Only a bug of ours gets here (serve hands every unexpected case to Yoga): Yoga answers
+        // it, which may run the operation again; nothing has been written yet.
+        if (!res.headersSent) handOver(req, res, body, options);
+        else res.destroy();
+      });
+    });
+  };
+}
+
+/**
+ * Serves one request whose GraphQL parameters were read (from the body or the query string), or
+ * gives it to Yoga with `toYoga`, saying what it knows; `params` undefined: they are not the plain
+ * case.
+ */
+async function serve(
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: PlainParams | undefined,
+  headersKey: string,
+  started: number,
+  options: FastLaneOptions,
+  toYoga: (handOff?: HandOff) => void,
+): Promise<void> {
+  const { lanes } = options;
+  if (params === undefined) return toYoga();
+  const parsed = params as GraphQLParams;
+  const key = operationKey(
+    params.query,
+    params.documentId,
+    params.operationName,
+    params.extensions?.persistedQuery?.sha256Hash,
+  );
+  if (key === undefined) return toYoga({ parsed });
+  // A JSON number past 2^53 was rounded by the parse: Yoga's lane refuses it where an ID is expected.
+  if (params.variables && hasUnsafeNumber(params.variables)) return toYoga({ parsed });
+  const prepared = lanes.prepared.get(key);
+  const headers = lanes.headers.get(headersKey);
+  if (prepared === undefined || headers === undefined) {
+    return toYoga({ parsed, toPrepare: { operation: key, headers: headersKey } });
+  }
+  // Only queries run over GET: Yoga answers anything else 405.
+  if (req.method === 'GET' && prepared.operationType !== 'query') return toYoga({ parsed });
+
+  // A refused request goes to Yoga, which answers the 429; the limit remembers its decision for
+  // this request, so Yoga's check does not count it again (nor does it for a result with errors).
+  if (options.rateLimit && (await options.rateLimit.check(req, req.headers.authorization)).limited)
+    return toYoga({ parsed });
+
+  const variables = params.variables ?? {};
+  const context = createContext(req.headers.authorization, options.context, variables);
+  const executeStarted = performance.now();
+  const span = options.tracing?.startOperation(
+    (name) => headerValue(req, name) ?? undefined,
+    prepared.operationType,
+    prepared.operationName,
+  );
+  let planned = false;
+  const execute = async (): Promise<ExecutionResult> => {
+    if (prepared.plan) {
+      const data = await runPlan(prepared.plan, context, variables);
+      planned = data !== undefined;
+      if (data !== undefined) return { data };
+      // The compiled path runs the same operation with the same context: what the plan received
+      // is in the loaders' memo, and any POST it made is answered again, not sent again.
+      context.loaders.replay();
+    }
+    return prepared.compiled.query(undefined, context, variables) as Promise<ExecutionResult>;
+  };
+  const result = await (span ? span.run(execute) : execute());
+  context.release();
+  const executeSeconds = (performance.now() - executeStarted) / 1000;
+  if (result.errors?.length || result.data == null) {
+    // Yoga ends the span with the errors it finally answers.
+    if (span) context.operationSpan = span;
+    return toYoga({ parsed, executed: { context, result } });
+  }
+  span?.end();
+  if (planned) lanes.served.planned++;
+  write(req, res, prepared, context, result, headers, started, executeSeconds, options);
+}
+
+function write(
+  req: IncomingMessage,
+  res: ServerResponse,
+  prepared: PreparedOperation,
+  context: Context,
+  result: ExecutionResult,
+  learned: readonly string[],
+  started: number,
+  executeSeconds: number,
+  options: FastLaneOptions,
+): void {
+  let deprecation: { deprecation: string; sunset: string } | undefined;
+  let extensions: ExecutionResult['extensions'] | undefined;
+  if (context.deprecations.size > 0) {
+    const list = context.deprecations.list();
+    options.onDeprecatedUse({
+      fields: list.map((notice) => notice.field),
+      ...clientIdentity((name) => headerValue(req, name)),
+    });
+    extensions = { ...result.extensions, deprecations: list };
+    deprecation = deprecationHeaders(list[0] as (typeof list)[0]);
+  }
+  const text = JSON.stringify(extensions ? { ...result, extensions } : result);
+  const requestId = requestIdOf(headerValue(req, 'x-request-id'));
+  const acceptEncoding = headerValue(req, 'accept-encoding') ?? undefined;
+  // The same choice and bytes as Yoga's lane (yoga/response/compression.ts), never a second encoder.
+  const encoding = acceptEncoding ? chooseEncoding(acceptEncoding, Buffer.byteLength(text)) : undefined;
+  const body = encoding ? encode(text, encoding) : text;
+  const headers = [
+    ...learned,
+    'content-length',
+    String(Buffer.byteLength(body)),
+    'cache-control',
+    cacheControl({ ok: true, operationType: prepared.operationType }, options.cacheMaxAgeSeconds),
+  ];
+  if (encoding) headers.push('content-encoding', encoding);
+  if (deprecation) headers.push('deprecation', deprecation.deprecation, 'sunset', deprecation.sunset);
+  headers.push('x-request-id', requestId);
+  res.writeHead(200, headers);
+  res.end(body);
+  options.lanes.served.fast++;
+
+  const record: OperationRecord = {
+    started,
+    requestId,
+    clientAddress: options.clientAddress(req),
+    operationType: prepared.operationType,
+    upstreamCalls: context.upstreamCalls,
+    ...(prepared.operationName === undefined ? {} : { operationName: prepared.operationName }),
+  };
+  logOperation(options.logger, record, 200);
+  options.metrics?.servedFast({
+    operationName: prepared.operationName,
+    operationType: prepared.operationType,
+    executeSeconds,
+    httpSeconds: (performance.now() - started) / 1000,
+    status: 200,
+    method: req.method === 'GET' ? 'GET' : 'POST',
+  });
+}
+
+/**
+ * Gives the request to Yoga with what the fast lane knows of it (its parameters, when a POST body was
+ * a plain one, spare Yoga's parser a second decode and parse), and the body when the fast lane has
+ * read it.
+ */
+function handOver(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer | undefined,
+  options: FastLaneOptions,
+  handOff?: HandOff,
+): void {
+  options.lanes.served.yoga++;
+  // @whatwg-node/server builds the fetch Request from `req.body` when a framework has read it.
+  if (body) (req as IncomingMessage & { body?: Buffer }).body = body;
+  if (handOff) options.yoga(req, res, { lane: handOff });
+  else options.yoga(req, res);
+}
+
+function headerValue(req: IncomingMessage, name: string): string | null {
+  const value = req.headers[name];
+  return typeof value === 'string' ? value : null;
+}

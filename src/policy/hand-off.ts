@@ -1,0 +1,30 @@
+import type { IncomingMessage } from 'node:http';
+import type { ExecutionResult } from 'graphql';
+import type { GraphQLParams } from 'graphql-yoga';
+import type { Context } from '../schema/context.ts';
+
+/**
+ * What the fast lane tells Yoga about a request it hands over, carried in Yoga's server context
+ * (`lane`, the third argument of Yoga's node handler): one typed object per handed-over request,
+ * read where Yoga needs it, instead of maps keyed by request that every lane had to consult.
+ */
+export interface HandOff {
+  /**
+   * The fast lane could serve this request next time: Yoga prepares its operation under these keys
+   * once it has answered without errors, and learns the answer's headers.
+   */
+  toPrepare?: { operation: string; headers: string };
+  /**
+   * The fast lane executed it, and the result is not the plain case (it has errors): Yoga answers
+   * from this result and context, so nothing runs upstream twice.
+   */
+  executed?: { context: Context; result: ExecutionResult };
+  /** The GraphQL parameters the fast lane read from the body: Yoga's parser takes them as they are. */
+  parsed?: GraphQLParams;
+}
+
+/** Yoga's server context under the edge: node:http's request, and what the fast lane handed over. */
+export interface LaneContext {
+  req?: IncomingMessage;
+  lane?: HandOff;
+}

@@ -1,0 +1,116 @@
+import type { CompiledQuery } from 'graphql-jit';
+import type { Plan } from '../execution/plan.ts';
+import { createLru, type Lru } from './lru.ts';
+
+/**
+ * What Yoga learned by running a document successfully, kept so the fast lane can run it again
+ * without Yoga: the document parsed, passed validation and every document-level limit (tokens,
+ * depth, aliases, directives, introspection and persisted-document rules), and graphql-jit
+ * compiled it. What depends on the request (the key, variables, cost, the caller) is still checked
+ * per request.
+ */
+export interface PreparedOperation {
+  readonly compiled: CompiledQuery;
+  /**
+   * The operation compiled into upstream calls and answer bytes (execution/plan.ts), when every
+   * field it selects can be planned and plans are on; it hands anything unusual to `compiled`.
+   */
+  readonly plan: Plan | undefined;
+  readonly operationType: 'query' | 'mutation' | 'subscription';
+  /** The operation's own name in the document, for logs and metrics; undefined when anonymous. */
+  readonly operationName: string | undefined;
+}
+
+/** What the edge and Yoga share across requests. */
+export interface Lanes {
+  /** Prepared operations by `operationKey`. */
+  readonly prepared: Lru<PreparedOperation>;
+  /**
+   * The headers Yoga sends with a successful answer, by `headersKey` (the request headers they
+   * depend on: Accept picks the content type, Origin the CORS headers, Accept-Encoding the
+   * compression), less the ones each answer sets for itself (content-length, content-encoding,
+   * x-request-id, deprecation, sunset). Learned from Yoga's own
+   * answers, so the fast lane never negotiates anything itself.
+   */
+  readonly headers: Lru<readonly string[]>;
+  /**
+   * GraphQL requests answered by each lane, for /metrics and the differential tests; `planned` is
+   * the part of `fast` a compiled plan answered without GraphQL execution.
+   */
+  readonly served: { fast: number; yoga: number; planned: number };
+  /** Whether prepared operations get compiled plans (FAST_LANE=on) or only compiled execution. */
+  readonly planning: boolean;
+}
+
+/**
+ * Documents longer than this are never prepared. The key holds the document text, so without a
+ * bound the cache could hold MAX_PREPARED × the body cap; real operations are a few hundred bytes.
+ */
+export const MAX_PREPARED_DOCUMENT_LENGTH = 8192;
+/** Prepared operations kept; the least recently served go first. ~25 KB each (graphql-jit's code). */
+const MAX_PREPARED = 512;
+/**
+ * Header sets kept. Accept and Origin come from callers, so a caller sending endless made-up
+ * values only ever evicts older sets (those requests then go to Yoga again), never grows memory.
+ */
+const MAX_HEADER_SETS = 64;
+/** Header values longer than this are not part of a key: such requests simply stay with Yoga. */
+const MAX_KEY_HEADER_LENGTH = 256;
+
+export function createLanes(planning = true, maxPrepared = MAX_PREPARED): Lanes {
+  return {
+    planning,
+    prepared: createLru(maxPrepared),
+    headers: createLru(MAX_HEADER_SETS),
+    served: { fast: 0, yoga: 0, planned: 0 },
+  };
+}
+
+/** Headers each answer sets for itself; every other header of a successful answer is learned. */
+export const PER_ANSWER_HEADERS: ReadonlySet<string> = new Set([
+  'cache-control',
+  'content-length',
+  'content-encoding',
+  'x-request-id',
+  'deprecation',
+  'sunset',
+]);
+
+/**
+ * The key of the request headers a successful answer's headers depend on, or undefined when a
+ * value is too long to be a key (or repeated).
+ */
+export function headersKey(accept: unknown, origin: unknown, acceptEncoding: unknown): string | undefined {
+  let key = '';
+  for (const value of [accept, origin, acceptEncoding]) {
+    if (value === undefined) key += '\u0001\u0000';
+    else if (typeof value === 'string' && value.length <= MAX_KEY_HEADER_LENGTH) key += `=${value}\u0000`;
+    else return undefined;
+  }
+  return key;
+}
+
+/**
+ * The key of the operation a request body selects: the document (its text, its persisted id, or
+ * its APQ hash) and the operation name, `null`/absent kept apart from the empty string as
+ * graphql-js does. Ids and hashes are kept apart (a documentId names only manifest documents, a
+ * hash also registered ones). Undefined when the document is too long to be prepared.
+ */
+export function operationKey(
+  query: string | undefined,
+  documentId: string | undefined,
+  operationName: string | null | undefined,
+  hash?: string,
+): string | undefined {
+  const name = operationName == null ? '\u0001' : `=${operationName}`;
+  if (hash !== undefined) {
+    return hash.length > MAX_PREPARED_DOCUMENT_LENGTH ? undefined : `h\u0000${name}\u0000${hash}`;
+  }
+  if (documentId !== undefined) {
+    return documentId.length > MAX_PREPARED_DOCUMENT_LENGTH
+      ? undefined
+      : `id\u0000${name}\u0000${documentId}`;
+  }
+  if (query === undefined || query.length > MAX_PREPARED_DOCUMENT_LENGTH) return undefined;
+  return `q\u0000${name}\u0000${query}`;
+}

@@ -1,0 +1,141 @@
+import type { IncomingMessage } from 'node:http';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { createMinuteCounts, type RateLimitStats, secondsLeft } from '../stores/rate-limit-counts.ts';
+import type { SharedRedis } from '../stores/redis.ts';
+import { bearerAuthorization } from '../upstream/authorization.ts';
+import { type CallerKey, createCallerKey } from '../upstream/caller-key.ts';
+import type { UpstreamObserver } from '../upstream/observer.ts';
+
+/** Whether one GraphQL request may run. */
+export type RateLimitDecision =
+  | { limited: false }
+  /** `key`: the caller's key used up its minute. `refused_keys`: its address sent too many keys the upstream refused. */
+  | { limited: true; retryAfterSeconds: number; reason: 'key' | 'refused_keys' };
+
+/**
+ * The per-API-key limit on GraphQL requests. Consulted once per request, whichever lane serves it:
+ * the decision is kept per Node request, so a request the fast lane hands to Yoga (refused, or with
+ * errors to word) is never counted twice.
+ */
+export interface RateLimit {
+  /**
+   * The decision for one request: the first call for `req` consumes a point of the caller's
+   * minute, later calls for the same `req` return that decision. Requests without a usable bearer
+   * key are never counted (they are refused with UNAUTHENTICATED before any upstream call, or are
+   * introspection). Never rejects.
+   */
+  check(
+    req: IncomingMessage | undefined,
+    authorization: string | null | undefined,
+  ): Promise<RateLimitDecision>;
+  readonly stats: RateLimitStats;
+  /** Learns from the upstream which keys it accepts (pass it to the upstream client's observers). */
+  readonly observer: UpstreamObserver;
+  close(): Promise<void>;
+}
+
+export interface RateLimitOptions {
+  /** GraphQL requests one API key may send per minute. */
+  perMinute: number;
+  /**
+   * Keys the upstream refused (401) per client address per minute, keys still being checked
+   * included: what bounds a client that sends a new key with every request. Keys the upstream
+   * accepted never count. @default 60
+   */
+  refusedKeysPerMinute?: number;
+  /** The client address of a request (the peer, or the forwarded client behind a trusted proxy). */
+  clientAddress?: (req: IncomingMessage) => string;
+  /** Where the counts live: this process, or Redis shared by every instance. @default 'memory' */
+  store?: 'memory' | 'redis';
+  /**
+   * Required with `store: 'redis'`: the process's shared Redis (its breaker decides when to stop
+   * asking), or a URL for a connection of the limit's own.
+   */
+  redis?: SharedRedis | URL | string;
+  /**
+   * Names the caller in keys: with `store: 'redis'`, the same secret on every instance, or each
+   * counts on its own. @default keyed by this process's random secret
+   */
+  callerKey?: CallerKey;
+}
+
+const ALLOWED: RateLimitDecision = Object.freeze({ limited: false });
+
+/** Keys the upstream accepted, remembered per process (least recently used first out). */
+const MAX_ACCEPTED_KEYS = 10_000;
+
+/**
+ * Creates the limit: `perMinute` requests per API key per minute, counted where the counts live
+ * (stores/rate-limit.ts: this process, or Redis shared by every instance, falling back to this
+ * process while Redis fails), and a budget of keys the upstream refused per client address.
+ */
+export function createRateLimit(options: RateLimitOptions): RateLimit {
+  const stats: RateLimitStats = { limited: 0, storeErrors: 0, storeBypassed: 0, refusedKeysLimited: 0 };
+  const callerKey = options.callerKey ?? createCallerKey();
+  const counts = createMinuteCounts({
+    perMinute: options.perMinute,
+    ...(options.store ? { store: options.store } : {}),
+    ...(options.redis ? { redis: options.redis } : {}),
+    stats,
+  });
+  // Key rotation: each new key has a fresh minute, so the per-key limit alone never slows a client
+  // that sends a new key every time. So a key the upstream has not accepted yet takes a point of its
+  // address's budget while it is checked; the point is given back when the upstream accepts the key
+  // and kept when it refuses it. An address over its budget gets no new key checked (no upstream
+  // call) until its minute ends, while keys it already used keep working: callers sharing an
+  // address (a NAT, an office) are held back only by refused keys, never by each other's new ones.
+  // In memory only: unknown callers leave nothing in Redis beyond the per-key counter.
+  const refusedKeys = new RateLimiterMemory({ points: options.refusedKeysPerMinute ?? 60, duration: 60 });
+  const addressOf =
+    options.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown');
+  const accepted = new Map<string, true>();
+  /** Keys being checked: the address whose point each holds. */
+  const checking = new Map<string, string>();
+  const observer: UpstreamObserver = {
+    keyAnswered(auth, ok) {
+      const key = callerKey(auth);
+      const address = checking.get(key);
+      checking.delete(key);
+      accepted.delete(key);
+      if (!ok) return;
+      if (address !== undefined) void refusedKeys.reward(address, 1);
+      accepted.set(key, true);
+      if (accepted.size > MAX_ACCEPTED_KEYS) accepted.delete(accepted.keys().next().value as string);
+    },
+  };
+  const consume = async (key: string, req: IncomingMessage | undefined): Promise<RateLimitDecision> => {
+    try {
+      if (!accepted.has(key) && !checking.has(key)) {
+        const address = req ? addressOf(req) : 'unknown';
+        await refusedKeys.consume(address);
+        checking.set(key, address);
+        if (checking.size > MAX_ACCEPTED_KEYS) checking.delete(checking.keys().next().value as string);
+      }
+      const wait = await counts.consume(key);
+      if (wait === undefined) return ALLOWED;
+      stats.limited++;
+      return { limited: true, reason: 'key', retryAfterSeconds: wait };
+    } catch (error) {
+      // Only the address's budget of refused keys throws its decision (the counts never reject).
+      if (!(error instanceof RateLimiterRes)) return ALLOWED;
+      stats.limited++;
+      stats.refusedKeysLimited++;
+      return { limited: true, reason: 'refused_keys', retryAfterSeconds: secondsLeft(error) };
+    }
+  };
+
+  const decisions = new WeakMap<IncomingMessage, Promise<RateLimitDecision>>();
+  return {
+    check(req, authorization) {
+      const known = req && decisions.get(req);
+      if (known) return known;
+      const bearer = bearerAuthorization(authorization).authorization;
+      const decision = bearer === undefined ? Promise.resolve(ALLOWED) : consume(callerKey(bearer), req);
+      if (req) decisions.set(req, decision);
+      return decision;
+    },
+    stats,
+    observer,
+    close: () => counts.close(),
+  };
+}

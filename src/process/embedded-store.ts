@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Config } from '../config.ts';
+import { petstoreDbError, StartupError } from './start-up-errors.ts';
+
+/*
+ * What the process says and starts besides the gateway: the embedded reference service (no
+ * UPSTREAM_URL) and the start-up lines for people.
+ */
+
+/** Ends start-up with the error's one line, as a bad configuration value does. */
+export function exit(error: unknown): never {
+  if (!(error instanceof StartupError)) throw error;
+  console.error(`pet-gateway: ${error.message}`);
+  process.exit(1);
+}
+
+export interface Embedded {
+  url: URL;
+  key: string;
+  close(): Promise<void>;
+}
+
+/**
+ * No upstream configured: run the reference service beside the gateway so `npm start` works out
+ * of the box. A key made for this process is printed and prefilled in GraphiQL.
+ */
+export async function startEmbedded(config: Config): Promise<Embedded> {
+  const { startPetstore } = await import('../petstore/server.ts');
+  const key = config.petstoreApiKey ?? `dev-${randomBytes(18).toString('base64url')}`;
+  try {
+    if (config.petstoreDb !== ':memory:') mkdirSync(dirname(config.petstoreDb), { recursive: true });
+    const petstore = await startPetstore({ dbPath: config.petstoreDb, apiKey: key, port: 0 });
+    return { url: new URL(petstore.url), key, close: () => petstore.close() };
+  } catch (error) {
+    exit(petstoreDbError(config.petstoreDb, error));
+  }
+}
+
+/** The start-up lines for people: where GraphQL is, which upstream, the embedded key. */
+export function announce(
+  config: Config,
+  port: number,
+  upstreamUrl: URL,
+  embeddedKey: string | undefined,
+): void {
+  const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const served = config.graphiql ? 'GraphQL and GraphiQL' : 'GraphQL';
+  console.log(`pet-gateway: ${served} at http://${shownHost}:${port}/graphql`);
+  if (embeddedKey) {
+    console.log(`pet-gateway: no UPSTREAM_URL, serving the reference animal store at ${upstreamUrl.href}`);
+    // A key the user chose is theirs: said to be in use, never echoed (logs get shipped).
+    console.log(
+      `pet-gateway: API key for this run: ${config.petstoreApiKey ? 'the PETSTORE_API_KEY you set (not printed)' : embeddedKey}`,
+    );
+  } else {
+    console.log(`pet-gateway: upstream ${upstreamUrl.href}`);
+  }
+  if (config.rateLimit) {
+    const where =
+      config.rateLimit.store === 'redis' && config.redisUrl ? `Redis at ${config.redisUrl.host}` : 'memory';
+    console.log(
+      `pet-gateway: rate limit ${config.rateLimit.perMinute} requests per API key per minute (${where})`,
+    );
+  }
+  if (config.responseCache !== 'off') {
+    const where = config.redisUrl ? ` at ${config.redisUrl.host}` : '';
+    console.log(
+      `pet-gateway: response cache ${config.responseCache}${where}, ${config.responseCacheTtlMs} ms`,
+    );
+  }
+}

@@ -1,0 +1,50 @@
+import { getOperationAST } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { CompiledExecution } from '../execution/compiled.ts';
+import { compilePlan } from '../execution/plan.ts';
+import type { LaneContext } from '../policy/hand-off.ts';
+import { type Lanes, PER_ANSWER_HEADERS, type PreparedOperation } from '../policy/prepared-operations.ts';
+
+/**
+ * Keeps what Yoga learned from a request the edge marked as a fast-lane candidate (see
+ * `HandOff.toPrepare`): once its operation ran without errors and compiled, the fast lane serves it.
+ */
+export function usePreparation(lanes: Lanes, compiled: CompiledExecution): Plugin {
+  const ready = new WeakMap<Request, { key: string; operation: PreparedOperation }>();
+  return {
+    onExecute({ args }) {
+      const { lane, request } = args.contextValue as LaneContext & { request?: Request };
+      const keys = lane?.toPrepare;
+      if (keys === undefined || request === undefined) return;
+      return {
+        onExecuteDone({ result }) {
+          if (!('data' in result) || result.errors?.length || result.data == null) return;
+          const query = compiled.compiledFor(args.document, args.operationName);
+          const operation = getOperationAST(args.document, args.operationName);
+          if (!query || !operation) return;
+          ready.set(request, {
+            key: keys.operation,
+            operation: {
+              compiled: query,
+              plan: lanes.planning ? compilePlan(args.schema, args.document, args.operationName) : undefined,
+              operationType: operation.operation,
+              operationName: operation.name?.value,
+            },
+          });
+        },
+      };
+    },
+    // Last of all plugins, so every header Yoga and the other plugins set is on the response.
+    onResponse({ request, response, serverContext }) {
+      const prepared = ready.get(request);
+      const keys = (serverContext as LaneContext).lane?.toPrepare;
+      if (!prepared || !keys || response.status !== 200) return;
+      const headers: string[] = [];
+      response.headers.forEach((value, name) => {
+        if (!PER_ANSWER_HEADERS.has(name)) headers.push(name, value);
+      });
+      lanes.headers.set(keys.headers, headers);
+      lanes.prepared.set(prepared.key, prepared.operation);
+    },
+  };
+}

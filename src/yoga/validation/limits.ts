@@ -1,0 +1,59 @@
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import type { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { Limits } from '../../config.ts';
+import { useCodedRequestErrors } from './coded-errors.ts';
+
+/**
+ * Introspection is exempt from the depth limit (the standard query nests `ofType` deeply) but not
+ * unbounded: GraphiQL's and codegen's queries reach depth 13 with fragments flattened.
+ */
+const MAX_INTROSPECTION_DEPTH = 15;
+
+/**
+ * graphql-armor rejects with a code-less GraphQLError; its `onReject` hook is where each rejection
+ * gets its documented code and a 400.
+ */
+function armorOptions(code: string) {
+  return {
+    exposeLimits: true,
+    propagateOnRejection: true,
+    onReject: [
+      (_context: unknown, error: GraphQLError) => {
+        // graphql-armor words every limit as a "Syntax Error:", which it is not.
+        error.message = error.message.replace(/^Syntax Error: /, '');
+        Object.assign(error.extensions, { code, http: { status: 400 } });
+      },
+    ],
+  };
+}
+
+/**
+ * The document limits (MAX_TOKENS, MAX_DEPTH, MAX_ALIASES, MAX_DIRECTIVES), each refusal with its
+ * documented code and a 400, before the document is validated against the schema.
+ */
+export function useDocumentLimits(limits: Limits): Plugin[] {
+  return [
+    maxTokensPlugin({ n: limits.maxTokens, ...armorOptions('TOKEN_LIMIT_EXCEEDED') }),
+    maxDepthPlugin({
+      n: limits.maxDepth,
+      ignoreIntrospection: true,
+      flattenFragments: true,
+      ...armorOptions('DEPTH_LIMIT_EXCEEDED'),
+    }),
+    maxDepthPlugin({
+      n: MAX_INTROSPECTION_DEPTH,
+      ignoreIntrospection: false,
+      flattenFragments: true,
+      ...armorOptions('DEPTH_LIMIT_EXCEEDED'),
+    }),
+    // graphql-armor leaves `__typename` out of the count by default, so `{ a0: __typename … a999:
+    // __typename }` passed any MAX_ALIASES: every alias counts here, whatever field it names.
+    maxAliasesPlugin({ n: limits.maxAliases, allowList: [], ...armorOptions('ALIAS_LIMIT_EXCEEDED') }),
+    maxDirectivesPlugin({ n: limits.maxDirectives, ...armorOptions('DIRECTIVE_LIMIT_EXCEEDED') }),
+    useCodedRequestErrors(limits.maxDirectives),
+  ];
+}

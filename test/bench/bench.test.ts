@@ -1,0 +1,334 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatGoals, formatTable, type Ratio, type Summary } from '../../bench/report.ts';
+import { listedPets } from '../../bench/static-upstream.ts';
+import { TAILCALL_LOG_ENV, tailcallBinary, tailcallConfig } from '../../bench/tailcall.ts';
+import { WORKLOADS } from '../../bench/workloads.ts';
+import { findWrk } from '../../bench/wrk.ts';
+
+/** Runs `node bench/run.ts <args>` as `npm run bench` does; resolves with its exit code and output. */
+function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bench/run.ts', ...args], {
+      cwd: new URL('../..', import.meta.url),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The cells of the first table row whose first cells are `first`. */
+function row(stdout: string, ...first: string[]): string[] | undefined {
+  return stdout
+    .split('\n')
+    .map((line) => line.split('|').map((cell) => cell.trim()))
+    .find((cells) => first.every((value, i) => cells[i + 1] === value))
+    ?.slice(1, -1);
+}
+
+/** A ratio cell: one round's value, or a median with its range. */
+const RATIO = /^\d+\.\d\d( \(\d+\.\d\d–\d+\.\d\d\))?$/;
+
+// A benchmark, not a timed test: this only checks that the harness runs and reports what it should.
+describe('npm run bench -- --smoke', () => {
+  it('runs every workload on every target, prints the table, the ratios and the goals, and exits 0', async () => {
+    const { code, stdout, stderr } = await runBench(['--smoke', '--keys', '7']);
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+
+    expect(stdout).toMatch(/^command: node bench\/run\.ts --smoke --keys 7$/m);
+    expect(stdout).toMatch(/^keys: 7 bearer keys \(bench-key-0 … bench-key-6\) taken in turn/m);
+    expect(stdout).toMatch(/^date: \d{4}-\d\d-\d\dT.* node: v\d+\.\d+\.\d+ .*cpu: /m);
+    // Whichever generator is installed: CI installs wrk, a machine without it falls back, saying so.
+    const wrk = findWrk() !== undefined;
+    expect(stdout).toMatch(
+      wrk ? /^load: wrk .*list20-steady: autocannon/m : /^load: autocannon .*wrk is not on PATH/m,
+    );
+    expect(stdout).toMatch(
+      /^\| workload \| upstream \| target \| req\/s \| CPU µs\/req \| p50 ms \| p99 ms \| errors \|/m,
+    );
+
+    for (const workload of WORKLOADS) {
+      for (const target of Object.keys(workload.targets)) {
+        const cells = row(stdout, workload.name, workload.upstream, target);
+        expect(cells, `row ${workload.name} ${target}`).toBeDefined();
+        const [, , , rps, cpu, p50, p99, errors, non2xx, graphqlErrors] = cells ?? [];
+        expect(Number(rps)).toBeGreaterThan(0);
+        expect(Number(cpu), `${workload.name} ${target} CPU µs/req`).toBeGreaterThan(0);
+        expect(Number(p50)).toBeGreaterThanOrEqual(0);
+        expect(Number(p99)).toBeGreaterThanOrEqual(0);
+        expect([errors, non2xx, graphqlErrors].every((n) => /^\d+$/.test(n ?? ''))).toBe(true);
+        // No timing assertion, but a target that answers wrongly is a broken harness.
+        expect(Number(non2xx) + Number(graphqlErrors), `${workload.name} ${target} failures`).toBe(0);
+        expect(cells?.[13]).toBe(wrk && workload.rate === undefined ? 'wrk' : 'autocannon');
+        // Each caller's own key reached the upstream through every hop (the reference service
+        // does not count them): nothing keyed by caller could merge the load into one caller's.
+        if (workload.upstream === 'reference') expect(cells?.[15]).toBe('–');
+        else expect(Number(cells?.[15]), `${workload.name} ${target} upstream keys`).toBeGreaterThan(1);
+        expect(cells?.[16], `${workload.name} ${target} answer`).toBe('ok');
+      }
+      const hops = ['gateway', 'gateway-yoga', 'json-hop', 'tailcall'] as const;
+      for (const hop of hops.filter((h) => workload.targets[h] !== undefined)) {
+        const [, , rps, cpu, p99] = row(stdout, workload.name, `${hop} / bare-proxy`) ?? [];
+        expect(rps, `${workload.name} ${hop} / bare-proxy req/s`).toMatch(RATIO);
+        expect(cpu, `${workload.name} ${hop} / bare-proxy CPU`).toMatch(RATIO);
+        // Only a steady rate compares p99, unless the baseline's p99 rounded to 0 ms (autocannon's
+        // resolution), where no ratio exists.
+        if (workload.rate === undefined) expect(p99).toBe('–');
+        else if (Number(row(stdout, workload.name, workload.upstream, 'bare-proxy')?.[6]) > 0)
+          expect(p99).toMatch(RATIO);
+      }
+      expect(row(stdout, workload.name, 'gateway / gateway-yoga')?.[2]).toMatch(RATIO);
+      if (workload.targets.tailcall) {
+        const [, , rps, cpu] = row(stdout, workload.name, 'gateway / tailcall') ?? [];
+        expect(rps, `${workload.name} gateway / tailcall req/s`).toMatch(RATIO);
+        expect(cpu, `${workload.name} gateway / tailcall CPU`).toMatch(RATIO);
+      }
+      if (workload.targets.direct) expect(row(stdout, workload.name, 'gateway / direct')?.[2]).toMatch(RATIO);
+    }
+    expect(row(stdout, 'cold', 'gateway cold / gateway warm')?.[2]).toMatch(RATIO);
+    // Tailcall, the peer of the headline goals, ran on list20 with the keys rotating.
+    expect(Number(row(stdout, 'list20', 'static', 'tailcall')?.[15])).toBeGreaterThan(1);
+    const goals = stdout.slice(stdout.indexOf('\ngoals ('));
+    for (const goal of [
+      /^- list20: gateway CPU\/req \d+\.\d\d× tailcall's \(goal ≤ 1\.30×\) (PASS|FAIL)$/m,
+      /^- list20: gateway req\/s \d+\.\d\d× tailcall's \(goal ≥ 0\.70×\) (PASS|FAIL)$/m,
+      /^- list20-bigids: gateway CPU\/req \d+\.\d\d× tailcall's /m,
+      /^- list20-bigids: gateway req\/s \d+\.\d\d× tailcall's /m,
+      /^- dedup: gateway req\/s \d+\.\d\d× bare-proxy's \(goal ≥ 0\.60×\) (PASS|FAIL)$/m,
+      /^- create-pet: gateway req\/s \d+\.\d\d× bare-proxy's \(goal ≥ 0\.45×\) (PASS|FAIL)$/m,
+      /^- cold: gateway req\/s \d+\.\d\d× gateway-yoga's on new documents \(goal ≥ 0\.90×\) (PASS|FAIL)$/m,
+      /^- list20-steady: gateway p99 \d+\.\d\d× bare-proxy's \(goal ≤ 2\.00×\) (PASS|FAIL)$/m,
+      /^- list20: gateway peak RSS \d+ MB \(goal ≤ bare-proxy's \d+ MB \+ 48 MB = \d+ MB\) (PASS|FAIL)$/m,
+      // The harness itself asserts no failures above, so these two must pass.
+      /^- every workload: gateway errors \+ non-2xx \+ GraphQL errors 0 \(goal 0\) PASS$/m,
+      /^- dedup: gateway upstream calls\/op 5\.00 \(goal 5\) PASS$/m,
+    ]) {
+      expect(goals).toMatch(goal);
+    }
+
+    // The de-dup workload: 10 aliases over 5 ids must cost exactly 5 upstream calls per operation.
+    expect(row(stdout, 'dedup', 'static', 'gateway')?.[12]).toBe('5.00');
+    expect(row(stdout, 'list20', 'static', 'gateway')?.[12]).toBe('1.00');
+    // WORKERS=2 npm start, measured as a process tree, answered list20 correctly beside Tailcall.
+    const workers = row(stdout, 'list20', 'static', 'gateway-workers');
+    expect(workers?.[16]).toBe('ok');
+    expect(Number(workers?.[3])).toBeGreaterThan(0);
+    expect(row(stdout, 'list20', 'gateway-workers / tailcall')?.[2]).toMatch(RATIO);
+  }, 120_000);
+
+  it('rejects an unknown option with the usage and exit code 2', async () => {
+    const { code, stderr } = await runBench(['--rounds', 'zero']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--rounds must be a positive integer/);
+    expect(stderr).toMatch(/Usage: npm run bench/);
+  });
+
+  it('rejects a key count that is not a positive integer', async () => {
+    const { code, stderr } = await runBench(['--keys', '0']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--keys must be a positive integer, got "0"/);
+  });
+
+  it('passes only Node flags to the gateway process', async () => {
+    const { code, stderr } = await runBench(['--gateway-node-args=--max-old-space-size=128; rm -rf /']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--gateway-node-args takes Node flags/);
+  });
+
+  it('refuses a --baseline that is not a checkout of this project', async () => {
+    const { code, stderr } = await runBench(['--baseline', tmpdir()]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--baseline .*: no bench\/target-gateway\.ts there/);
+  });
+
+  it('with --baseline runs that checkout’s gateway beside this one and prints the ratio to it', async () => {
+    // This checkout as its own baseline: two gateways from the same code, side by side.
+    const { code, stdout, stderr } = await runBench([
+      '--smoke',
+      '--workload',
+      'create-pet',
+      '--baseline',
+      '.',
+    ]);
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    const cells = row(stdout, 'create-pet', 'static', 'gateway-baseline');
+    expect(Number(cells?.[3]), 'gateway-baseline req/s').toBeGreaterThan(0);
+    expect(cells?.[16], 'gateway-baseline answer').toBe('ok');
+    const ratio = row(stdout, 'create-pet', 'gateway / gateway-baseline');
+    expect(ratio?.[2]).toMatch(RATIO);
+    expect(ratio?.[3]).toMatch(RATIO);
+    expect(ratio?.[5]).toContain('this checkout against --baseline');
+  }, 60_000);
+});
+
+describe('list20-bigids', () => {
+  const workload = WORKLOADS.find((w) => w.name === 'list20-bigids');
+  const pets = listedPets('int64', 20);
+  // What a hop that parsed the ids into doubles would send: the nearest double, printed.
+  const rounded = (id: string) => String(Number(id));
+
+  it('accepts the ids exactly and rejects them rounded, in the gateway answer', () => {
+    const answer = (id: (text: string) => string) =>
+      JSON.stringify({
+        data: {
+          pets: pets.map((p) => ({
+            id: id(p.id),
+            name: p.name,
+            categoryId: p.categoryId,
+            status: p.status.toUpperCase(),
+          })),
+        },
+      });
+    const check = workload?.targets.gateway?.check;
+    expect(
+      check?.(
+        200,
+        answer((id) => id),
+      ),
+    ).toBeUndefined();
+    expect(check?.(200, answer(rounded))).toMatch(/ids differ/);
+  });
+
+  it('reads int64 numbers in a REST answer from their source text', () => {
+    const answer = (id: (text: string) => string) =>
+      `[${pets.map((p) => `{"id":${id(p.id)},"name":"${p.name}","categoryId":${p.categoryId},"status":"${p.status}"}`).join(',')}]`;
+    const check = workload?.targets['bare-proxy']?.check;
+    expect(
+      check?.(
+        200,
+        answer((id) => id),
+      ),
+    ).toBeUndefined();
+    expect(check?.(200, answer(rounded))).toMatch(/ids differ/);
+  });
+});
+
+describe('the tailcall target', () => {
+  it('has a config Tailcall 1.0.0 accepts', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pet-gateway-tailcall-test-'));
+    try {
+      const file = join(dir, 'pets.graphql');
+      writeFileSync(file, tailcallConfig(new URL('http://127.0.0.1:9/v1'), 8099));
+      const check = spawnSync(tailcallBinary(), ['check', file], {
+        encoding: 'utf8',
+        env: { ...process.env, ...TAILCALL_LOG_ENV },
+      });
+      expect(check.status, `${check.stdout}${check.stderr}`).toBe(0);
+
+      // The same check fails on a config that is not Tailcall's: it is a real validation.
+      writeFileSync(file, tailcallConfig(new URL('http://127.0.0.1:9/v1'), 8099).replace('@http(', '@htp('));
+      expect(spawnSync(tailcallBinary(), ['check', file], { encoding: 'utf8' }).status).not.toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Tailcall answers ids as JSON numbers: exact ones pass, rounded ones are a wrong answer.
+  it('accepts ids as exact JSON numbers and rejects them rounded, on list20-bigids', () => {
+    const check = WORKLOADS.find((w) => w.name === 'list20-bigids')?.targets.tailcall?.check;
+    const pets = listedPets('int64', 20);
+    const answer = (id: (text: string) => string) =>
+      `{"data":{"pets":[${pets
+        .map(
+          (p) =>
+            `{"id":${id(p.id)},"name":"${p.name}","categoryId":${id(p.categoryId)},"status":"${p.status}"}`,
+        )
+        .join(',')}]}}`;
+    expect(
+      check?.(
+        200,
+        answer((id) => id),
+      ),
+    ).toBeUndefined();
+    expect(
+      check?.(
+        200,
+        answer((id) => String(Number(id))),
+      ),
+    ).toMatch(/ids differ/);
+  });
+});
+
+describe('the report', () => {
+  const summary = (workload: string, target: Summary['target'], extra: Partial<Summary> = {}): Summary => ({
+    workload,
+    upstream: 'static',
+    target,
+    generator: 'wrk',
+    rps: 1000,
+    p50Ms: 1,
+    p99Ms: 2,
+    errors: 0,
+    non2xx: 0,
+    graphqlErrors: 0,
+    cpuMicrosPerRequest: 100,
+    upstreamCpuMicrosPerRequest: 20,
+    generatorCpuMicrosPerRequest: 10,
+    othersCpuShare: 0,
+    peakRssBytes: 200 * 1024 * 1024,
+    upstreamKeys: 200,
+    upstreamCallsPerOp: 1,
+    wrongAnswer: undefined,
+    ...extra,
+  });
+  const ratio = (
+    workload: string,
+    numerator: string,
+    denominator: string,
+    metric: Ratio['metric'],
+    median: number,
+  ) => ({ workload, numerator, denominator, metric, median, rounds: [median] }) satisfies Ratio;
+
+  it('flags a peer that answered wrongly in the table and in the goals judged against it', () => {
+    const wrong = "ids differ from the upstream's: 1790417263409159936…";
+    const summaries = [
+      summary('list20-bigids', 'gateway'),
+      summary('list20-bigids', 'tailcall', { wrongAnswer: wrong }),
+    ];
+    const table = formatTable(summaries);
+    expect(table).toMatch(/^\| list20-bigids \| static \| tailcall \|.* \| WRONG \|$/m);
+    expect(table).toMatch(/^\| list20-bigids \| static \| gateway \|.* \| ok \|$/m);
+    expect(table).toContain(`- list20-bigids tailcall answered wrongly: ${wrong}`);
+    const goals = formatGoals([ratio('list20-bigids', 'gateway', 'tailcall', 'cpu', 1.2)], summaries);
+    expect(goals).toContain(
+      "- list20-bigids: gateway CPU/req 1.20× tailcall's (goal ≤ 1.30×) PASS (tailcall answered wrongly: see the table)",
+    );
+  });
+
+  it('judges each goal from the measured value, and leaves out goals whose workloads did not run', () => {
+    const goals = formatGoals(
+      [
+        ratio('list20', 'gateway', 'tailcall', 'cpu', 1.6),
+        ratio('list20', 'gateway', 'tailcall', 'rps', 0.7),
+        ratio('dedup', 'gateway', 'bare-proxy', 'rps', 0.59),
+        ratio('list20-steady', 'gateway', 'bare-proxy', 'p99', 2),
+      ],
+      [
+        summary('list20', 'gateway', { peakRssBytes: 265 * 1024 * 1024 }),
+        summary('list20', 'bare-proxy'),
+        summary('dedup', 'gateway', { upstreamCallsPerOp: 6, non2xx: 1 }),
+      ],
+    );
+    expect(goals).toEqual([
+      "- list20: gateway CPU/req 1.60× tailcall's (goal ≤ 1.30×) FAIL",
+      "- list20: gateway req/s 0.70× tailcall's (goal ≥ 0.70×) PASS",
+      "- dedup: gateway req/s 0.59× bare-proxy's (goal ≥ 0.60×) FAIL",
+      "- list20-steady: gateway p99 2.00× bare-proxy's (goal ≤ 2.00×) PASS",
+      "- list20: gateway peak RSS 265 MB (goal ≤ bare-proxy's 200 MB + 48 MB = 248 MB) FAIL",
+      '- every workload: gateway errors + non-2xx + GraphQL errors 1 (goal 0) FAIL',
+      '- dedup: gateway upstream calls/op 6.00 (goal 5) FAIL',
+    ]);
+  });
+});
