@@ -6,10 +6,14 @@ import { createEdge, type Edge, type EdgeOptions } from './edge/route.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Tracing } from './observability/tracing.ts';
 import { createUpstreamLog } from './observability/upstream-log.ts';
-import { createRateLimit } from './policy/rate-limit.ts';
-import { createSharedRedis, type RedisState } from './stores/redis.ts';
-import { createMemoryDocumentStore, createRedisDocumentStore } from './stores/registered-documents.ts';
-import { createMemoryCache, createRedisCache } from './stores/response-cache.ts';
+import { createRateLimit, type RateLimit } from './policy/rate-limit.ts';
+import { createSharedRedis, type RedisHealth, type RedisState, type SharedRedis } from './stores/redis.ts';
+import {
+  createMemoryDocumentStore,
+  createRedisDocumentStore,
+  type DocumentStore,
+} from './stores/registered-documents.ts';
+import { createMemoryCache, createRedisCache, type ResponseCache } from './stores/response-cache.ts';
 import { createCallerKey } from './upstream/caller-key.ts';
 import { createUpstreamClient, type UpstreamClient, type UpstreamClientOptions } from './upstream/client.ts';
 import type { YogaServerOptions } from './yoga/server.ts';
@@ -49,6 +53,71 @@ export interface ComposedGateway {
   close(): Promise<void>;
 }
 
+/** The response cache RESPONSE_CACHE names; undefined when off (or Redis is not configured). */
+function responseCacheOf(config: Config, redis: SharedRedis | undefined): ResponseCache | undefined {
+  if (config.responseCache === 'redis') return redis ? createRedisCache(redis) : undefined;
+  return config.responseCache === 'memory' ? createMemoryCache() : undefined;
+}
+
+/** Where APQ's registered documents live; undefined when APQ is off. */
+function apqStoreOf(config: Config, redis: SharedRedis | undefined): DocumentStore | undefined {
+  if (!config.apq) return undefined;
+  const bounds = { maxDocuments: config.apq.maxDocuments, maxBytes: config.apq.maxBytes };
+  return config.apq.store === 'redis' && redis
+    ? createRedisDocumentStore(redis, bounds)
+    : createMemoryDocumentStore(bounds);
+}
+
+/** What `/health` and `/readiness` say of the shared Redis: its state, and what waits on it. */
+function redisHealth(config: Config, redis: SharedRedis): RedisHealth {
+  return {
+    get state() {
+      return redis.state;
+    },
+    uses: [
+      ...(config.responseCache === 'redis' ? ['response cache'] : []),
+      ...(config.rateLimit?.store === 'redis' ? ['rate limit (per instance meanwhile)'] : []),
+      ...(config.apq?.store === 'redis' ? ['APQ store (hashes answered as not found meanwhile)'] : []),
+    ],
+  };
+}
+
+/** The REST client, with every observer of its calls: the log, metrics, traces, the rate limit. */
+function upstreamClientOf(
+  config: Config,
+  parts: GatewayParts,
+  rateLimit: RateLimit | undefined,
+): UpstreamClient {
+  const { logger, metrics, tracing, overrides = {} } = parts;
+  return createUpstreamClient({
+    baseUrl: parts.upstreamUrl,
+    timeoutMs: config.upstreamTimeoutMs,
+    connections: config.upstreamConnections,
+    coalesce: config.upstreamCoalesce,
+    ...overrides.client,
+    // The rate limit learns from the upstream which keys it accepts.
+    observers: [
+      createUpstreamLog(logger),
+      metrics?.upstream,
+      tracing?.upstream,
+      rateLimit?.observer,
+      ...(overrides.client?.observers ?? []),
+    ].filter((observer) => observer !== undefined),
+  });
+}
+
+/** Counts each connection the listener closes itself, and tells the process's log line. */
+function connectionCloseObserver(
+  metrics: Metrics | undefined,
+  onConnectionClose: HttpServerOptions['onClose'],
+): HttpServerOptions['onClose'] {
+  if (!metrics && !onConnectionClose) return undefined;
+  return (reason) => {
+    metrics?.connectionClosed(reason);
+    onConnectionClose?.(reason);
+  };
+}
+
 /**
  * The gateway as one configuration makes it: the shared Redis (one connection and one breaker for
  * the cache, the limit and the APQ store), the stores, the rate limit, the upstream client and its
@@ -66,50 +135,21 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
   if (redis && metrics) metrics.watchRedis(redis);
   // Without a secret (no caller's key goes to Redis): this process's own.
   const callerKey = createCallerKey(config.redisKeySecret);
-  const cacheStore =
-    config.responseCache === 'redis' && redis
-      ? createRedisCache(redis)
-      : config.responseCache === 'memory'
-        ? createMemoryCache()
-        : undefined;
+  const cacheStore = responseCacheOf(config, redis);
   if (cacheStore && metrics) metrics.watchCache(cacheStore.stats);
   const clientAddresses = createClientAddresses(config.trustedProxies);
-  const ownRateLimit = config.rateLimit
-    ? createRateLimit({
-        perMinute: config.rateLimit.perMinute,
-        store: config.rateLimit.store,
-        refusedKeysPerMinute: config.rateLimit.refusedKeysPerMinute,
-        clientAddress: clientAddresses.of,
-        callerKey,
-        ...(redis ? { redis } : {}),
-      })
-    : undefined;
+  const ownRateLimit =
+    config.rateLimit &&
+    createRateLimit({
+      ...config.rateLimit,
+      clientAddress: clientAddresses.of,
+      callerKey,
+      ...(redis ? { redis } : {}),
+    });
   const rateLimit = overrides.edge?.rateLimit ?? ownRateLimit;
   if (rateLimit && metrics) metrics.watchRateLimit(rateLimit.stats);
-  const upstream = createUpstreamClient({
-    baseUrl: parts.upstreamUrl,
-    timeoutMs: config.upstreamTimeoutMs,
-    connections: config.upstreamConnections,
-    coalesce: config.upstreamCoalesce,
-    ...overrides.client,
-    // The rate limit learns from the upstream which keys it accepts.
-    observers: [
-      createUpstreamLog(logger),
-      metrics?.upstream,
-      tracing?.upstream,
-      rateLimit?.observer,
-      ...(overrides.client?.observers ?? []),
-    ].filter((observer) => observer !== undefined),
-  });
-  const apqStore =
-    config.apq?.store === 'redis' && redis
-      ? createRedisDocumentStore(redis, {
-          maxDocuments: config.apq.maxDocuments,
-          maxBytes: config.apq.maxBytes,
-        })
-      : config.apq
-        ? createMemoryDocumentStore({ maxDocuments: config.apq.maxDocuments, maxBytes: config.apq.maxBytes })
-        : undefined;
+  const upstream = upstreamClientOf(config, parts, rateLimit);
+  const apqStore = apqStoreOf(config, redis);
   if (apqStore && metrics) metrics.watchDocumentStore(apqStore.stats);
   const edge = createEdge({
     ...(parts.draining ? { draining: parts.draining } : {}),
@@ -120,22 +160,7 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
     ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs, callerKey } } : {}),
     ...(rateLimit ? { rateLimit } : {}),
     clientAddress: clientAddresses.of,
-    ...(redis
-      ? {
-          redis: {
-            get state() {
-              return redis.state;
-            },
-            uses: [
-              ...(config.responseCache === 'redis' ? ['response cache'] : []),
-              ...(config.rateLimit?.store === 'redis' ? ['rate limit (per instance meanwhile)'] : []),
-              ...(config.apq?.store === 'redis'
-                ? ['APQ store (hashes answered as not found meanwhile)']
-                : []),
-            ],
-          },
-        }
-      : {}),
+    ...(redis ? { redis: redisHealth(config, redis) } : {}),
     logger,
     ...(metrics ? { metrics } : {}),
     ...(tracing ? { tracing } : {}),
@@ -148,19 +173,12 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
     ...(parts.graphiqlAuthorization ? { graphiqlAuthorization: parts.graphiqlAuthorization } : {}),
     ...overrides.edge,
   });
-  const { onConnectionClose } = parts;
+  const onClose = connectionCloseObserver(metrics, parts.onConnectionClose);
   const server = createHttpServer(edge.handle, {
     maxConnections: config.maxConnections,
     maxConnectionsPerAddress: config.maxConnectionsPerAddress,
     isProxy: clientAddresses.isProxy,
-    ...(metrics || onConnectionClose
-      ? {
-          onClose: (reason) => {
-            metrics?.connectionClosed(reason);
-            onConnectionClose?.(reason);
-          },
-        }
-      : {}),
+    ...(onClose ? { onClose } : {}),
     ...overrides.server,
   });
   return {

@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
-import { type Config, ConfigError, loadConfig } from './config.ts';
-import type { ConnectionClose } from './edge/listener.ts';
+import { ConfigError } from './config/env-values.ts';
+import { type Config, loadConfig } from './config.ts';
 import { composeGateway } from './gateway.ts';
 import {
   aggregateWorkerMetrics,
@@ -10,6 +10,8 @@ import {
 } from './observability/cluster-metrics.ts';
 import { createLogDestination, createLogger } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
+import { connectionCloseLines, redisStateLines } from './observability/state-lines.ts';
+import { drainOnSignal } from './process/drain.ts';
 import { announce, exit, startEmbedded } from './process/embedded-store.ts';
 import { listen, StartupError } from './process/start-up-errors.ts';
 import { STARTUP_FAILED, superviseWorkers } from './process/workers.ts';
@@ -88,6 +90,43 @@ async function runPrimary(config: Config): Promise<void> {
   console.log(`pet-gateway: ${config.workers} workers (pids ${workers.pids().join(', ')})`);
 }
 
+/**
+ * Where this process sends REST calls: UPSTREAM_URL, the embedded reference service its primary
+ * runs (a worker), or one it starts itself (no UPSTREAM_URL).
+ */
+async function upstreamOf(
+  config: Config,
+  worker: boolean,
+): Promise<{ upstreamUrl: URL; embeddedKey: string | undefined; closeEmbedded: () => Promise<void> }> {
+  const handed = process.env[EMBEDDED_URL];
+  if (worker && handed) {
+    return {
+      upstreamUrl: new URL(handed),
+      embeddedKey: process.env[EMBEDDED_KEY],
+      closeEmbedded: async () => {},
+    };
+  }
+  if (config.upstreamUrl !== undefined) {
+    return { upstreamUrl: config.upstreamUrl, embeddedKey: undefined, closeEmbedded: async () => {} };
+  }
+  const embedded = await startEmbedded(config);
+  return { upstreamUrl: embedded.url, embeddedKey: embedded.key, closeEmbedded: embedded.close };
+}
+
+/** The trusted-documents manifest, read once; a bad file stops start-up with one line. */
+function readPersistedOperations(config: Config): YogaServerOptions['persistedOperations'] {
+  if (config.persistedOperations === 'off' || !config.persistedOperationsFile) return undefined;
+  try {
+    return {
+      mode: config.persistedOperations,
+      documents: loadPersistedDocuments(config.persistedOperationsFile),
+    };
+  } catch (error) {
+    console.error(`pet-gateway: PERSISTED_OPERATIONS_FILE: ${(error as Error).message}`);
+    process.exit(1);
+  }
+}
+
 async function main(): Promise<void> {
   let config: Config;
   try {
@@ -100,34 +139,12 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  let persistedOperations: YogaServerOptions['persistedOperations'];
-  if (config.persistedOperations !== 'off' && config.persistedOperationsFile) {
-    try {
-      persistedOperations = {
-        mode: config.persistedOperations,
-        documents: loadPersistedDocuments(config.persistedOperationsFile),
-      };
-    } catch (error) {
-      console.error(`pet-gateway: PERSISTED_OPERATIONS_FILE: ${(error as Error).message}`);
-      process.exit(1);
-    }
-  }
+  const persistedOperations = readPersistedOperations(config);
 
   if (config.workers > 1 && cluster.isPrimary) return runPrimary(config);
   const worker = cluster.isWorker;
 
-  let upstreamUrl = config.upstreamUrl;
-  let embeddedKey: string | undefined;
-  let closeEmbedded = async () => {};
-  if (worker && process.env[EMBEDDED_URL]) {
-    upstreamUrl = new URL(process.env[EMBEDDED_URL]);
-    embeddedKey = process.env[EMBEDDED_KEY];
-  } else if (upstreamUrl === undefined) {
-    const embedded = await startEmbedded(config);
-    upstreamUrl = embedded.url;
-    embeddedKey = embedded.key;
-    closeEmbedded = embedded.close;
-  }
+  const { upstreamUrl, embeddedKey, closeEmbedded } = await upstreamOf(config, worker);
 
   const logDestination = createLogDestination(1, { maxBufferBytes: config.logBufferBytes });
   const logger = createLogger(config.logLevel, logDestination);
@@ -140,17 +157,7 @@ async function main(): Promise<void> {
   const tracing = config.otlpEndpoint
     ? (await import('./observability/tracing.ts')).createTracing({ exporter: config.otlpEndpoint })
     : undefined;
-  let redisWasDown = false;
   let stopping = false;
-  // At most one line per 10 s, with what was closed since the last one.
-  const closedSince: Record<ConnectionClose, number> = {
-    refused: 0,
-    evicted: 0,
-    timeout: 0,
-    slow_body: 0,
-    probe_only: 0,
-  };
-  let lastConnectionWarning = 0;
   const gateway = composeGateway(config, {
     upstreamUrl,
     logger,
@@ -159,26 +166,8 @@ async function main(): Promise<void> {
     ...(persistedOperations ? { persistedOperations } : {}),
     ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
     draining: () => stopping,
-    onRedisState: (state, error) => {
-      if (state === 'up' && !redisWasDown) logger.info({ redis: config.redisUrl?.host }, 'Redis connected');
-      else if (state === 'up') logger.warn({ redis: config.redisUrl?.host }, 'Redis answering: shared again');
-      redisWasDown = state === 'down';
-      if (state === 'down')
-        logger.warn(
-          { redis: config.redisUrl?.host, error: error?.message },
-          'Redis unavailable: response cache bypassed, rate limit per instance, APQ hashes not found, until it answers again',
-        );
-    },
-    onConnectionClose: (reason) => {
-      closedSince[reason]++;
-      if (Date.now() - lastConnectionWarning < 10_000) return;
-      lastConnectionWarning = Date.now();
-      logger.warn(
-        { ...closedSince, maxConnections: config.maxConnections },
-        'client connections closed: at the connection cap, or too slow to send a request',
-      );
-      for (const reason of Object.keys(closedSince) as ConnectionClose[]) closedSince[reason] = 0;
-    },
+    onRedisState: redisStateLines(logger, config.redisUrl),
+    onConnectionClose: connectionCloseLines(logger, config.maxConnections),
   });
   const { server } = gateway;
 
@@ -193,27 +182,19 @@ async function main(): Promise<void> {
     );
   }
 
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  const stop = drainOnSignal({
+    server,
+    timeoutMs: DRAIN_TIMEOUT_MS,
+    idleGraceMs: DRAIN_IDLE_GRACE_MS,
     // In a worker the primary has already said so, once for all of them.
-    if (!worker) console.log(`pet-gateway: ${signal}, finishing in-flight requests`);
-    const forced = setTimeout(() => {
-      console.error('pet-gateway: drain timeout, closing remaining connections');
-      server.closeAllConnections();
-    }, DRAIN_TIMEOUT_MS);
-    forced.unref();
-    // /readiness already answers 503 (stopping). No new connections; every answer from now on
-    // says Connection: close; idle connections close after a second, busy ones once answered.
-    await server.drain(DRAIN_IDLE_GRACE_MS);
-    await gateway.close();
-    await closeEmbedded();
-    await tracing?.shutdown();
+    announce: !worker,
+    onStart: () => {
+      stopping = true;
+    },
+    closing: [gateway.close, closeEmbedded, async () => tracing?.shutdown()],
     // A stalled log reader does not hold the exit past this.
-    await logDestination.flushWithin(2000);
-    clearTimeout(forced);
-    process.exit(0);
-  };
+    flush: () => logDestination.flushWithin(2000),
+  });
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   // A worker whose primary is gone (killed outright) can no longer be handed connections.

@@ -94,6 +94,33 @@ query AvailablePets {
 `;
 
 /**
+ * GraphiQL at `/graphql` for browsers, its assets served by the gateway itself: no CDN, so it works
+ * offline. Not with only persisted operations allowed: every document it sends, introspection
+ * included, would be refused; a browser is told why instead.
+ */
+function useGraphiQL(options: YogaServerOptions): Plugin {
+  if (options.graphiql !== false && options.persistedOperations?.mode !== 'require') {
+    return useGraphiQLPage(
+      '/graphql',
+      {
+        title: 'Animal store',
+        defaultQuery: EXAMPLE_QUERY,
+        headers: JSON.stringify({ Authorization: 'Bearer <your API key>' }),
+      },
+      options.graphiqlAuthorization === undefined
+        ? undefined
+        : { headers: JSON.stringify({ Authorization: options.graphiqlAuthorization }) },
+    );
+  }
+  return useGraphiQLRefusal(
+    '/graphql',
+    options.persistedOperations?.mode === 'require'
+      ? "GraphiQL is not served here: with PERSISTED_OPERATIONS=require only the manifest's operations run, so every query GraphiQL sends would be refused. Use GraphiQL on a gateway with PERSISTED_OPERATIONS=allow or off and GRAPHIQL=on, or read schema/schema.graphql. Apps send their operations here by id, as POST application/json."
+      : 'GraphiQL is off on this gateway (GRAPHIQL=off). To use it in a browser, start the gateway with GRAPHIQL=on (the default). GraphQL clients send queries here as POST application/json.',
+  );
+}
+
+/**
  * Builds the gateway: GraphQL (and GraphiQL) at `/graphql`, metrics at `/metrics` when given
  * (`/health` and `/readiness` are answered at the edge: edge/health.ts). Reads no environment and opens no port;
  * `main.ts` does both.
@@ -141,32 +168,7 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
       ...(options.automaticPersistedQueries ? { store: options.automaticPersistedQueries } : {}),
     }),
   );
-  // GraphiQL's assets are served by the gateway itself: no CDN, so it works offline. Not with only
-  // persisted operations allowed: every document it sends, introspection included, would be refused.
-  if (options.graphiql !== false && options.persistedOperations?.mode !== 'require') {
-    plugins.push(
-      useGraphiQLPage(
-        '/graphql',
-        {
-          title: 'Animal store',
-          defaultQuery: EXAMPLE_QUERY,
-          headers: JSON.stringify({ Authorization: 'Bearer <your API key>' }),
-        },
-        options.graphiqlAuthorization === undefined
-          ? undefined
-          : { headers: JSON.stringify({ Authorization: options.graphiqlAuthorization }) },
-      ),
-    );
-  } else {
-    plugins.push(
-      useGraphiQLRefusal(
-        '/graphql',
-        options.persistedOperations?.mode === 'require'
-          ? "GraphiQL is not served here: with PERSISTED_OPERATIONS=require only the manifest's operations run, so every query GraphiQL sends would be refused. Use GraphiQL on a gateway with PERSISTED_OPERATIONS=allow or off and GRAPHIQL=on, or read schema/schema.graphql. Apps send their operations here by id, as POST application/json."
-          : 'GraphiQL is off on this gateway (GRAPHIQL=off). To use it in a browser, start the gateway with GRAPHIQL=on (the default). GraphQL clients send queries here as POST application/json.',
-      ),
-    );
-  }
+  plugins.push(useGraphiQL(options));
   // Last, so the answer it compresses carries every header the plugins before it set.
   plugins.push(useResponseCompression());
   // After compression, whose Vary it replaces with the full list.

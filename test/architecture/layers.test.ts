@@ -22,7 +22,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['src/upstream/'],
   ['src/stores/'],
   ['src/contract/'],
-  ['src/config.ts'],
+  ['src/config.ts', 'src/config/'],
 ];
 
 /** The reference service stands apart: it shares the contract's rules with the gateway, nothing else. */

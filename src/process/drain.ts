@@ -1,0 +1,44 @@
+import type { HttpServer } from '../edge/listener.ts';
+
+export interface DrainOptions {
+  server: HttpServer;
+  /** How long in-flight operations get before the remaining connections are closed anyway. */
+  timeoutMs: number;
+  /** How long an idle keep-alive connection stays open once draining starts. */
+  idleGraceMs: number;
+  /** Print the one line saying the drain started (the primary prints it for its workers). */
+  announce: boolean;
+  /** Called first: `/readiness` answers 503 from here on. */
+  onStart: () => void;
+  /** Closed in this order once the listener has drained: the gateway, the embedded store, tracing. */
+  closing: ReadonlyArray<() => Promise<unknown>>;
+  /** Writes what the log still holds; bounded by its own wait. */
+  flush: () => Promise<unknown>;
+}
+
+/**
+ * The drain, in its order: readiness fails; the listener takes no new connections and answers
+ * everything from now on with `Connection: close` (edge/listener.ts, edge/connections.ts); idle
+ * connections close after `idleGraceMs`, busy ones once answered; then what the process holds
+ * closes, the log is flushed, and the process exits 0. Past `timeoutMs` the remaining connections
+ * are closed anyway. Returns the stop function; a second signal while draining changes nothing.
+ */
+export function drainOnSignal(options: DrainOptions): (signal: string) => Promise<void> {
+  let stopping = false;
+  return async (signal) => {
+    if (stopping) return;
+    stopping = true;
+    options.onStart();
+    if (options.announce) console.log(`pet-gateway: ${signal}, finishing in-flight requests`);
+    const forced = setTimeout(() => {
+      console.error('pet-gateway: drain timeout, closing remaining connections');
+      options.server.closeAllConnections();
+    }, options.timeoutMs);
+    forced.unref();
+    await options.server.drain(options.idleGraceMs);
+    for (const close of options.closing) await close();
+    await options.flush();
+    clearTimeout(forced);
+    process.exit(0);
+  };
+}
