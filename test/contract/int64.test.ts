@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BIG_ID, type FakeUpstream, MAX_INT64, startFakeUpstream } from '../support/fake-upstream.ts';
-import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { describe, expect, it } from 'vitest';
+import { BIG_ID, type FakeUpstream, MAX_INT64 } from '../support/fake-upstream.ts';
+import { useGateway } from '../support/fixture.ts';
+import type { RunningGateway } from '../support/gateway.ts';
 import { execute, postJson } from '../support/graphql.ts';
 import { CreatePet, GetPet, RepeatedPet } from '../support/operations.ts';
 
@@ -14,24 +15,20 @@ const MIN_INT64 = '-9223372036854775808';
 let upstream: FakeUpstream;
 let gateway: RunningGateway;
 
-beforeAll(async () => {
-  upstream = await startFakeUpstream();
-  upstream.tokens.add(TOKEN);
-  upstream.seed(TOKEN, { id: '7', name: 'Seven', categoryId: '1' });
-  upstream.seed(TOKEN, { id: BIG_ID, name: 'Big', categoryId: MAX_INT64 });
-  upstream.seed(TOKEN, { id: MAX_INT64, name: 'Max', categoryId: '1' });
-  upstream.seed(TOKEN, { id: MIN_INT64, name: 'Min', categoryId: '1' });
-  gateway = await startGateway({ upstreamUrl: upstream.url });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await upstream.close();
-});
-
-beforeEach(() => {
-  upstream.requests.length = 0;
-});
+useGateway(
+  {
+    tokens: [TOKEN],
+    seed: (u) => {
+      u.seed(TOKEN, { id: '7', name: 'Seven', categoryId: '1' });
+      u.seed(TOKEN, { id: BIG_ID, name: 'Big', categoryId: MAX_INT64 });
+      u.seed(TOKEN, { id: MAX_INT64, name: 'Max', categoryId: '1' });
+      u.seed(TOKEN, { id: MIN_INT64, name: 'Min', categoryId: '1' });
+    },
+  },
+  (started) => {
+    ({ upstream, gateway } = started);
+  },
+);
 
 describe('int64 arguments: accepted spellings are canonicalised before going upstream', () => {
   it.each([

@@ -1,8 +1,9 @@
 import { parse } from 'graphql';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compilable } from '../../src/execution/compiled.ts';
-import { BIG_ID, type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
-import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { BIG_ID, type FakeUpstream, seedPets } from '../support/fake-upstream.ts';
+import { useGateway } from '../support/fixture.ts';
+import type { RunningGateway } from '../support/gateway.ts';
 import { postJson } from '../support/graphql.ts';
 
 // A document's first run is interpreted by graphql-js; from its second run on it is compiled by
@@ -15,21 +16,8 @@ const AUTH = `Bearer ${TOKEN}`;
 let upstream: FakeUpstream;
 let gateway: RunningGateway;
 
-beforeAll(async () => {
-  upstream = await startFakeUpstream();
-  upstream.tokens.add(TOKEN);
-  seedPets(upstream, TOKEN);
-  gateway = await startGateway({ upstreamUrl: upstream.url });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await upstream.close();
-});
-
-beforeEach(() => {
-  upstream.requests.length = 0;
-  upstream.clearFaults();
+useGateway({ tokens: [TOKEN], seed: (u) => seedPets(u, TOKEN) }, (started) => {
+  ({ upstream, gateway } = started);
 });
 
 interface Case {

@@ -53,14 +53,20 @@ describe('graphql-http server audits', () => {
     });
   }
 
-  it('MAY audits (information only)', async () => {
-    const notOk: string[] = [];
-    for (const { id, name } of optional) {
-      const result = await live.get(id)?.fn();
-      if (result && result.status !== 'ok') notOk.push(`${name}: ${result.reason}`);
-    }
-    console.log(`graphql-http MAY audits: ${optional.length - notOk.length}/${optional.length} ok`, notOk);
+  // The MAY audits hold too: a client built against another GraphQL-over-HTTP server meets the
+  // same answers here, so each one is a test of its own.
+  it('lists MAY audits', () => {
+    expect(optional.length).toBeGreaterThan(20);
   });
+
+  for (const { id, name } of optional) {
+    it(name, async () => {
+      const audit = live.get(id);
+      if (!audit) throw new Error(`audit ${id} missing`);
+      const result = await audit.fn();
+      expect(result.status, result.status === 'ok' ? '' : result.reason).toBe('ok');
+    });
+  }
 
   it('never reached the upstream', () => {
     expect(upstream.requests).toHaveLength(0);

@@ -5,6 +5,7 @@ import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { type PetstoreOptions, type RunningPetstore, startPetstore } from '../../src/petstore/server.ts';
+import { readAnswer } from '../support/graphql.ts';
 
 export const TEST_KEY = 'test-key';
 export const OPENAPI_PATH = new URL('../../schema/openapi.yaml', import.meta.url).pathname;
@@ -56,14 +57,7 @@ export async function api(origin: string, path: string, request: ApiRequest = {}
     headers,
     ...(body === undefined ? {} : { body }),
   });
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, body: parsed };
+  return readAnswer(response);
 }
 
 /** Starts the real service on 127.0.0.1, port 0; `:memory:` unless `dbPath` is given. */

@@ -1,9 +1,9 @@
 import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { chooseEncoding, encode, encodeAsync, MIN_COMPRESSED_BYTES } from '../../src/policy/compression.ts';
-import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
-import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { useGateway } from '../support/fixture.ts';
+import type { RunningGateway } from '../support/gateway.ts';
 
 // Bytes on the wire: GraphQL answers and the 9 MB GraphiQL page are compressed when the client
 // asks (br, gzip), never when it does not, and the page can be revalidated instead of re-sent.
@@ -11,27 +11,26 @@ import { type RunningGateway, startGateway } from '../support/gateway.ts';
 const AUTH = 'Bearer compression-token';
 const LIST = JSON.stringify({ query: '{ pets(limit: 30) { id name categoryId status } }' });
 
-let upstream: FakeUpstream;
 let gateway: RunningGateway;
 
-beforeAll(async () => {
-  upstream = await startFakeUpstream();
-  upstream.tokens.add('compression-token');
-  for (let i = 0; i < 30; i++) {
-    upstream.seed('compression-token', {
-      id: String(1000 + i),
-      name: `Pet ${i}`,
-      categoryId: '7',
-      status: 'available',
-    });
-  }
-  gateway = await startGateway({ upstreamUrl: upstream.url });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await upstream.close();
-});
+useGateway(
+  {
+    tokens: ['compression-token'],
+    seed: (u) => {
+      for (let i = 0; i < 30; i++) {
+        u.seed('compression-token', {
+          id: String(1000 + i),
+          name: `Pet ${i}`,
+          categoryId: '7',
+          status: 'available',
+        });
+      }
+    },
+  },
+  (started) => {
+    ({ gateway } = started);
+  },
+);
 
 interface Raw {
   status: number;

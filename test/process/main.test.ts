@@ -7,7 +7,7 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { listenError } from '../../src/process/start-up-errors.ts';
-import { startFakeUpstream } from '../support/fake-upstream.ts';
+import { startFakeUpstream, startSlowListUpstream } from '../support/fake-upstream.ts';
 import { postJson, post as postTo } from '../support/graphql.ts';
 import { killSpawned, startMain } from '../support/process.ts';
 
@@ -66,15 +66,7 @@ describe('npm start', () => {
   });
 
   it('on SIGTERM finishes in-flight operations, refuses new connections and exits 0', async () => {
-    const upstream = await startFakeUpstream();
-    upstream.tokens.add('t');
-    // Every list call takes 800 ms, so operations are surely in flight when SIGTERM arrives.
-    upstream.fault(/^\/v1\/pets\?/, (_req, res) => {
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end('[{"id":1,"name":"Slow","categoryId":1}]');
-      }, 800);
-    });
+    const upstream = await startSlowListUpstream();
     try {
       const gateway = start({
         PORT: '0',

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeUpstream } from '../support/fake-upstream.ts';
+import { startFakeUpstream, startSlowListUpstream } from '../support/fake-upstream.ts';
 import { killSpawned, startMain } from '../support/process.ts';
 
 // WORKERS=2 against a spawned `node src/main.ts`, as `npm start` runs it. Which worker answered
@@ -138,15 +138,7 @@ describe('WORKERS=2', { timeout: 60_000 }, () => {
   });
 
   it('on SIGTERM lets every worker finish its in-flight operations, then exits 0', async () => {
-    const upstream = await startFakeUpstream();
-    upstream.tokens.add('t');
-    // Every list call takes 800 ms, so operations are surely in flight in both workers.
-    upstream.fault(/^\/v1\/pets\?/, (_req, res) => {
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end('[{"id":1,"name":"Slow","categoryId":1}]');
-      }, 800);
-    });
+    const upstream = await startSlowListUpstream();
     try {
       const gateway = start({ UPSTREAM_URL: upstream.url, LOG_LEVEL: 'silent' });
       const [, url] = await gateway.waitFor(/GraphiQL at (http:\/\/\S+\/graphql)/);

@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Fault } from '../support/fake-upstream.ts';
-import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import { describe, expect, it } from 'vitest';
+import type { FakeUpstream, Fault } from '../support/fake-upstream.ts';
+import { useGateway } from '../support/fixture.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { execute } from '../support/graphql.ts';
 import { CreatePet, GetPet, ListPets } from '../support/operations.ts';
@@ -14,26 +14,19 @@ const TIMEOUT_MS = 400;
 let upstream: FakeUpstream;
 let gateway: RunningGateway;
 
-beforeAll(async () => {
-  upstream = await startFakeUpstream();
-  upstream.tokens.add(SECRET);
-  // The breaker is tested on its own (resilience.test.ts): here every fault must reach the mapping.
-  gateway = await startGateway({
-    upstreamUrl: upstream.url,
-    timeoutMs: TIMEOUT_MS,
-    client: { breaker: { failureThreshold: 1_000_000, openMs: 1 } },
-  });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await upstream.close();
-});
-
-afterEach(() => {
-  upstream.clearFaults();
-  upstream.requests.length = 0;
-});
+useGateway(
+  {
+    tokens: [SECRET],
+    gateway: {
+      timeoutMs: TIMEOUT_MS,
+      // The breaker is tested on its own (resilience.test.ts): here every fault must reach the mapping.
+      client: { breaker: { failureThreshold: 1_000_000, openMs: 1 } },
+    },
+  },
+  (started) => {
+    ({ upstream, gateway } = started);
+  },
+);
 
 const reply =
   (status: number, body: string, headers: Record<string, string> = {}): Fault =>

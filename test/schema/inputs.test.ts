@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
-import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { describe, expect, it } from 'vitest';
+import type { FakeUpstream } from '../support/fake-upstream.ts';
+import { useGateway } from '../support/fixture.ts';
+import type { RunningGateway } from '../support/gateway.ts';
 import { postJson } from '../support/graphql.ts';
 
 // One shape for every input error the gateway can pin to a field, so a form can put each message
@@ -15,19 +16,8 @@ const CREATE = 'mutation Add($input: NewPetInput!) { createPet(input: $input) { 
 let upstream: FakeUpstream;
 let gateway: RunningGateway;
 
-beforeAll(async () => {
-  upstream = await startFakeUpstream();
-  upstream.tokens.add(TOKEN);
-  gateway = await startGateway({ upstreamUrl: upstream.url });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await upstream.close();
-});
-
-beforeEach(() => {
-  upstream.requests.length = 0;
+useGateway({ tokens: [TOKEN] }, (started) => {
+  ({ upstream, gateway } = started);
 });
 
 const create = (input: Record<string, unknown>) =>

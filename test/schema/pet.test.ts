@@ -1,14 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { createLoaders } from '../../src/upstream/loaders.ts';
-import {
-  BIG_ID,
-  type FakeUpstream,
-  MAX_INT64,
-  seedPets,
-  startFakeUpstream,
-} from '../support/fake-upstream.ts';
-import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { BIG_ID, type FakeUpstream, MAX_INT64, seedPets } from '../support/fake-upstream.ts';
+import { useGateway } from '../support/fixture.ts';
+import type { RunningGateway } from '../support/gateway.ts';
 import { execute, postJson } from '../support/graphql.ts';
 import {
   CreatePet,
@@ -25,20 +20,8 @@ const AUTH = `Bearer ${TOKEN}`;
 let upstream: FakeUpstream;
 let gateway: RunningGateway;
 
-beforeAll(async () => {
-  upstream = await startFakeUpstream();
-  upstream.tokens.add(TOKEN);
-  seedPets(upstream, TOKEN);
-  gateway = await startGateway({ upstreamUrl: upstream.url });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await upstream.close();
-});
-
-beforeEach(() => {
-  upstream.requests.length = 0;
+useGateway({ tokens: [TOKEN], seed: (u) => seedPets(u, TOKEN) }, (started) => {
+  ({ upstream, gateway } = started);
 });
 
 describe('pets', () => {

@@ -227,3 +227,19 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     },
   };
 }
+
+/**
+ * An upstream whose every list call takes `delayMs`: operations are surely in flight when a test
+ * sends SIGTERM. Accepts the key `t`.
+ */
+export async function startSlowListUpstream(delayMs = 800): Promise<FakeUpstream> {
+  const upstream = await startFakeUpstream();
+  upstream.tokens.add('t');
+  upstream.fault(/^\/v1\/pets\?/, (_req, res) => {
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('[{"id":1,"name":"Slow","categoryId":1}]');
+    }, delayMs);
+  });
+  return upstream;
+}

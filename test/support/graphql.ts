@@ -45,14 +45,7 @@ export async function post(
   };
   if (options.authorization !== undefined) headers.authorization = options.authorization;
   const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, body: parsed };
+  return readAnswer(response);
 }
 
 /** Posts any JSON body (for untyped or malformed operations); the answer's fields spread. */
@@ -63,4 +56,18 @@ export async function postJson<TData = unknown>(
 ): Promise<GraphQLResponse<TData>> {
   const answer = await post(url, body, { authorization });
   return { status: answer.status, text: answer.text, ...JSON.parse(answer.text) };
+}
+
+/** A response as tests read it: status, headers, the text, and the JSON body when it is JSON. */
+export async function readAnswer(
+  response: Response,
+): Promise<{ status: number; headers: Headers; text: string; body: unknown }> {
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body };
 }
