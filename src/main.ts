@@ -153,7 +153,7 @@ async function main(): Promise<void> {
     : undefined;
   if (worker && metrics) shareMetricsWithPrimary(metrics.registry);
   metrics?.watchLog(logDestination);
-  // Loaded only when configured: the OpenTelemetry SDK and exporter add ~40 MB of RSS at start.
+  // Loaded only when configured: the OpenTelemetry SDK and exporter add tens of MB of RSS at start.
   const tracing = config.otlpEndpoint
     ? (await import('./observability/tracing.ts')).createTracing({ exporter: config.otlpEndpoint })
     : undefined;

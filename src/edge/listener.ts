@@ -45,13 +45,6 @@ export interface HttpServerOptions {
 
 type ClientSocket = Socket & { _httpMessage?: ServerResponse };
 
-/**
- * The Node HTTP server in front of the gateway. It refuses what must never reach GraphQL (an
- * ambiguous pair of Authorization headers: Node would silently keep the first) and answers
- * requests Node's parser rejects (bad header bytes such as CR/LF, oversized headers) with a JSON
- * error body rather than a bare status line. Who may hold a connection, and how slow it may be, is
- * connections.ts's (see HttpServerOptions).
- */
 /** The HTTP server, and how it leaves. */
 export interface HttpServer extends Server {
   /**
@@ -62,6 +55,13 @@ export interface HttpServer extends Server {
   drain(idleGraceMs?: number): Promise<void>;
 }
 
+/**
+ * The Node HTTP server in front of the gateway. It refuses what must never reach GraphQL (an
+ * ambiguous pair of Authorization headers: Node would silently keep the first) and answers
+ * requests Node's parser rejects (bad header bytes such as CR/LF, oversized headers) with a JSON
+ * error body rather than a bare status line. Who may hold a connection, and how slow it may be, is
+ * connections.ts's (see HttpServerOptions).
+ */
 export function createHttpServer(handler: RequestListener, options: HttpServerOptions = {}): HttpServer {
   const headersTimeout = options.headersTimeoutMs ?? 10_000;
   const onClose = options.onClose ?? (() => {});

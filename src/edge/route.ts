@@ -33,12 +33,12 @@ export interface Edge {
   lanes?: Lanes;
 }
 
+const peerAddress = (req: IncomingMessage) => req.socket.remoteAddress ?? '';
+
 /**
  * The gateway behind node:http: Yoga, and in front of it (unless switched off) the fast lane for
  * prepared operations.
  */
-const peerAddress = (req: IncomingMessage) => req.socket.remoteAddress ?? '';
-
 export function createEdge(options: EdgeOptions): Edge {
   const { fastLane = true, plans = true, draining, ...gatewayOptions } = options;
   const logger = options.logger ?? createLogger('info');

@@ -35,24 +35,13 @@ const MAX_NAMES_PER_DOCUMENT = 16;
 
 /**
  * Documents whose selections, with every fragment spread expanded, hold more fields than this are
- * never compiled: graphql-jit inlines fragments and generates code per field, and the hostile
- * flood test (test/hardening/flood.test.ts: 5,000 requests over the corpus) went from ~5 s to over
- * 70 s when its large documents were compiled. Counting stops at the bound, so the check itself is
- * cheap. Real operations are far smaller.
+ * never compiled: graphql-jit inlines fragments and generates code per field, so a hostile document
+ * of many fragment spreads costs seconds to compile (test/hardening/flood.test.ts). Counting stops
+ * at the bound, so the check itself is cheap. Real operations are far smaller.
  */
 const MAX_COMPILED_FIELDS = 400;
 
-/**
- * Executes repeated documents with graphql-jit: the document is compiled once into a function
- * that calls the resolvers directly, skipping graphql-js's per-field work (a ResolveInfo object
- * and argument coercion for every field of every list item); about a quarter of the gateway's CPU
- * per `pets(limit: 20)` request in `npm run bench`. Keyed by the parsed document, which Yoga's
- * parse cache hands back for the same query text, and by operation name (one document may hold
- * several operations). Anything graphql-jit cannot compile keeps graphql-js, and so do requests
- * that fail before any resolver runs (bad variables): graphql-js words those errors, as before.
- *
- * Must come before plugins that wrap the execute function (tracing), so they wrap this one.
- */
+/** What createCompiledExecution gives Yoga's lane and the preparation plugin. */
 export interface CompiledExecution {
   /** The envelop plugin; must come before plugins that wrap the execute function (tracing). */
   plugin: Plugin;
@@ -61,6 +50,14 @@ export interface CompiledExecution {
 }
 
 /**
+ * Executes repeated documents with graphql-jit: the document is compiled once into a function
+ * that calls the resolvers directly, skipping graphql-js's per-field work (a ResolveInfo object
+ * and argument coercion for every field of every list item). Keyed by the parsed document, which
+ * Yoga's parse cache hands back for the same query text, and by operation name (one document may hold
+ * several operations). Anything graphql-jit cannot compile keeps graphql-js, and so do requests
+ * that fail before any resolver runs (bad variables): graphql-js words those errors.
+ *
+ * Must come before plugins that wrap the execute function (tracing), so they wrap this one.
  * `executedElsewhere` returns a result already computed for a request (by the fast lane, which
  * hands results with errors to Yoga to answer): it is finished exactly as a compiled result here,
  * and nothing runs twice.

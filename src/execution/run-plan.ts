@@ -11,7 +11,7 @@ const UNWRITABLE = Symbol('unwritable');
  * operation with the complexity plugin's own function, makes the calls through the request's memo
  * (in the order the resolvers' DataLoaders would, each once per request), and builds the tree
  * graphql-js would return as `data`. The caller serialises it with JSON.stringify, as compiled
- * results are (one native pass beat writing the text piece by piece, 6.5 against 13 µs for 20 pets).
+ * results are (one native pass costs less than writing the text piece by piece).
  *
  * Returns undefined when compiled execution must answer instead: variables graphql-js would refuse,
  * an argument the contract refuses, a cost over the limit, an upstream failure, a value that would

@@ -66,19 +66,18 @@ export const DEFAULT_LOG_BUFFER_BYTES = 4 * 1024 * 1024;
 
 /**
  * stdout for the logs, never blocking the event loop: a log shipper that stalls (or Docker's
- * blocking log mode) filled the pipe, a synchronous write then blocked, and the gateway stopped
- * answering, /health included, until the reader resumed. Lines are gathered once per event-loop turn
- * (a line per request written on its own cost a write per request, ~7% of the CPU of a fast-lane
- * request: docs/performance.md) and handed to sonic-boom (pino's own destination), which writes
+ * blocking log mode) fills the pipe, and a synchronous write would then block the gateway, /health
+ * included, until the reader resumed. Lines are gathered once per event-loop turn
+ * (a line per request written on its own costs a system call per request: docs/performance.md) and handed to sonic-boom (pino's own destination), which writes
  * what it can and keeps the rest; its `maxLength` bounds what waits: past it lines are dropped
  * and counted, and one warn line says how many once the reader drains the backlog. A
  * write error (ENOSPC on a full disk, EPIPE, EBADF) is counted the same way and reported once on
  * stderr: the gateway keeps serving either way.
  */
 export function createLogDestination(fd = 1, options: { maxBufferBytes?: number } = {}): LogDestination {
-  // Synchronous writes, as cheap as before, but never waiting: Node opens stdout's pipe
+  // Synchronous writes, but never waiting: Node opens stdout's pipe
   // non-blocking, so a full pipe answers EAGAIN at once, and retryEAGAIN: false keeps sonic-boom
-  // from sleeping and retrying in place (its default, which is what froze the event loop). What
+  // from sleeping and retrying in place (its default, which would freeze the event loop). What
   // was not written waits in sonic-boom's buffer, bounded by maxLength, and goes out with the next
   // write or the next retry below.
   // Opening process.stdout (or stderr) is what makes Node set its pipe non-blocking: done here so
@@ -250,8 +249,8 @@ export interface OperationRecord {
 /**
  * Writes the operation's log line; never a header, a variable or a token. The line is the one pino
  * writes for these fields (level, time, the logger's bindings, the fields, msg), built as text: one
- * is written per request, and pino's object-to-JSON path was the largest single cost of a request
- * the fast lane answers (docs/performance.md).
+ * is written per request, and pino's object-to-JSON path costs more than the line's own text
+ * (docs/performance.md).
  */
 export function logOperation(logger: Logger, record: OperationRecord, status: number): void {
   const durationMs = Math.round((performance.now() - record.started) * 100) / 100;

@@ -19,8 +19,8 @@ export const MIN_COMPRESSED_BYTES = 1024;
 export const VARY_ACCEPT_ENCODING = 'Accept-Encoding';
 
 /**
- * Brotli at quality 4: on a 2 KB `pets(limit: 20)` answer 0.04 ms and 8% of its size; quality 11
- * is 100× slower for 4% less. gzip at zlib's default level 6.
+ * Brotli at quality 4: higher qualities cost far more CPU per answer for a few per cent less
+ * (docs/performance.md). gzip at zlib's default level 6.
  */
 const BROTLI_OPTIONS = { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } };
 const GZIP_OPTIONS: ZlibOptions = { level: 6 };

@@ -38,7 +38,7 @@ export interface Lanes {
    * the part of `fast` a compiled plan answered without GraphQL execution.
    */
   readonly served: { fast: number; yoga: number; planned: number };
-  /** Whether prepared operations get compiled plans (FAST_LANE=on) or only compiled execution. */
+  /** Whether prepared operations get compiled plans (PLANS=on) or only compiled execution. */
   readonly planning: boolean;
 }
 

@@ -86,7 +86,6 @@ export function createSharedRedis(url: URL | string, options: SharedRedisOptions
   let closed = false;
   const set = (next: RedisState, error?: Error) => {
     if (state === next) return;
-    // Leaving `connecting` for `down` is worth a line only when Redis was never reached at all.
     state = next;
     options.onStateChange?.(next, error);
   };

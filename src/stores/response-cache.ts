@@ -39,7 +39,7 @@ export interface CacheStats {
 
 /**
  * `pg:v2:<caller>:<rest>`: the version changes whenever the shape of keys or values does, so old
- * entries are never read again and simply expire (v2: the caller is an HMAC, no longer a SHA-256).
+ * entries are never read again and simply expire (v2: the caller is an HMAC of the key).
  */
 export function cacheKey(caller: string, ...rest: string[]): string {
   return ['pg', 'v2', caller, ...rest].join(':');

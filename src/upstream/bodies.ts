@@ -69,7 +69,7 @@ interface Body {
 /**
  * One plain parse when parseJsonMarked can do it (it returns a value whenever the body has a long
  * integer as a member's value, unless the body holds DEL or a colon and a number inside a string that
- * looks like a member); otherwise the plain parse and, if needed, parseJsonExact, as before.
+ * looks like a member); otherwise the plain parse and, if needed, parseJsonExact.
  */
 function parseBody(text: string): Body {
   const marked = parseJsonMarked(text);

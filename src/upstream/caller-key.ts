@@ -4,22 +4,22 @@ import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
 export type CallerKey = (authorization: string) => string;
 
 /**
- * This process's secret, made at start: right for keys that never leave it (memory stores, the
- * coalescer), and for a Redis used by this process alone. Instances that share a Redis must share a
+ * This process's secret, made at start: right for keys that never leave it (memory stores), and for a Redis used by this process alone. Instances that share a Redis must share a
  * secret instead (REDIS_KEY_SECRET), or each counts and caches under keys of its own.
  */
 const PROCESS_SECRET = randomBytes(32);
 
 /**
  * Names one caller without holding its key: the HMAC-SHA256 (hex) of the canonical `Authorization`
- * header under `secret`. The response cache, the coalescer and the rate limit key everything by
- * this, never by the token. A bare SHA-256 would let whoever reads Redis test guessed keys offline;
+ * header under `secret`. The response cache and the rate limit key what they store by this, never
+ * by the token (the coalescer keys its in-flight calls by the header itself: they live only while
+ * the request holding it does). A bare SHA-256 would let whoever reads Redis test guessed keys offline;
  * under a secret they cannot, without the secret too.
  * @param secret @default this process's random secret
  */
 export function createCallerKey(secret: string | Uint8Array = PROCESS_SECRET): CallerKey {
-  // A KeyObject made once: createHmac given the raw bytes costs ~10 µs a call, given this ~2 µs
-  // (a bare SHA-256 ~1 µs), and it runs a few times per request.
+  // A KeyObject made once: createHmac given raw bytes prepares the key on every call, and this runs
+  // a few times per request.
   const key = createSecretKey(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret);
   return (authorization) => createHmac('sha256', key).update(authorization).digest('hex');
 }

@@ -120,7 +120,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   // Identical GETs of one caller in flight at once are one request. The key holds the caller's
   // canonical Authorization header, so two callers never share a call; it lives in this process only
   // while the call is in flight, that is while the request holding the same header is alive (a
-  // keyed hash of it, as before, cost an HMAC per call and protected nothing more). Not undici's
+  // keyed hash of it would cost an HMAC per call and protect nothing more). Not undici's
   // deduplicate interceptor: its key holds every request header verbatim on a diagnostics channel,
   // and the first request's abort fails every request that joined it, whereas here each operation
   // keeps its own deadline and the call ends only when all gave up.

@@ -5,8 +5,7 @@ type FetchAPI = Parameters<NonNullable<Plugin['onRequest']>>[0]['fetchAPI'];
 /**
  * Whether a request is for exactly `pathname`. Every GraphQL request passes through the operator
  * endpoints' hooks, so a substring test comes first and the URL is parsed only for candidates:
- * Yoga's own readiness and metrics hooks parse the URL (and test a URLPattern) on every request,
- * ~2% of the CPU of a `pets(limit: 20)` request in `npm run bench -- --profile`.
+ * Yoga's own readiness and metrics hooks parse the URL (and test a URLPattern) on every request.
  */
 export function isPath(request: Request, pathname: string): boolean {
   return request.url.includes(pathname) && new URL(request.url).pathname === pathname;

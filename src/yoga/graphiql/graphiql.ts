@@ -43,7 +43,7 @@ export function useGraphiQLPage(
   prefilled?: { headers: string },
 ): Plugin {
   const pages = new Map<boolean, Promise<Page>>();
-  // Imported on the first page view: the bundle holds GraphiQL's 9 MB page and costs ~50 MB of
+  // Imported on the first page view: the bundle holds GraphiQL's page and costs tens of MB of
   // RSS once loaded, which a gateway only apps call never needs.
   const render = async (withKey: boolean): Promise<Page> => {
     const [{ renderGraphiQL }, table] = await Promise.all([
