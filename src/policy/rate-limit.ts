@@ -66,7 +66,7 @@ const MAX_ACCEPTED_KEYS = 10_000;
 
 /**
  * Creates the limit: `perMinute` requests per API key per minute, counted where the counts live
- * (stores/rate-limit.ts: this process, or Redis shared by every instance, falling back to this
+ * (stores/rate-limit-counts.ts: this process, or Redis shared by every instance, falling back to this
  * process while Redis fails), and a budget of keys the upstream refused per client address.
  */
 export function createRateLimit(options: RateLimitOptions): RateLimit {
