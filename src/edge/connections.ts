@@ -51,164 +51,180 @@ const PROBE_PATHS = new Set(['/health', '/readiness']);
  * against a total cap and a per-address share of it; at either, the oldest idle one (past the
  * unparsed grace) makes room, else the new one is refused. A few slots past the cap serve probes
  * only. A sweep once a second closes request bodies dripping in below the minimum rate: without
- * it, a few dozen sockets sending one byte every two seconds held every slot until the 30 s
- * request timeout, and reconnected.
+ * it, a few dozen sockets sending one byte every two seconds could hold every slot until the 30 s
+ * request timeout, and reconnect.
  */
 export function createConnectionAdmission(limits: ConnectionLimits) {
-  // Insertion order is age: the first idle entry found is the longest-held one.
-  const held = new Map<ClientSocket, Held>();
-  const byAddress = new Map<string, Set<Held>>();
-  let probes = 0;
-
-  const isIdle = (entry: Held, now: number) =>
-    entry.socket._httpMessage == null && (entry.served || now - entry.acceptedAt >= limits.unparsedGraceMs);
-
-  function oldestIdle(entries: Iterable<Held>, now: number): Held | undefined {
-    for (const entry of entries) if (!entry.probeOnly && isIdle(entry, now)) return entry;
-    return undefined;
-  }
-
-  function oldestSilentProbe(): Held | undefined {
-    for (const entry of held.values()) if (entry.probeOnly && !entry.served) return entry;
-    return undefined;
-  }
-
-  function evict(entry: Held): void {
-    forget(entry);
-    entry.socket.destroy();
-    limits.onClose('evicted');
-  }
-
-  function forget(entry: Held): void {
-    if (!held.delete(entry.socket)) return;
-    if (entry.probeOnly) probes--;
-    const mine = byAddress.get(entry.address);
-    mine?.delete(entry);
-    if (mine?.size === 0) byAddress.delete(entry.address);
-  }
-
-  function admit(socket: ClientSocket): void {
-    const now = Date.now();
-    const address = socket.remoteAddress ?? '';
-    let probeOnly = false;
-    const mine = byAddress.get(address);
-    if (mine !== undefined && mine.size >= limits.maxConnectionsPerAddress && !limits.isProxy(address)) {
-      const idle = oldestIdle(mine, now);
-      if (idle !== undefined) evict(idle);
-      else probeOnly = true;
-    }
-    if (!probeOnly && held.size - probes >= limits.maxConnections) {
-      const idle = oldestIdle(held.values(), now);
-      if (idle !== undefined) evict(idle);
-      else probeOnly = true;
-    }
-    if (probeOnly && probes >= limits.probeSlots) {
-      // A probe asks at once: a probe slot still silent is a crowd's socket, and gives way.
-      const silent = oldestSilentProbe();
-      if (silent === undefined) {
-        socket.destroy();
-        limits.onClose('refused');
-        return;
-      }
-      evict(silent);
-    }
-    const entry: Held = { socket, address, acceptedAt: now, served: false, probeOnly };
-    if (probeOnly) probes++;
-    held.set(socket, entry);
-    // Looked up again: an eviction above may have emptied and dropped the address's set.
-    const current = byAddress.get(address);
-    if (current === undefined) byAddress.set(address, new Set([entry]));
-    else current.add(entry);
-    socket.once('close', () => forget(entry));
-  }
-
-  /**
-   * Called with each request before the handler. False when it was answered here: a probe-only
-   * connection asked for something other than a probe.
-   */
-  function request(req: IncomingMessage, res: ServerResponse): boolean {
-    // Draining: the client (a proxy's keep-alive pool) learns from this answer not to reuse the connection.
-    if (draining) res.shouldKeepAlive = false;
-    const entry = held.get(req.socket as ClientSocket);
-    if (entry === undefined) return true;
-    entry.served = true;
-    if (entry.probeOnly) {
-      const path = req.url?.split('?', 1)[0] ?? '';
-      if (!PROBE_PATHS.has(path)) {
-        res.shouldKeepAlive = false;
-        refuse(res, 503, 'OVERLOADED', 'The gateway is at its connection limit; retry shortly.', {
-          'retry-after': '1',
-        });
-        limits.onClose('probe_only');
-        return false;
-      }
-    }
-    if (!req.complete && hasBody(req)) {
-      entry.body = { req, res, since: Date.now(), bytesAtStart: req.socket.bytesRead };
-      req.once('end', () => {
-        if (entry.body?.req === req) entry.body = undefined;
-      });
-    }
-    return true;
-  }
-
-  function sweep(): void {
-    const now = Date.now();
-    for (const entry of held.values()) {
-      const body = entry.body;
-      if (body === undefined) continue;
-      if (body.req.complete) {
-        entry.body = undefined;
-        continue;
-      }
-      const elapsed = now - body.since;
-      if (elapsed < limits.bodyGraceMs) continue;
-      const received = entry.socket.bytesRead - body.bytesAtStart;
-      if ((received * 1000) / elapsed >= limits.minBodyBytesPerSecond) continue;
-      entry.body = undefined;
-      tooSlow(entry.socket, body.res);
-      limits.onClose('slow_body');
-    }
-  }
-
-  const timer = setInterval(sweep, 1000);
+  const books: Books = { limits, held: new Map(), byAddress: new Map(), probes: 0, draining: false };
+  const timer = setInterval(() => sweepSlowBodies(books), 1000);
   timer.unref();
-  let draining = false;
-
-  /**
-   * From now on every response says `Connection: close`, including those in flight whose headers
-   * are not out yet; after `idleGraceMs` the connections still idle are closed, and from then on
-   * each one as soon as it is idle. Closing an idle keep-alive connection at once races a proxy
-   * that is sending on it (nginx does not retry a POST it has sent): the grace lets the proxy use
-   * each one last time, answered with `close`, or find this instance refusing new connections.
-   */
-  function drain(idleGraceMs: number): void {
-    draining = true;
-    for (const entry of held.values()) {
-      const res = entry.socket._httpMessage;
-      if (res && !res.headersSent) res.shouldKeepAlive = false;
-    }
-    const closeIdle = () => {
-      for (const entry of held.values()) {
-        if (entry.socket._httpMessage == null) {
-          forget(entry);
-          entry.socket.destroy();
-        }
-      }
-    };
-    setTimeout(() => {
-      closeIdle();
-      setInterval(closeIdle, 100).unref();
-    }, idleGraceMs).unref();
-  }
-
   return {
-    admit,
-    request,
-    drain,
+    admit: (socket: ClientSocket): void => admit(books, socket),
+    /**
+     * Called with each request before the handler. False when it was answered here: a probe-only
+     * connection asked for something other than a probe.
+     */
+    request: (req: IncomingMessage, res: ServerResponse): boolean => screen(books, req, res),
+    /**
+     * From now on every response says `Connection: close`, including those in flight whose headers
+     * are not out yet; after `idleGraceMs` the connections still idle are closed, and from then on
+     * each one as soon as it is idle. Closing an idle keep-alive connection at once races a proxy
+     * that is sending on it (nginx does not retry a POST it has sent): the grace lets the proxy use
+     * each one last time, answered with `close`, or find this instance refusing new connections.
+     */
+    drain: (idleGraceMs: number): void => drain(books, idleGraceMs),
     /** Stops the sweep (the server is closing). */
     close: () => clearInterval(timer),
   };
+}
+
+/** The connections held and the counts admission decides by; one per listener. */
+interface Books {
+  limits: ConnectionLimits;
+  /** Insertion order is age: the first idle entry found is the longest-held one. */
+  held: Map<ClientSocket, Held>;
+  byAddress: Map<string, Set<Held>>;
+  /** Held connections that serve probes only (past the cap). */
+  probes: number;
+  draining: boolean;
+}
+
+/** Holds a new connection, making room at the cap or the address's share, else refuses it. */
+function admit(books: Books, socket: ClientSocket): void {
+  const { limits, held } = books;
+  const now = Date.now();
+  const address = socket.remoteAddress ?? '';
+  let probeOnly = false;
+  const mine = books.byAddress.get(address);
+  if (mine !== undefined && mine.size >= limits.maxConnectionsPerAddress && !limits.isProxy(address)) {
+    const idle = oldestIdle(limits, mine, now);
+    if (idle !== undefined) evict(books, idle);
+    else probeOnly = true;
+  }
+  if (!probeOnly && held.size - books.probes >= limits.maxConnections) {
+    const idle = oldestIdle(limits, held.values(), now);
+    if (idle !== undefined) evict(books, idle);
+    else probeOnly = true;
+  }
+  if (probeOnly && books.probes >= limits.probeSlots) {
+    // A probe asks at once: a probe slot still silent is a crowd's socket, and gives way.
+    const silent = oldestSilentProbe(held);
+    if (silent === undefined) {
+      socket.destroy();
+      limits.onClose('refused');
+      return;
+    }
+    evict(books, silent);
+  }
+  hold(books, { socket, address, acceptedAt: now, served: false, probeOnly });
+}
+
+function hold(books: Books, entry: Held): void {
+  if (entry.probeOnly) books.probes++;
+  books.held.set(entry.socket, entry);
+  // Looked up here, not before admission: an eviction may have emptied and dropped the address's set.
+  const current = books.byAddress.get(entry.address);
+  if (current === undefined) books.byAddress.set(entry.address, new Set([entry]));
+  else current.add(entry);
+  entry.socket.once('close', () => forget(books, entry));
+}
+
+function isIdle(limits: ConnectionLimits, entry: Held, now: number): boolean {
+  return (
+    entry.socket._httpMessage == null && (entry.served || now - entry.acceptedAt >= limits.unparsedGraceMs)
+  );
+}
+
+function oldestIdle(limits: ConnectionLimits, entries: Iterable<Held>, now: number): Held | undefined {
+  for (const entry of entries) if (!entry.probeOnly && isIdle(limits, entry, now)) return entry;
+  return undefined;
+}
+
+function oldestSilentProbe(held: Map<ClientSocket, Held>): Held | undefined {
+  for (const entry of held.values()) if (entry.probeOnly && !entry.served) return entry;
+  return undefined;
+}
+
+function evict(books: Books, entry: Held): void {
+  forget(books, entry);
+  entry.socket.destroy();
+  books.limits.onClose('evicted');
+}
+
+function forget(books: Books, entry: Held): void {
+  if (!books.held.delete(entry.socket)) return;
+  if (entry.probeOnly) books.probes--;
+  const mine = books.byAddress.get(entry.address);
+  mine?.delete(entry);
+  if (mine?.size === 0) books.byAddress.delete(entry.address);
+}
+
+/** A request on a held connection: refused if the connection serves probes only, its body watched. */
+function screen(books: Books, req: IncomingMessage, res: ServerResponse): boolean {
+  // Draining: the client (a proxy's keep-alive pool) learns from this answer not to reuse the connection.
+  if (books.draining) res.shouldKeepAlive = false;
+  const entry = books.held.get(req.socket as ClientSocket);
+  if (entry === undefined) return true;
+  entry.served = true;
+  if (entry.probeOnly) {
+    const path = req.url?.split('?', 1)[0] ?? '';
+    if (!PROBE_PATHS.has(path)) {
+      res.shouldKeepAlive = false;
+      refuse(res, 503, 'OVERLOADED', 'The gateway is at its connection limit; retry shortly.', {
+        'retry-after': '1',
+      });
+      books.limits.onClose('probe_only');
+      return false;
+    }
+  }
+  if (!req.complete && hasBody(req)) {
+    entry.body = { req, res, since: Date.now(), bytesAtStart: req.socket.bytesRead };
+    req.once('end', () => {
+      if (entry.body?.req === req) entry.body = undefined;
+    });
+  }
+  return true;
+}
+
+/** Closes the connections whose request body, past its grace, averages under the minimum rate. */
+function sweepSlowBodies(books: Books): void {
+  const { limits } = books;
+  const now = Date.now();
+  for (const entry of books.held.values()) {
+    const body = entry.body;
+    if (body === undefined) continue;
+    if (body.req.complete) {
+      entry.body = undefined;
+      continue;
+    }
+    const elapsed = now - body.since;
+    if (elapsed < limits.bodyGraceMs) continue;
+    const received = entry.socket.bytesRead - body.bytesAtStart;
+    if ((received * 1000) / elapsed >= limits.minBodyBytesPerSecond) continue;
+    entry.body = undefined;
+    tooSlow(entry.socket, body.res);
+    limits.onClose('slow_body');
+  }
+}
+
+function drain(books: Books, idleGraceMs: number): void {
+  books.draining = true;
+  for (const entry of books.held.values()) {
+    const res = entry.socket._httpMessage;
+    if (res && !res.headersSent) res.shouldKeepAlive = false;
+  }
+  const closeIdle = () => {
+    for (const entry of books.held.values()) {
+      if (entry.socket._httpMessage == null) {
+        forget(books, entry);
+        entry.socket.destroy();
+      }
+    }
+  };
+  setTimeout(() => {
+    closeIdle();
+    setInterval(closeIdle, 100).unref();
+  }, idleGraceMs).unref();
 }
 
 function hasBody(req: IncomingMessage): boolean {

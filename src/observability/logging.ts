@@ -75,40 +75,79 @@ export const DEFAULT_LOG_BUFFER_BYTES = 4 * 1024 * 1024;
  * stderr: the gateway keeps serving either way.
  */
 export function createLogDestination(fd = 1, options: { maxBufferBytes?: number } = {}): LogDestination {
-  // Synchronous writes, but never waiting: Node opens stdout's pipe
-  // non-blocking, so a full pipe answers EAGAIN at once, and retryEAGAIN: false keeps sonic-boom
-  // from sleeping and retrying in place (its default, which would freeze the event loop). What
-  // was not written waits in sonic-boom's buffer, bounded by maxLength, and goes out with the next
-  // write or the next retry below.
+  const boom = openNonBlocking(fd, options.maxBufferBytes ?? DEFAULT_LOG_BUFFER_BYTES);
+  const retryLater = retryWhileBusy(boom);
+  const drops = countDrops(boom, fd, retryLater);
+  const lines = gatherLines(boom);
+  flushAtExit(() => {
+    lines.flushSync();
+    boom.flushSync();
+  });
+  return {
+    write: lines.write,
+    flushSync: lines.flushSync,
+    async flushWithin(deadlineMs) {
+      lines.flushSync();
+      for (const until = Date.now() + deadlineMs; busy(boom) && Date.now() < until; ) {
+        boom.write('');
+        if (busy(boom)) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      }
+    },
+    get dropped() {
+      return drops.dropped;
+    },
+    onDropped: drops.onDropped,
+  };
+}
+
+type Sink = ReturnType<typeof pino.destination>;
+type DropReason = 'stalled' | 'failed';
+
+/** sonic-boom on `fd`: synchronous writes that never wait for the reader. */
+function openNonBlocking(fd: number, maxBufferBytes: number): Sink {
+  // Synchronous writes, but never waiting: Node opens stdout's pipe non-blocking, so a full pipe
+  // answers EAGAIN at once, and retryEAGAIN: false keeps sonic-boom from sleeping and retrying in
+  // place (its default, which blocks the event loop for as long as the reader stalls). What was not
+  // written waits in sonic-boom's buffer, bounded by maxLength, and goes out with the next write or
+  // the next retry (retryWhileBusy).
   // Opening process.stdout (or stderr) is what makes Node set its pipe non-blocking: done here so
   // it holds even in a process that has printed nothing yet (a worker).
   if (fd === 1) void process.stdout.writable;
   else if (fd === 2) void process.stderr.writable;
-  const boom = pino.destination({
-    dest: fd,
-    sync: true,
-    maxLength: options.maxBufferBytes ?? DEFAULT_LOG_BUFFER_BYTES,
-    retryEAGAIN: () => false,
-  });
+  return pino.destination({ dest: fd, sync: true, maxLength: maxBufferBytes, retryEAGAIN: () => false });
+}
+
+/** What waits for a stalled reader is tried again every RETRY_MS until it is written (one timer at most). */
+function retryWhileBusy(boom: Sink): () => void {
   let retry: NodeJS.Timeout | undefined;
   const retryLater = () => {
     if (retry !== undefined) return;
     retry = setTimeout(() => {
       retry = undefined;
       // An empty write makes sonic-boom try what waits again.
-      if (busy()) boom.write('');
-      if (busy()) retryLater();
+      if (busy(boom)) boom.write('');
+      if (busy(boom)) retryLater();
     }, RETRY_MS);
     retry.unref();
   };
-  let waiting = '';
-  let scheduled = false;
+  return retryLater;
+}
+
+/**
+ * Counts the lines sonic-boom drops (past maxLength), says once on stderr that writing failed, and
+ * tells the listeners how many were dropped and why once the sink drains.
+ */
+function countDrops(
+  boom: Sink,
+  fd: number,
+  retryLater: () => void,
+): Pick<LogDestination, 'dropped' | 'onDropped'> {
   let dropped = 0;
   let unreported = 0;
-  let reason: 'stalled' | 'failed' = 'stalled';
+  let reason: DropReason = 'stalled';
   let warnedOfError = false;
   let reporting = false;
-  const listeners: Array<(lines: number, why: 'stalled' | 'failed') => void> = [];
+  const listeners: Array<(lines: number, why: DropReason) => void> = [];
   const lose = (text: string) => {
     let lines = 0;
     for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lines++;
@@ -124,15 +163,7 @@ export function createLogDestination(fd = 1, options: { maxBufferBytes?: number 
     reason = 'failed';
     if (warnedOfError) return;
     warnedOfError = true;
-    if (fd !== 2) {
-      try {
-        process.stderr.write(
-          `pet-gateway: writing the log failed (${error.code ?? error.message}); lines are dropped and counted until it works again\n`,
-        );
-      } catch {
-        // stderr is gone too: nothing left to tell.
-      }
-    }
+    if (fd !== 2) warnOnStderr(error);
   });
   boom.on('drain', () => {
     if (unreported === 0 || reporting) return;
@@ -148,11 +179,30 @@ export function createLogDestination(fd = 1, options: { maxBufferBytes?: number 
       reporting = false;
     }
   });
-  // sonic-boom exposes no public state: whether a write is under way and what waits.
-  const busy = () => {
-    const state = boom as unknown as SonicState;
-    return state._writing || state._len > 0;
+  return {
+    get dropped() {
+      return dropped;
+    },
+    onDropped(listener) {
+      listeners.push(listener);
+    },
   };
+}
+
+function warnOnStderr(error: NodeJS.ErrnoException): void {
+  try {
+    process.stderr.write(
+      `pet-gateway: writing the log failed (${error.code ?? error.message}); lines are dropped and counted until it works again\n`,
+    );
+  } catch {
+    // stderr is gone too: nothing left to tell.
+  }
+}
+
+/** Lines gathered over an event-loop turn (or up to FLUSH_AT characters) and handed over in one write. */
+function gatherLines(boom: Sink): { write(line: string): void; flushSync(): void } {
+  let waiting = '';
+  let scheduled = false;
   const flushSync = () => {
     scheduled = false;
     if (waiting === '') return;
@@ -160,23 +210,8 @@ export function createLogDestination(fd = 1, options: { maxBufferBytes?: number 
     waiting = '';
     boom.write(text);
   };
-  // Whatever way the process ends (a forced exit after the drain timeout, a crash), the lines of
-  // its last turn are written, unless the sink is stalled: a synchronous write would then block
-  // the exit for as long as the reader does.
-  if (unflushed.size === 0)
-    process.once('exit', () => {
-      for (const flush of unflushed) flush();
-    });
-  unflushed.add(() => {
-    try {
-      flushSync();
-      boom.flushSync();
-    } catch {
-      // A sink that is full or fails at exit: the lines are lost, the exit is not held.
-    }
-  });
   return {
-    write(line: string) {
+    write(line) {
       waiting += line;
       if (waiting.length >= FLUSH_AT) flushSync();
       else if (!scheduled) {
@@ -185,20 +220,32 @@ export function createLogDestination(fd = 1, options: { maxBufferBytes?: number 
       }
     },
     flushSync,
-    async flushWithin(deadlineMs) {
-      flushSync();
-      for (const until = Date.now() + deadlineMs; busy() && Date.now() < until; ) {
-        boom.write('');
-        if (busy()) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-      }
-    },
-    get dropped() {
-      return dropped;
-    },
-    onDropped(listener) {
-      listeners.push(listener);
-    },
   };
+}
+
+/**
+ * Whatever way the process ends (a forced exit after the drain timeout, a crash), the lines of its
+ * last turn are written, unless the sink is stalled: a synchronous write would then block the exit
+ * for as long as the reader does.
+ */
+function flushAtExit(flush: () => void): void {
+  if (unflushed.size === 0)
+    process.once('exit', () => {
+      for (const each of unflushed) each();
+    });
+  unflushed.add(() => {
+    try {
+      flush();
+    } catch {
+      // A sink that is full or fails at exit: the lines are lost, the exit is not held.
+    }
+  });
+}
+
+/** Whether a write is under way or lines wait: sonic-boom exposes no public state for either. */
+function busy(boom: Sink): boolean {
+  const state = boom as unknown as SonicState;
+  return state._writing || state._len > 0;
 }
 
 interface SonicState {

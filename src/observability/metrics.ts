@@ -2,6 +2,7 @@ import {
   createCounter,
   createHistogram,
   type FillLabelsFnParams,
+  type PrometheusTracingPluginConfig,
   usePrometheus,
 } from '@graphql-yoga/plugin-prometheus';
 import type { GraphQLError } from 'graphql';
@@ -13,6 +14,14 @@ import type { DocumentStoreStats } from '../stores/registered-documents.ts';
 import type { CacheStats } from '../stores/response-cache.ts';
 import type { UpstreamObserver } from '../upstream/observer.ts';
 import { createLabelBudget } from './labels.ts';
+import {
+  watchCache,
+  watchDocumentStore,
+  watchLanes,
+  watchLog,
+  watchRateLimit,
+  watchRedis,
+} from './metric-watchers.ts';
 
 /** Why the listener closed a client connection itself. */
 export type ConnectionClose =
@@ -74,7 +83,6 @@ export interface FastOperation {
 const REQUEST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 const BREAKER_STATE = { closed: 0, 'half-open': 1, open: 2 } as const;
-const REDIS_STATE = { up: 0, connecting: 1, down: 2 } as const;
 
 export interface MetricsOptions {
   /**
@@ -93,15 +101,90 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   const exposition = options.exposition ?? (() => registry.metrics());
   collectDefaultMetrics({ register: registry, prefix: 'pet_gateway_' });
+  // Registered in this order, which is the order /metrics lists them in.
+  const { plugin, servedFast } = operationMetrics(registry);
+  const upstream = upstreamMetrics(registry);
+  const deprecatedUse = deprecatedFieldMetric(registry);
+  const connectionClosed = connectionMetric(registry);
+  return {
+    connectionClosed,
+    watchRedis: (redis) => watchRedis(registry, redis),
+    registry,
+    plugin,
+    /** Answers `GET /metrics` (yoga/server.ts serves it with useEndpoint, beside this plugin). */
+    respond: async (fetchAPI) =>
+      new fetchAPI.Response(await exposition(), { headers: { 'Content-Type': registry.contentType } }),
+    upstream,
+    deprecatedUse,
+    servedFast,
+    watchLanes: (served) => watchLanes(registry, served),
+    watchLog: (log) => watchLog(registry, log),
+    watchRateLimit: (stats) => watchRateLimit(registry, stats),
+    watchDocumentStore: (stats) => watchDocumentStore(registry, stats),
+    watchCache: (stats) => watchCache(registry, stats),
+  };
+}
+
+type OperationLabel = 'operationName' | 'operationType';
+
+/**
+ * Operations, their durations and errors by code, and HTTP request durations: Yoga's Prometheus
+ * plugin records its lane's, `servedFast` the fast lane's, in the same series.
+ */
+function operationMetrics(registry: Registry): Pick<Metrics, 'plugin' | 'servedFast'> {
   const operationName = createLabelBudget(200);
-  const clientName = createLabelBudget(100);
-  const errorCode = createLabelBudget(100);
   const operationLabels = (params: FillLabelsFnParams) => ({
     operationName: operationName(params.operationName, 'anonymous'),
     operationType: params.operationType ?? 'unknown',
   });
+  const { operations, operationDuration, httpDuration } = requestSeries(registry, operationLabels);
+  const prometheus = usePrometheus({
+    registry,
+    // Served at /metrics by yoga/server.ts's useEndpoint: the plugin's own endpoint check parses every request's URL.
+    endpoint: false,
+    metrics: {
+      graphql_envelop_request: operations,
+      graphql_envelop_request_duration: operationDuration,
+      graphql_envelop_error_result: errorSeries(registry, operationName),
+      graphql_envelop_phase_parse: false,
+      graphql_envelop_phase_validate: false,
+      graphql_envelop_phase_context: false,
+      graphql_envelop_phase_execute: false,
+      graphql_envelop_request_time_summary: false,
+      graphql_envelop_deprecated_field: false,
+      graphql_envelop_schema_change: false,
+      graphql_yoga_http_duration: httpDuration,
+    },
+  });
+  return {
+    plugin: {
+      onPluginInit({ addPlugin }) {
+        addPlugin(prometheus);
+      },
+    },
+    servedFast(operation) {
+      // The label values Yoga's plugin records for the same operation (envelop names an
+      // unnamed one "Anonymous").
+      const labels = operationLabels({
+        operationName: operation.operationName ?? 'Anonymous',
+        operationType: operation.operationType,
+      } as FillLabelsFnParams);
+      operations.counter.inc(labels);
+      operationDuration.histogram.observe(labels, operation.executeSeconds);
+      httpDuration.histogram.observe(
+        { method: operation.method, statusCode: operation.status },
+        operation.httpSeconds,
+      );
+    },
+  };
+}
 
-  const operations = createCounter<'execute' | 'subscribe', 'operationName' | 'operationType'>({
+/** The operation count and duration, and the HTTP request duration, as the Prometheus plugin takes them. */
+function requestSeries(
+  registry: Registry,
+  operationLabels: (params: FillLabelsFnParams) => Record<OperationLabel, string>,
+) {
+  const operations = createCounter<'execute' | 'subscribe', OperationLabel>({
     registry,
     counter: {
       name: 'pet_gateway_operations_total',
@@ -110,7 +193,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     fillLabelsFn: operationLabels,
   });
-  const operationDuration = createHistogram<'execute' | 'subscribe', 'operationName' | 'operationType'>({
+  const operationDuration = createHistogram<'execute' | 'subscribe', OperationLabel>({
     registry,
     histogram: {
       name: 'pet_gateway_operation_duration_seconds',
@@ -133,50 +216,35 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       return { method: request.method, statusCode: response.status };
     },
   });
+  return { operations, operationDuration, httpDuration };
+}
 
-  const prometheus = usePrometheus({
+/** GraphQL errors in responses, as the Prometheus plugin takes them; `operationName` bounds the names. */
+function errorSeries(
+  registry: Registry,
+  operationName: ReturnType<typeof createLabelBudget>,
+): NonNullable<PrometheusTracingPluginConfig['metrics']>['graphql_envelop_error_result'] {
+  const errorCode = createLabelBudget(100);
+  return createCounter({
     registry,
-    // Served at /metrics by yoga/server.ts's useEndpoint: the plugin's own endpoint check parses every request's URL.
-    endpoint: false,
-    metrics: {
-      graphql_envelop_request: operations,
-      graphql_envelop_request_duration: operationDuration,
-      graphql_envelop_error_result: createCounter({
-        registry,
-        counter: {
-          name: 'pet_gateway_errors_total',
-          help: 'GraphQL errors in responses, by extensions.code and the phase that raised them.',
-          labelNames: ['operationName', 'code', 'phase'],
-        },
-        fillLabelsFn: (params) => ({
-          operationName: operationName(params.operationName, 'anonymous'),
-          code: errorCode(
-            ((params.error as GraphQLError | undefined)?.extensions?.code as string | undefined) ??
-              'INTERNAL_SERVER_ERROR',
-          ),
-          phase: params.errorPhase ?? 'unknown',
-        }),
-      }),
-      graphql_envelop_phase_parse: false,
-      graphql_envelop_phase_validate: false,
-      graphql_envelop_phase_context: false,
-      graphql_envelop_phase_execute: false,
-      graphql_envelop_request_time_summary: false,
-      graphql_envelop_deprecated_field: false,
-      graphql_envelop_schema_change: false,
-      graphql_yoga_http_duration: httpDuration,
+    counter: {
+      name: 'pet_gateway_errors_total',
+      help: 'GraphQL errors in responses, by extensions.code and the phase that raised them.',
+      labelNames: ['operationName', 'code', 'phase'],
     },
+    fillLabelsFn: (params) => ({
+      operationName: operationName(params.operationName, 'anonymous'),
+      code: errorCode(
+        ((params.error as GraphQLError | undefined)?.extensions?.code as string | undefined) ??
+          'INTERNAL_SERVER_ERROR',
+      ),
+      phase: params.errorPhase ?? 'unknown',
+    }),
   });
+}
 
-  /** Answers `GET /metrics` (yoga/server.ts serves it with useEndpoint, beside this plugin). */
-  const respond = async (fetchAPI: { Response: typeof Response }) =>
-    new fetchAPI.Response(await exposition(), { headers: { 'Content-Type': registry.contentType } });
-  const plugin: Plugin = {
-    onPluginInit({ addPlugin }) {
-      addPlugin(prometheus);
-    },
-  };
-
+/** Upstream calls, retries, short circuits, coalesced GETs and breaker state. */
+function upstreamMetrics(registry: Registry): UpstreamObserver {
   const upstreamDuration = new Histogram({
     name: 'pet_gateway_upstream_request_duration_seconds',
     help: 'One HTTP exchange with the REST upstream, by route template, status and outcome.',
@@ -215,162 +283,45 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['state'],
     registers: [registry],
   });
+  breakerState.set(0);
+  return {
+    attempt: (route) => (end) => {
+      upstreamDuration.observe(
+        { route, status: end.status === undefined ? 'none' : String(end.status), outcome: end.outcome },
+        end.durationMs / 1000,
+      );
+    },
+    retry: (route, reason) => retries.inc({ route, reason }),
+    shortCircuit: (route) => shortCircuits.inc({ route }),
+    coalesced: (route) => coalesced.inc({ route }),
+    breaker: (state) => {
+      breakerState.set(BREAKER_STATE[state]);
+      breakerTransitions.inc({ state });
+    },
+  };
+}
+
+/** Uses of deprecated fields, by field and the client's self-declared name (bounded). */
+function deprecatedFieldMetric(registry: Registry): Metrics['deprecatedUse'] {
+  const clientName = createLabelBudget(100);
   const deprecated = new Counter({
     name: 'pet_gateway_deprecated_field_use_total',
     help: 'Operations that used a deprecated field, by field and graphql-client-name.',
     labelNames: ['field', 'client'],
     registers: [registry],
   });
-  breakerState.set(0);
+  return (fields, name) => {
+    for (const field of fields) deprecated.inc({ field, client: clientName(name, 'unknown') });
+  };
+}
+
+/** Client connections the listener closed itself, by reason. */
+function connectionMetric(registry: Registry): Metrics['connectionClosed'] {
   const connectionsClosed = new Counter({
     name: 'pet_gateway_client_connections_closed_total',
     help: 'Client connections the gateway closed itself: refused (at the cap or the address share, all busy), evicted (the oldest idle one, at the cap or the address share), timeout (request not in within its time; answered 408), slow_body (a request body under the minimum rate; 408), probe_only (a connection past the cap asked for more than /health or /readiness; 503).',
     labelNames: ['reason'],
     registers: [registry],
   });
-
-  /** A counter whose value another part keeps: read when /metrics is scraped. */
-  const countedAtScrape = (name: string, help: string, read: () => number) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
-
-  /** The same, one series per value of `label`: `read` gives each value's count. */
-  const countedByLabelAtScrape = (
-    name: string,
-    help: string,
-    label: string,
-    read: () => Record<string, number>,
-  ) =>
-    new Counter({
-      name,
-      help,
-      labelNames: [label],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const [value, count] of Object.entries(read())) this.inc({ [label]: value }, count);
-      },
-    });
-
-  return {
-    connectionClosed: (reason) => connectionsClosed.inc({ reason }),
-    watchRedis(redis) {
-      new Gauge({
-        name: 'pet_gateway_redis_state',
-        help: 'The shared Redis (response cache, rate limit): 0 up, 1 connecting, 2 down (its breaker open: not asked until a probe answers).',
-        registers: [registry],
-        // Across workers, the worst of them.
-        aggregator: 'max',
-        collect() {
-          this.set(REDIS_STATE[redis.state]);
-        },
-      });
-    },
-    registry,
-    plugin,
-    respond,
-    upstream: {
-      attempt: (route) => (end) => {
-        upstreamDuration.observe(
-          { route, status: end.status === undefined ? 'none' : String(end.status), outcome: end.outcome },
-          end.durationMs / 1000,
-        );
-      },
-      retry: (route, reason) => retries.inc({ route, reason }),
-      shortCircuit: (route) => shortCircuits.inc({ route }),
-      coalesced: (route) => coalesced.inc({ route }),
-      breaker: (state) => {
-        breakerState.set(BREAKER_STATE[state]);
-        breakerTransitions.inc({ state });
-      },
-    },
-    deprecatedUse(fields, name) {
-      for (const field of fields) deprecated.inc({ field, client: clientName(name, 'unknown') });
-    },
-    servedFast(operation) {
-      // The label values Yoga's plugin records for the same operation (envelop names an
-      // unnamed one "Anonymous").
-      const labels = operationLabels({
-        operationName: operation.operationName ?? 'Anonymous',
-        operationType: operation.operationType,
-      } as FillLabelsFnParams);
-      operations.counter.inc(labels);
-      operationDuration.histogram.observe(labels, operation.executeSeconds);
-      httpDuration.histogram.observe(
-        { method: operation.method, statusCode: operation.status },
-        operation.httpSeconds,
-      );
-    },
-    watchLanes(served) {
-      countedByLabelAtScrape(
-        'pet_gateway_lane_requests_total',
-        'HTTP requests by the lane that answered: fast (prepared operations) or yoga (all others).',
-        'lane',
-        () => ({ fast: served.fast, yoga: served.yoga }),
-      );
-      countedAtScrape(
-        'pet_gateway_planned_requests_total',
-        'Of the fast lane requests, those a compiled plan of upstream calls answered (no GraphQL execution).',
-        () => served.planned,
-      );
-    },
-    watchLog(log) {
-      countedAtScrape(
-        'pet_gateway_log_lines_dropped_total',
-        'Log lines dropped: the stdout reader stalled past LOG_BUFFER_BYTES, or writing the log failed.',
-        () => log.dropped,
-      );
-    },
-    watchRateLimit(stats) {
-      countedAtScrape(
-        'pet_gateway_rate_limited_total',
-        'GraphQL requests refused 429 by the rate limit: RATE_LIMITED (their API key used up its minute) and REFUSED_KEYS_LIMITED (their address sent too many refused keys).',
-        () => stats.limited,
-      );
-      countedAtScrape(
-        'pet_gateway_refused_keys_limited_total',
-        'Of those, requests refused REFUSED_KEYS_LIMITED: a key not accepted yet, from an address over RATE_LIMIT_REFUSED_KEYS_PER_MINUTE.',
-        () => stats.refusedKeysLimited,
-      );
-      countedAtScrape(
-        'pet_gateway_rate_limit_store_errors_total',
-        'Rate limit decisions taken by the in-process fallback because Redis did not answer.',
-        () => stats.storeErrors,
-      );
-    },
-    watchDocumentStore(stats) {
-      countedByLabelAtScrape(
-        'pet_gateway_apq_lookups_total',
-        'APQ hashes looked up in the store by result: hit, or miss (answered PersistedQueryNotFound).',
-        'result',
-        () => ({ hit: stats.hits, miss: stats.misses }),
-      );
-      countedAtScrape(
-        'pet_gateway_apq_registered_total',
-        'Documents registered in the APQ store (hash verified, document validated).',
-        () => stats.registered,
-      );
-      countedAtScrape(
-        'pet_gateway_apq_store_errors_total',
-        'APQ store commands that failed or timed out (each a miss or a lost registration), and Redis connection errors.',
-        () => stats.errors,
-      );
-    },
-    watchCache(stats) {
-      // The store counts; this reads its counters at scrape time.
-      countedByLabelAtScrape(
-        'pet_gateway_response_cache_lookups_total',
-        'Response cache lookups by result: hit, miss, or error (served from the upstream).',
-        'result',
-        () => ({ hit: stats.hits, miss: stats.misses, error: stats.errors }),
-      );
-    },
-  };
+  return (reason) => connectionsClosed.inc({ reason });
 }

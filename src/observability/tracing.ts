@@ -1,4 +1,4 @@
-import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -57,27 +57,45 @@ let contextManagerInstalled = false;
  * only: never variables, ids, headers or tokens.
  */
 export function createTracing(options: TracingOptions): Tracing {
-  if (!contextManagerInstalled) {
-    // Spans follow the async path of a request (resolvers, DataLoader batches, undici calls).
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    contextManagerInstalled = true;
-  }
+  installContextManager();
+  const provider = openProvider(options.exporter);
+  const tracer = provider.getTracer('pet-gateway');
+  const startOperation = operationSpans(tracer);
+  return {
+    plugin: operationPlugin(startOperation),
+    startOperation,
+    upstream: upstreamSpans(tracer),
+    shutdown: () => provider.shutdown(),
+  };
+}
+
+function installContextManager(): void {
+  if (contextManagerInstalled) return;
+  // Spans follow the async path of a request (resolvers, DataLoader batches, undici calls).
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  contextManagerInstalled = true;
+}
+
+/** The provider, exporting to an OTLP/HTTP endpoint (a base URL) or to the exporter given. */
+function openProvider(target: TracingOptions['exporter']): TracerProvider {
   const exporter =
-    typeof options.exporter === 'string'
-      ? new OTLPTraceExporter({ url: `${options.exporter.replace(/\/+$/, '')}/v1/traces` })
-      : options.exporter;
-  const provider = new TracerProvider({
+    typeof target === 'string'
+      ? new OTLPTraceExporter({ url: `${target.replace(/\/+$/, '')}/v1/traces` })
+      : target;
+  return new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'pet-gateway' }),
     // Batches for a real collector; spans one by one for an in-process exporter (tests).
     spanProcessors: [
-      typeof options.exporter === 'string'
+      typeof target === 'string'
         ? new BatchSpanProcessor({ exporter })
         : new SimpleSpanProcessor({ exporter }),
     ],
   });
-  const tracer = provider.getTracer('pet-gateway');
+}
 
-  const startOperation: Tracing['startOperation'] = (header, type, operationName) => {
+/** Opens operation spans, each the child of the caller's `traceparent` when it sent one. */
+function operationSpans(tracer: Tracer): Tracing['startOperation'] {
+  return (header, type, operationName) => {
     const parent = propagator.extract(context.active(), header, headerGetter);
     const name = (operationName ?? 'anonymous').slice(0, MAX_OPERATION_NAME);
     const span = tracer.startSpan(
@@ -102,8 +120,11 @@ export function createTracing(options: TracingOptions): Tracing {
       },
     };
   };
+}
 
-  const plugin: Plugin = {
+/** Yoga's lane: a span around each operation it executes, or the end of the one the fast lane opened. */
+function operationPlugin(startOperation: Tracing['startOperation']): Plugin {
+  return {
     onExecute({ args, executeFn, setExecuteFn }) {
       const { request, operationSpan } = args.contextValue as {
         request?: Request;
@@ -126,8 +147,11 @@ export function createTracing(options: TracingOptions): Tracing {
       };
     },
   };
+}
 
-  const upstream: UpstreamObserver = {
+/** A client span per upstream attempt, its context sent upstream as `traceparent`. */
+function upstreamSpans(tracer: Tracer): UpstreamObserver {
+  return {
     attempt(route, headers) {
       const span = tracer.startSpan(route, {
         kind: SpanKind.CLIENT,
@@ -149,6 +173,4 @@ export function createTracing(options: TracingOptions): Tracing {
       };
     },
   };
-
-  return { plugin, startOperation, upstream, shutdown: () => provider.shutdown() };
 }

@@ -66,53 +66,11 @@ function toPet(row: PetRow): PetDto {
  * survives a crash or power loss, not just a clean restart; at this service's scale the extra fsync is cheap.
  */
 export function openStorage(dbPath: string): Storage {
-  if (dbPath !== ':memory:') mkdirSync(dirname(dbPath), { recursive: true });
-  const db = new DatabaseSync(dbPath);
-  db.exec('PRAGMA journal_mode = WAL');
-  db.exec('PRAGMA synchronous = FULL');
-  // After each checkpoint the WAL file is cut back to 1 MB, so a burst leaves no large file behind.
-  db.exec('PRAGMA journal_size_limit = 1048576');
-  db.exec('PRAGMA busy_timeout = 5000');
-  db.exec('PRAGMA foreign_keys = ON');
-  db.exec(SCHEMA);
-
-  const prepare = (sql: string): StatementSync => {
-    const stmt = db.prepare(sql);
-    stmt.setReadBigInts(true);
-    return stmt;
-  };
-  const listAll = prepare('SELECT id, name, category_id, status FROM pets ORDER BY id LIMIT ?');
-  const listByStatus = prepare(
-    'SELECT id, name, category_id, status FROM pets WHERE status = ? ORDER BY id LIMIT ?',
-  );
-  // Not `RETURNING` through `.get()`: a statement stepped once and not to its end keeps its read
-  // transaction open, so no checkpoint could ever reset the WAL under create-only traffic.
-  const insertPet = prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)');
-  const selectPet = prepare('SELECT id, name, category_id, status FROM pets WHERE id = ?');
-  const countPets = prepare('SELECT count(*) AS n FROM pets');
-  const insertAccount = prepare(
-    'INSERT INTO accounts (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
-  );
-  const selectAccount = prepare('SELECT id FROM accounts WHERE name = ?');
-  const insertKey = prepare('INSERT INTO api_keys (account_id, key_hash, created_at) VALUES (?, ?, ?)');
-  const anyKey = prepare('SELECT 1 AS one FROM api_keys LIMIT 1');
-  const keyByHash = prepare('SELECT 1 AS one FROM api_keys WHERE key_hash = ?');
-  const insertMessage = prepare('INSERT INTO messages (id, message, status, created_at) VALUES (?, ?, ?, ?)');
-
-  const transaction = <T>(work: () => T): T => {
-    db.exec('BEGIN IMMEDIATE');
-    try {
-      const result = work();
-      db.exec('COMMIT');
-      return result;
-    } catch (error) {
-      db.exec('ROLLBACK');
-      throw error;
-    }
-  };
-  const count = (): number => Number((countPets.get() as { n: bigint }).n);
+  const db = openDatabase(dbPath);
+  const statements = prepareStatements(db);
+  const count = (): number => Number((statements.countPets.get() as { n: bigint }).n);
   const create = (pet: NewPetDto): PetDto => {
-    const { lastInsertRowid } = insertPet.run(pet.name, pet.categoryId, pet.status ?? null);
+    const { lastInsertRowid } = statements.insertPet.run(pet.name, pet.categoryId, pet.status ?? null);
     // The row as stored: the columns are exactly what was inserted, and the id SQLite chose.
     return toPet({
       id: BigInt(lastInsertRowid),
@@ -124,37 +82,91 @@ export function openStorage(dbPath: string): Storage {
 
   return {
     listPets(limit, status) {
-      const rows = status === undefined ? listAll.all(limit) : listByStatus.all(status, limit);
+      const rows =
+        status === undefined ? statements.listAll.all(limit) : statements.listByStatus.all(status, limit);
       return (rows as unknown as PetRow[]).map(toPet);
     },
     createPet: create,
     getPet(id) {
-      const row = selectPet.get(id) as unknown as PetRow | undefined;
+      const row = statements.selectPet.get(id) as unknown as PetRow | undefined;
       return row === undefined ? undefined : toPet(row);
     },
     countPets: count,
     seedPets(pets) {
-      return transaction(() => {
+      return transaction(db, () => {
         if (count() > 0) return 0;
         for (const pet of pets) create(pet);
         return pets.length;
       });
     },
     addKey(account, keyHash) {
-      transaction(() => {
+      transaction(db, () => {
         const now = new Date().toISOString();
-        insertAccount.run(account, now);
-        const { id } = selectAccount.get(account) as { id: bigint };
-        insertKey.run(id, keyHash, now);
+        statements.insertAccount.run(account, now);
+        const { id } = statements.selectAccount.get(account) as { id: bigint };
+        statements.insertKey.run(id, keyHash, now);
       });
     },
-    hasKeys: () => anyKey.get() !== undefined,
-    hasKeyHash: (keyHash) => keyByHash.get(keyHash) !== undefined,
+    hasKeys: () => statements.anyKey.get() !== undefined,
+    hasKeyHash: (keyHash) => statements.keyByHash.get(keyHash) !== undefined,
     saveMessage(message) {
-      insertMessage.run(message.id, message.message, message.status, message.createdAt);
+      statements.insertMessage.run(message.id, message.message, message.status, message.createdAt);
     },
     close() {
       if (db.isOpen) db.close();
     },
   };
+}
+
+function openDatabase(dbPath: string): DatabaseSync {
+  if (dbPath !== ':memory:') mkdirSync(dirname(dbPath), { recursive: true });
+  const db = new DatabaseSync(dbPath);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA synchronous = FULL');
+  // After each checkpoint the WAL file is cut back to 1 MB, so a burst leaves no large file behind.
+  db.exec('PRAGMA journal_size_limit = 1048576');
+  db.exec('PRAGMA busy_timeout = 5000');
+  db.exec('PRAGMA foreign_keys = ON');
+  db.exec(SCHEMA);
+  return db;
+}
+
+/** Every statement the storage runs, prepared once; integers read as bigint. */
+function prepareStatements(db: DatabaseSync) {
+  const prepare = (sql: string): StatementSync => {
+    const stmt = db.prepare(sql);
+    stmt.setReadBigInts(true);
+    return stmt;
+  };
+  return {
+    listAll: prepare('SELECT id, name, category_id, status FROM pets ORDER BY id LIMIT ?'),
+    listByStatus: prepare(
+      'SELECT id, name, category_id, status FROM pets WHERE status = ? ORDER BY id LIMIT ?',
+    ),
+    // Not `RETURNING` through `.get()`: a statement stepped once and not to its end keeps its read
+    // transaction open, so no checkpoint could ever reset the WAL under create-only traffic.
+    insertPet: prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)'),
+    selectPet: prepare('SELECT id, name, category_id, status FROM pets WHERE id = ?'),
+    countPets: prepare('SELECT count(*) AS n FROM pets'),
+    insertAccount: prepare(
+      'INSERT INTO accounts (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
+    ),
+    selectAccount: prepare('SELECT id FROM accounts WHERE name = ?'),
+    insertKey: prepare('INSERT INTO api_keys (account_id, key_hash, created_at) VALUES (?, ?, ?)'),
+    anyKey: prepare('SELECT 1 AS one FROM api_keys LIMIT 1'),
+    keyByHash: prepare('SELECT 1 AS one FROM api_keys WHERE key_hash = ?'),
+    insertMessage: prepare('INSERT INTO messages (id, message, status, created_at) VALUES (?, ?, ?, ?)'),
+  };
+}
+
+function transaction<T>(db: DatabaseSync, work: () => T): T {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const result = work();
+    db.exec('COMMIT');
+    return result;
+  } catch (error) {
+    db.exec('ROLLBACK');
+    throw error;
+  }
 }

@@ -20,7 +20,7 @@ import {
 } from './errors.ts';
 import type { UpstreamObserver, UpstreamRoute } from './observer.ts';
 import { createRetryingCaller, parseRetryAfter } from './retry.ts';
-import { createTransport, type RawResponse } from './transport.ts';
+import { createTransport, type RawResponse, type Send } from './transport.ts';
 
 export interface UpstreamClientOptions {
   /** Base URL of the REST v1 service; its path (ending in `/v1`) prefixes every route. */
@@ -104,57 +104,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     ...(options.breaker ? { breaker: options.breaker } : {}),
     observers,
   });
-
-  function fail(response: RawResponse): never {
-    const retryAfter = parseRetryAfter(response.headers['retry-after']);
-    const errorBody =
-      response.status >= 400 ? parseErrorBody(response.status, response.text, retryAfter) : undefined;
-    if (errorBody) throw errorBody;
-    if (response.status === 429) throw new UpstreamRateLimitedError(retryAfter);
-    if (isOverloadStatus(response.status)) {
-      throw new UpstreamUnavailableError(`status ${response.status}`);
-    }
-    throw new UpstreamBadResponseError(`unexpected status ${response.status}`);
-  }
-
-  // Identical GETs of one caller in flight at once are one request. The key holds the caller's
-  // canonical Authorization header, so two callers never share a call; it lives in this process only
-  // while the call is in flight, that is while the request holding the same header is alive (a
-  // keyed hash of it would cost an HMAC per call and protect nothing more). Not undici's
-  // deduplicate interceptor: its key holds every request header verbatim on a diagnostics channel,
-  // and the first request's abort fails every request that joined it, whereas here each operation
-  // keeps its own deadline and the call ends only when all gave up.
-  const coalescer = options.coalesce === false ? undefined : createCoalescer();
-  /**
-   * A GET, shared with the same caller's identical GET when one is in flight. Waiters share only
-   * the raw answer (status, headers, text): each parses its own objects, and a failure reaches each
-   * as an error of its own.
-   */
-  function get(getRoute: UpstreamRoute, path: string, auth: Authorization, deadline: Deadline) {
-    if (coalescer === undefined || auth === undefined) return call(getRoute, path, auth, undefined, deadline);
-    return coalescer
-      .run(
-        `${auth} ${path}`,
-        deadline,
-        (shared) => call(getRoute, path, auth, undefined, shared),
-        () => {
-          for (const observer of observers) observer.coalesced?.(getRoute);
-        },
-      )
-      .catch((error: unknown) => {
-        throw copyUpstreamError(error);
-      });
-  }
-
-  /** A call made without an operation's deadline gets one of its own, released when it settles. */
-  const withOwnDeadline = async <T>(run: (deadline: Deadline) => Promise<T>): Promise<T> => {
-    const own = deadlines.create();
-    try {
-      return await run(own);
-    } finally {
-      own.release();
-    }
-  };
+  const get = coalescedGet(call, observers, options.coalesce !== false);
+  const withOwnDeadline = <T>(run: (deadline: Deadline) => Promise<T>) => ownDeadline(deadlines, run);
 
   const client: UpstreamClient = {
     async listPets(auth, query, deadline) {
@@ -168,13 +119,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       if (deadline === undefined)
         return withOwnDeadline((own) => client.getPet(auth, id, own, onDeprecation));
       const response = await get('GET /pets/{petId}', `/pets/${encodeURIComponent(id)}`, auth, deadline);
-      const { deprecation, sunset } = response.headers;
-      if (onDeprecation && (typeof deprecation === 'string' || typeof sunset === 'string')) {
-        onDeprecation({
-          ...(typeof deprecation === 'string' ? { deprecation: deprecation.slice(0, 100) } : {}),
-          ...(typeof sunset === 'string' ? { sunset: sunset.slice(0, 100) } : {}),
-        });
-      }
+      if (onDeprecation) reportDeprecation(response, onDeprecation);
       if (response.status !== 200) fail(response);
       return parsePet(response.text);
     },
@@ -192,4 +137,71 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     close: () => transport.close(),
   };
   return client;
+}
+
+/**
+ * GETs, each shared with the same caller's identical GET when one is in flight (unless `coalesce`
+ * is false). Waiters share only the raw answer (status, headers, text): each parses its own
+ * objects, and a failure reaches each as an error of its own.
+ */
+function coalescedGet(call: Send, observers: readonly UpstreamObserver[], coalesce: boolean) {
+  // Identical GETs of one caller in flight at once are one request. The key holds the caller's
+  // canonical Authorization header, so two callers never share a call; it lives in this process only
+  // while the call is in flight, that is while the request holding the same header is alive (a
+  // keyed hash of it would cost an HMAC per call and protect nothing more). Not undici's
+  // deduplicate interceptor: its key holds every request header verbatim on a diagnostics channel,
+  // and the first request's abort fails every request that joined it, whereas here each operation
+  // keeps its own deadline and the call ends only when all gave up.
+  const coalescer = coalesce ? createCoalescer() : undefined;
+  return (getRoute: UpstreamRoute, path: string, auth: Authorization, deadline: Deadline) => {
+    if (coalescer === undefined || auth === undefined) return call(getRoute, path, auth, undefined, deadline);
+    return coalescer
+      .run(
+        `${auth} ${path}`,
+        deadline,
+        (shared) => call(getRoute, path, auth, undefined, shared),
+        () => {
+          for (const observer of observers) observer.coalesced?.(getRoute);
+        },
+      )
+      .catch((error: unknown) => {
+        throw copyUpstreamError(error);
+      });
+  };
+}
+
+/** A call made without an operation's deadline gets one of its own, released when it settles. */
+async function ownDeadline<T>(deadlines: DeadlineList, run: (deadline: Deadline) => Promise<T>): Promise<T> {
+  const own = deadlines.create();
+  try {
+    return await run(own);
+  } finally {
+    own.release();
+  }
+}
+
+/** The upstream's `Deprecation` / `Sunset` headers, when it sent either, each cut to 100 characters. */
+function reportDeprecation(
+  response: RawResponse,
+  onDeprecation: (headers: UpstreamDeprecation) => void,
+): void {
+  const { deprecation, sunset } = response.headers;
+  if (typeof deprecation !== 'string' && typeof sunset !== 'string') return;
+  onDeprecation({
+    ...(typeof deprecation === 'string' ? { deprecation: deprecation.slice(0, 100) } : {}),
+    ...(typeof sunset === 'string' ? { sunset: sunset.slice(0, 100) } : {}),
+  });
+}
+
+/** Throws the UpstreamError a response that is not the route's success stands for. */
+function fail(response: RawResponse): never {
+  const retryAfter = parseRetryAfter(response.headers['retry-after']);
+  const errorBody =
+    response.status >= 400 ? parseErrorBody(response.status, response.text, retryAfter) : undefined;
+  if (errorBody) throw errorBody;
+  if (response.status === 429) throw new UpstreamRateLimitedError(retryAfter);
+  if (isOverloadStatus(response.status)) {
+    throw new UpstreamUnavailableError(`status ${response.status}`);
+  }
+  throw new UpstreamBadResponseError(`unexpected status ${response.status}`);
 }

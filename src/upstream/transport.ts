@@ -60,31 +60,41 @@ export interface Transport {
  * follows redirects, so the caller's token only ever goes to `baseUrl`.
  */
 export function createTransport(options: TransportOptions): Transport {
-  const { baseUrl, timeoutMs, observers } = options;
-  const basePath = baseUrl.pathname;
-  const pool = new Pool(baseUrl.origin, {
-    connections: options.connections,
+  const { baseUrl, timeoutMs } = options;
+  const pool = openPool(baseUrl, timeoutMs, options.connections);
+  return {
+    exchange: exchangeOver(pool, baseUrl.pathname, options.observers),
+    probe: () => probe(pool, baseUrl.pathname, timeoutMs),
+    close: () => pool.close(),
+  };
+}
+
+function openPool(baseUrl: URL, timeoutMs: number, connections: number): Pool {
+  return new Pool(baseUrl.origin, {
+    connections,
     pipelining: 1,
     connect: { timeout: Math.min(timeoutMs, 3000) },
-    // undici's defaults are 300 s; the whole-call deadline below is the real bound, these only
-    // make sure no timer outlives it.
+    // undici's defaults are 300 s; the whole-call deadline (each exchange's scope) is the real
+    // bound, these only make sure no timer outlives it.
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
     keepAliveTimeout: 4000,
     maxResponseSize: MAX_RESPONSE_BYTES,
   });
+}
 
-  /**
-   * One HTTP exchange, through undici's dispatcher with a handler of our own: the body is collected
-   * as chunks and decoded once, and the scope aborts the exchange through undici's controller. Not
-   * `pool.request`: its response stream, async resource and signal listener cost more per call than
-   * the rest of the client did (measured, see docs/performance.md).
-   */
-  const exchange: Send = (route, path, auth, body, scope) => {
+/**
+ * One HTTP exchange, through undici's dispatcher with a handler of our own: the body is collected
+ * as chunks and decoded once, and the scope aborts the exchange through undici's controller. Not
+ * `pool.request`: its response stream, async resource and signal listener cost more per call than
+ * the rest of the client did (measured, see docs/performance.md).
+ */
+function exchangeOver(pool: Pool, basePath: string, observers: readonly UpstreamObserver[]): Send {
+  return (route, path, auth, body, scope) => {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (auth !== undefined) headers.authorization = auth;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const ends = observers.length === 0 ? undefined : startAttempt(route, headers);
+    const ends = observers.length === 0 ? undefined : startAttempt(observers, route, headers);
     const started = ends ? performance.now() : 0;
     return new Promise<RawResponse>((resolve, reject) => {
       const exchange = new Exchange(
@@ -112,34 +122,35 @@ export function createTransport(options: TransportOptions): Transport {
       pool.dispatch({ method: methodOf(route), path: basePath + path, headers, body }, exchange);
     });
   };
+}
 
-  function startAttempt(route: UpstreamRoute, headers: Record<string, string>) {
-    const ends: Array<(end: AttemptEnd) => void> = [];
-    for (const observer of observers) {
-      const end = observer.attempt?.(route, headers);
-      if (end) ends.push(end);
-    }
-    return ends;
+/** Tells each observer an attempt starts (they may add headers); what each wants told when it ends. */
+function startAttempt(
+  observers: readonly UpstreamObserver[],
+  route: UpstreamRoute,
+  headers: Record<string, string>,
+): Array<(end: AttemptEnd) => void> {
+  const ends: Array<(end: AttemptEnd) => void> = [];
+  for (const observer of observers) {
+    const end = observer.attempt?.(route, headers);
+    if (end) ends.push(end);
   }
+  return ends;
+}
 
-  return {
-    exchange,
-    async probe() {
-      try {
-        const response = await pool.request({
-          method: 'GET',
-          path: `${basePath}/pets?limit=1`,
-          headers: { accept: 'application/json' },
-          signal: AbortSignal.timeout(Math.min(timeoutMs, 1000)),
-        });
-        await response.body.dump();
-        return response.statusCode < 500;
-      } catch {
-        return false;
-      }
-    },
-    close: () => pool.close(),
-  };
+async function probe(pool: Pool, basePath: string, timeoutMs: number): Promise<boolean> {
+  try {
+    const response = await pool.request({
+      method: 'GET',
+      path: `${basePath}/pets?limit=1`,
+      headers: { accept: 'application/json' },
+      signal: AbortSignal.timeout(Math.min(timeoutMs, 1000)),
+    });
+    await response.body.dump();
+    return response.statusCode < 500;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -69,41 +69,11 @@ export function usePersistedDocuments(options: PersistedDocumentsOptions): Plugi
     onParams({ params, setParams, request }) {
       // Yoga refuses a query that is not a string; it must not be replaced by a document here.
       if (params.query != null && typeof params.query !== 'string') return;
-      const documentId = (params as { documentId?: unknown }).documentId;
-      const id = typeof documentId === 'string' ? documentId : undefined;
-      const hash = persistedQueryHash(params.extensions);
-      if (id !== undefined && hash !== undefined && id !== hash) {
-        throw badRequest(
-          400,
-          'BAD_REQUEST',
-          'documentId and extensions.persistedQuery.sha256Hash name different documents: send one.',
-        );
-      }
-      const text = typeof params.query === 'string' && params.query !== '' ? params.query : undefined;
-      const run = (query: string) =>
-        setParams({
-          query,
-          ...(params.operationName == null ? {} : { operationName: params.operationName }),
-          ...(params.variables == null ? {} : { variables: params.variables }),
-          ...(params.extensions == null ? {} : { extensions: params.extensions }),
-        });
+      const asked = askedFor(params);
+      const { id, hash, text } = asked;
+      const run = (query: string) => setParams(withQuery(params, query));
+      if (mode === 'require') return run(requiredDocument(asked, fromManifest));
       const key = id ?? hash;
-
-      if (mode === 'require') {
-        if (text !== undefined) {
-          throw operationRequired(
-            key !== undefined
-              ? 'This gateway runs only persisted operations: send the documentId without the query text.'
-              : 'This gateway runs only persisted operations: send a documentId instead of the query text.',
-          );
-        }
-        if (key === undefined)
-          throw operationRequired('This gateway runs only persisted operations: send a documentId.');
-        const document = fromManifest(key);
-        if (document === undefined) throw notFound(id !== undefined);
-        return run(document);
-      }
-
       if (key === undefined) {
         if (mode === 'allow' && text === undefined) throw operationRequired('Send a query or a documentId.');
         return;
@@ -144,6 +114,60 @@ export function usePersistedDocuments(options: PersistedDocumentsOptions): Plugi
       void store.set(registration.hash, registration.document);
     },
   };
+}
+
+/** What a request names: a manifest document (`documentId`), an APQ hash, the document's text. */
+interface Asked {
+  id: string | undefined;
+  hash: string | undefined;
+  /** The query text, when it is not empty. */
+  text: string | undefined;
+}
+
+/** Reads what the request names; BAD_REQUEST when its documentId and APQ hash disagree. */
+function askedFor(params: GraphQLParams): Asked {
+  const documentId = (params as { documentId?: unknown }).documentId;
+  const id = typeof documentId === 'string' ? documentId : undefined;
+  const hash = persistedQueryHash(params.extensions);
+  if (id !== undefined && hash !== undefined && id !== hash) {
+    throw badRequest(
+      400,
+      'BAD_REQUEST',
+      'documentId and extensions.persistedQuery.sha256Hash name different documents: send one.',
+    );
+  }
+  const text = typeof params.query === 'string' && params.query !== '' ? params.query : undefined;
+  return { id, hash, text };
+}
+
+/** The request's params, with `query` as the document it runs. */
+function withQuery(params: GraphQLParams, query: string): GraphQLParams {
+  return {
+    query,
+    ...(params.operationName == null ? {} : { operationName: params.operationName }),
+    ...(params.variables == null ? {} : { variables: params.variables }),
+    ...(params.extensions == null ? {} : { extensions: params.extensions }),
+  };
+}
+
+/** In `require` mode: the manifest document the request names, and nothing else. */
+function requiredDocument(
+  { id, hash, text }: Asked,
+  fromManifest: (id: string) => string | undefined,
+): string {
+  const key = id ?? hash;
+  if (text !== undefined) {
+    throw operationRequired(
+      key !== undefined
+        ? 'This gateway runs only persisted operations: send the documentId without the query text.'
+        : 'This gateway runs only persisted operations: send a documentId instead of the query text.',
+    );
+  }
+  if (key === undefined)
+    throw operationRequired('This gateway runs only persisted operations: send a documentId.');
+  const document = fromManifest(key);
+  if (document === undefined) throw notFound(id !== undefined);
+  return document;
 }
 
 /** `extensions.persistedQuery.sha256Hash`, undefined without a persistedQuery; BAD_REQUEST when malformed. */
