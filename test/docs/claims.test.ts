@@ -72,8 +72,8 @@ describe('README: “Within one GraphQL request, identical…”', () => {
   });
 });
 
-describe('docs/operating.md: `pet_gateway_response_cache_lookups_total`', () => {
-  const row = sentence('docs/operating.md', '`result` (`hit`, `miss`, `error`');
+describe('docs/observability.md: `pet_gateway_response_cache_lookups_total`', () => {
+  const row = sentence('docs/observability.md', '`result` (`hit`, `miss`, `error`');
 
   const stores: Array<[string, () => Promise<{ store: ResponseCache; end(): Promise<void> }>]> = [
     ['memory', async () => ({ store: createMemoryCache(), end: async () => {} })],
