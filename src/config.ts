@@ -121,6 +121,8 @@ export interface Limits {
   readonly maxCost: number;
   /** Representations in one `_entities` field (FEDERATION=on). @default 100 */
   readonly maxRepresentations: number;
+  /** Operations in one batched request (a JSON array); 1 turns batching off. @default 10 */
+  readonly maxBatchOperations: number;
 }
 
 /** Defaults at or below graphql-armor's and Apollo Router's. */
@@ -132,6 +134,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxBodyBytes: 64 * 1024,
   maxCost: 1000,
   maxRepresentations: 100,
+  maxBatchOperations: 10,
 });
 
 function trustedProxies(env: Record<string, string | undefined>): readonly string[] {
@@ -218,6 +221,7 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
       maxBodyBytes: integer(env, 'MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes, 1024, 10 * 1024 * 1024),
       maxCost: integer(env, 'MAX_COST', DEFAULT_LIMITS.maxCost, 1, 1_000_000),
       maxRepresentations: integer(env, 'MAX_REPRESENTATIONS', DEFAULT_LIMITS.maxRepresentations, 1, 100_000),
+      maxBatchOperations: integer(env, 'MAX_BATCH_OPERATIONS', DEFAULT_LIMITS.maxBatchOperations, 1, 100),
     }),
     petstoreDb: nonEmpty(env, 'PETSTORE_DB') ?? 'data/petstore.db',
     petstoreApiKey: nonEmpty(env, 'PETSTORE_API_KEY'),

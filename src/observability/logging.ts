@@ -1,9 +1,6 @@
-import type { IncomingMessage } from 'node:http';
-import type { DefinitionNode, DocumentNode, GraphQLError } from 'graphql';
-import type { Plugin, YogaLogger } from 'graphql-yoga';
+import type { YogaLogger } from 'graphql-yoga';
 import { type DestinationStream, type Logger, pino } from 'pino';
 import { MAX_OPERATION_NAME } from './labels.ts';
-import { requestIdOf } from './request-id.ts';
 
 /**
  * The gateway's JSON logger. `authorization` is redacted where a header bag would carry it, as a
@@ -291,6 +288,8 @@ export interface OperationRecord {
   operationType?: string;
   codes?: string[];
   upstreamCalls?: () => number;
+  /** Where the operation stood in a batched request; undefined for a single request. */
+  batch?: { readonly index: number; readonly size: number };
 }
 
 /**
@@ -314,6 +313,7 @@ export function logOperation(logger: Logger, record: OperationRecord, status: nu
         status,
         outcome: record.codes ? 'error' : 'ok',
         ...(record.codes ? { codes: record.codes } : {}),
+        ...(record.batch ? { batch: { index: record.batch.index, size: record.batch.size } } : {}),
       },
       'operation',
     );
@@ -333,63 +333,7 @@ export function logOperation(logger: Logger, record: OperationRecord, status: nu
       `,"operationName":${name},"operationType":${type}` +
       `,"durationMs":${durationMs},"upstreamCalls":${upstreamCalls},"status":${status}` +
       (record.codes ? `,"outcome":"error","codes":${JSON.stringify(record.codes)}` : ',"outcome":"ok"') +
+      (record.batch ? `,"batch":{"index":${record.batch.index},"size":${record.batch.size}}` : '') +
       ',"msg":"operation"}\n',
   );
-}
-
-/**
- * One log line per GraphQL operation: request id (the caller's `x-request-id` when it is sane, else
- * a new one, echoed in the response), client address, operation name and type, duration, upstream calls made, the
- * HTTP status, and the error codes if any. Never a header, a variable or a token.
- */
-export function useOperationLog(
-  logger: Logger,
-  clientAddress: (req: IncomingMessage) => string = (req) => req.socket.remoteAddress ?? '',
-): Plugin {
-  const records = new WeakMap<Request, OperationRecord>();
-  return {
-    onParams({ request, params, context }) {
-      const req = (context as { req?: IncomingMessage }).req;
-      records.set(request, {
-        started: performance.now(),
-        requestId: requestIdOf(request.headers.get('x-request-id')),
-        clientAddress: req ? clientAddress(req) : '',
-        ...(typeof params.operationName === 'string'
-          ? { operationName: params.operationName.slice(0, MAX_OPERATION_NAME) }
-          : {}),
-      });
-    },
-    onExecute({ args }) {
-      const context = args.contextValue as { request?: Request; upstreamCalls?: () => number };
-      const record = context.request && records.get(context.request);
-      if (!record) return;
-      const operation = (args.document as DocumentNode).definitions.find(
-        (definition: DefinitionNode) =>
-          definition.kind === 'OperationDefinition' &&
-          (args.operationName == null || definition.name?.value === args.operationName),
-      );
-      if (operation?.kind === 'OperationDefinition') {
-        record.operationType = operation.operation;
-        if (operation.name) record.operationName = operation.name.value;
-      }
-      if (context.upstreamCalls) record.upstreamCalls = context.upstreamCalls;
-    },
-    onResultProcess({ request, result }) {
-      const record = records.get(request);
-      if (!record) return;
-      const results = Array.isArray(result) ? result : [result];
-      const codes = results.flatMap((one) =>
-        'errors' in one && one.errors
-          ? one.errors.map((error: GraphQLError) => String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR'))
-          : [],
-      );
-      if (codes.length > 0) record.codes = [...new Set(codes)].slice(0, 10);
-    },
-    onResponse({ request, response }) {
-      const record = records.get(request);
-      if (!record) return;
-      response.headers.set('x-request-id', record.requestId);
-      logOperation(logger, record, response.status);
-    },
-  };
 }

@@ -61,6 +61,8 @@ export interface Metrics {
   watchLog(log: { readonly dropped: number }): void;
   /** Counts a client connection the listener closed itself (at the cap, or too slow). */
   connectionClosed(reason: ConnectionClose): void;
+  /** Observes the number of operations in one batched request (its operations count as usual). */
+  batch(size: number): void;
   /** Exposes the shared Redis's state (its breaker). */
   watchRedis(redis: { readonly state: RedisState }): void;
   /** Exposes the APQ store's lookups, registrations and failures (see docs/mobile.md). */
@@ -106,8 +108,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const upstream = upstreamMetrics(registry);
   const deprecatedUse = deprecatedFieldMetric(registry);
   const connectionClosed = connectionMetric(registry);
+  const batch = batchMetric(registry);
   return {
     connectionClosed,
+    batch,
     watchRedis: (redis) => watchRedis(registry, redis),
     registry,
     plugin,
@@ -324,4 +328,15 @@ function connectionMetric(registry: Registry): Metrics['connectionClosed'] {
     registers: [registry],
   });
   return (reason) => connectionsClosed.inc({ reason });
+}
+
+/** Batched requests by their number of operations (each operation is counted with the others too). */
+function batchMetric(registry: Registry): Metrics['batch'] {
+  const sizes = new Histogram({
+    name: 'pet_gateway_batch_operations',
+    help: 'Operations per batched request (a JSON array of operations in one POST).',
+    buckets: [1, 2, 3, 5, 10, 20, 50, 100],
+    registers: [registry],
+  });
+  return (size) => sizes.observe(size);
 }

@@ -20,13 +20,15 @@ export type RateLimitDecision =
 export interface RateLimit {
   /**
    * The decision for one request: the first call for `req` consumes a point of the caller's
-   * minute, later calls for the same `req` return that decision. Requests without a usable bearer
+   * minute, later calls for the same `req` return that decision. An operation of a batch passes
+   * its `entry` (any object of its own): each entry is decided, and counted, on its own. Requests without a usable bearer
    * key are never counted (they are refused with UNAUTHENTICATED before any upstream call, or are
    * introspection). Never rejects.
    */
   check(
     req: IncomingMessage | undefined,
     authorization: string | null | undefined,
+    entry?: object,
   ): Promise<RateLimitDecision>;
   readonly stats: RateLimitStats;
   /** Learns from the upstream which keys it accepts (pass it to the upstream client's observers). */
@@ -124,14 +126,15 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
     }
   };
 
-  const decisions = new WeakMap<IncomingMessage, Promise<RateLimitDecision>>();
+  const decisions = new WeakMap<object, Promise<RateLimitDecision>>();
   return {
-    check(req, authorization) {
-      const known = req && decisions.get(req);
+    check(req, authorization, entry) {
+      const decidedFor = entry ?? req;
+      const known = decidedFor && decisions.get(decidedFor);
       if (known) return known;
       const bearer = bearerAuthorization(authorization).authorization;
       const decision = bearer === undefined ? Promise.resolve(ALLOWED) : consume(callerKey(bearer), req);
-      if (req) decisions.set(req, decision);
+      if (decidedFor) decisions.set(decidedFor, decision);
       return decision;
     },
     stats,

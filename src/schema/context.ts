@@ -62,7 +62,8 @@ export function contextDepsOf(options: {
 
 /**
  * Builds the per-request context: fresh loaders bound to the caller's `Authorization` header (the
- * same for both lanes: Yoga's and the fast lane's). A
+ * same for both lanes: Yoga's and the fast lane's), or the loaders `share` holds, which the
+ * operations of one batch share and whoever holds `share` releases. A
  * header that cannot be a bearer key (or none at all: every contract operation requires one) is
  * refused when an upstream call would be made, so introspection still works without a key.
  */
@@ -70,15 +71,20 @@ export function createContext(
   authorization: string | undefined,
   deps: ContextDeps,
   variables: Record<string, unknown> = {},
+  share?: { loaders?: Loaders },
 ): Context {
   // The canonical `Bearer <key>` is what goes upstream and what the response cache hashes.
   const { authorization: bearer, problem } = bearerAuthorization(authorization);
   const authError = problem === undefined ? undefined : unauthenticated(problem);
   const deprecations = new DeprecationNotices();
-  const loaders = createLoaders(deps.upstream, bearer, {
-    ...(authError ? { authError } : { cache: deps.cache }),
-    deprecations,
-  });
+  // The operations of one batch share the caller's loaders (and release them together).
+  const loaders =
+    share?.loaders ??
+    createLoaders(deps.upstream, bearer, {
+      ...(authError ? { authError } : { cache: deps.cache }),
+      deprecations,
+    });
+  if (share) share.loaders = loaders;
   return {
     loaders,
     maxCost: deps.maxCost,
@@ -87,6 +93,6 @@ export function createContext(
     deprecations,
     now: deps.now,
     upstreamCalls: () => loaders.upstreamCalls,
-    release: () => loaders.release(),
+    release: share ? () => {} : () => loaders.release(),
   };
 }

@@ -4,8 +4,9 @@ import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { DEFAULT_LIMITS, type Limits } from '../config.ts';
 import { createCompiledExecution } from '../execution/compiled.ts';
-import { createLogger, useOperationLog, yogaLogger } from '../observability/logging.ts';
+import { createLogger, yogaLogger } from '../observability/logging.ts';
 import type { Metrics } from '../observability/metrics.ts';
+import { useOperationLog } from '../observability/operation-log.ts';
 import type { Tracing } from '../observability/tracing.ts';
 import { deprecatedUseReporter } from '../policy/deprecation-headers.ts';
 import type { LaneContext } from '../policy/hand-off.ts';
@@ -21,6 +22,7 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import { useEndpoint } from './endpoints.ts';
 import { asksForPage, useGraphiQLPage, useGraphiQLRefusal } from './graphiql/graphiql.ts';
 import { usePreparation } from './preparation.ts';
+import { createBatches } from './request/batches.ts';
 import { useRequestBody } from './request/body.ts';
 import { useOperationChoice } from './request/operation-choice.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './request/persisted-documents.ts';
@@ -131,18 +133,24 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
   const deps = contextDepsOf(options);
   const logger = options.logger ?? createLogger('info');
   const { metrics, tracing } = options;
+  const batches = createBatches(options.persistedOperations?.documents, metrics?.batch);
   const plugins: Plugin[] = [
-    useRequestBody(limits.maxBodyBytes, (serverContext) => (serverContext as LaneContext).lane?.parsed),
+    batches.plugin,
+    useRequestBody(
+      limits.maxBodyBytes,
+      limits.maxBatchOperations,
+      (serverContext) => (serverContext as LaneContext).lane?.parsed,
+    ),
     useQueryParams(),
     // Before every other onParams hook and the document limits: a refused request costs nothing more.
-    ...(options.rateLimit ? [useRateLimit(options.rateLimit)] : []),
+    ...(options.rateLimit ? [useRateLimit(options.rateLimit, batches.entryOf)] : []),
     ...useDocumentLimits(limits),
     useExactInt64Variables(),
     useOperationChoice(),
     useDeprecationNotices({
       onUse: deprecatedUseReporter(logger, metrics),
     }),
-    useOperationLog(logger, options.clientAddress),
+    useOperationLog(logger, options.clientAddress, batches.entryOf),
     // The upstream deadline's timer ends with execution, not `timeoutMs` after it.
     {
       onExecute: () => ({ onExecuteDone: ({ args }) => (args.contextValue as unknown as Context).release() }),
@@ -181,7 +189,8 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/health',
     landingPage: false,
-    batching: false,
+    // The bound is yoga/request/body.ts's, which names MAX_BATCH_OPERATIONS in its refusal.
+    batching: limits.maxBatchOperations > 1 ? { limit: limits.maxBatchOperations } : false,
     // Our POST parser (yoga/request/body.ts) already caps the body while reading it; Yoga's own cap
     // would pipe every body through a second TransformStream (a pipeline and an AbortController
     // per request) for nothing.
@@ -199,6 +208,11 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
       // A request the fast lane already executed keeps the context it ran with (its loaders, the
       // upstream calls it counted, the deprecations it saw).
       lane?.executed?.context ||
-      createContext(request.headers.get('authorization') ?? undefined, deps, params.variables),
+      createContext(
+        request.headers.get('authorization') ?? undefined,
+        deps,
+        params.variables,
+        batches.shareOf(request),
+      ),
   });
 }

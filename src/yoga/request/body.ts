@@ -6,13 +6,15 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Replaces Yoga's POST parser with one that enforces the body cap while reading (a lying or absent
- * Content-Length cannot get past it), accepts only JSON, refuses batches, and never echoes request
- * bytes in its errors (Yoga's own parser passes JSON.parse's message, which quotes the body).
- * GET requests keep Yoga's parser; Yoga itself refuses mutations over GET. `parsedBefore` gives
- * the parameters the fast lane already read from a request's body, if it did.
+ * Content-Length cannot get past it), accepts only JSON, bounds batches (an array of 1 to
+ * `maxBatch` operations; none when `maxBatch` is 1), and never echoes request bytes in its errors
+ * (Yoga's own parser passes JSON.parse's message, which quotes the body). GET requests keep
+ * Yoga's parser, which reads one operation from the query string; Yoga itself refuses mutations
+ * over GET. `parsedBefore` gives the parameters the fast lane already read from a request's body.
  */
 export function useRequestBody(
   maxBytes: number,
+  maxBatch: number,
   parsedBefore?: (serverContext: unknown) => GraphQLParams | undefined,
 ): Plugin {
   return {
@@ -26,12 +28,16 @@ export function useRequestBody(
       // the checks below (media type, cap, UTF-8, JSON, object, operationName) already passed.
       const parsed = parsedBefore?.(serverContext);
       if (parsed) return setRequestParser(() => parsed);
-      setRequestParser(() => parse(request, maxBytes));
+      setRequestParser(() => parse(request, maxBytes, maxBatch));
     },
   };
 }
 
-async function parse(request: Request, maxBytes: number): Promise<GraphQLParams> {
+async function parse(
+  request: Request,
+  maxBytes: number,
+  maxBatch: number,
+): Promise<GraphQLParams | GraphQLParams[]> {
   const mediaType = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
   if (mediaType !== 'application/json' && mediaType !== 'application/graphql+json') {
     throw badRequest(415, 'UNSUPPORTED_MEDIA_TYPE', 'POST bodies must be application/json.');
@@ -53,21 +59,34 @@ async function parse(request: Request, maxBytes: number): Promise<GraphQLParams>
   } catch {
     throw badRequest(400, 'BAD_REQUEST', 'The request body is not valid JSON.');
   }
-  if (Array.isArray(body)) {
+  if (!Array.isArray(body)) return operation(body, '');
+  if (maxBatch <= 1) {
     throw badRequest(
       400,
       'BAD_REQUEST',
-      'Batched operations are not supported: send one operation per request.',
+      'Batched operations are off on this gateway (MAX_BATCH_OPERATIONS=1): send one operation per request.',
     );
   }
-  if (typeof body !== 'object' || body === null) {
-    throw badRequest(400, 'BAD_REQUEST', 'The request body must be a JSON object.');
+  if (body.length === 0 || body.length > maxBatch) {
+    throw badRequest(
+      400,
+      'BAD_REQUEST',
+      `A batch holds 1 to ${maxBatch} operations (MAX_BATCH_OPERATIONS); this one holds ${body.length}.`,
+    );
+  }
+  return body.map((entry, index) => operation(entry, ` (batch entry ${index})`));
+}
+
+/** One operation's parameters; `where` names a batch entry in the message. */
+function operation(body: unknown, where: string): GraphQLParams {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw badRequest(400, 'BAD_REQUEST', `The request body${where} must be a JSON object.`);
   }
   // Yoga checks the type of query, variables and extensions, but a non-string operationName
   // reaches operation selection and comes back as an undocumented OPERATION_RESOLUTION_FAILURE.
   const { operationName } = body as { operationName?: unknown };
   if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
-    throw badRequest(400, 'BAD_REQUEST', 'operationName must be a string or null.');
+    throw badRequest(400, 'BAD_REQUEST', `operationName${where} must be a string or null.`);
   }
   return body as GraphQLParams;
 }

@@ -4,14 +4,16 @@ import type { RateLimit } from '../../policy/rate-limit.ts';
 import { rateLimited, refusedKeysLimited } from '../../schema/errors.ts';
 
 /**
- * Yoga's side of the limit: every GraphQL request is checked once its parameters are read, before
+ * Yoga's side of the limit: every GraphQL request (each operation of a batch) is checked once its parameters are read, before
  * its document is parsed or anything runs. A refused request is answered 429 with `Retry-After`.
  */
-export function useRateLimit(limit: RateLimit): Plugin {
+export function useRateLimit(limit: RateLimit, batchEntryOf: (context: object) => unknown): Plugin {
   return {
     async onParams({ request, context }) {
       const req = (context as { req?: IncomingMessage }).req;
-      const decision = await limit.check(req, request.headers.get('authorization'));
+      // Each operation of a batch counts: its own decision, kept under its own context.
+      const entry = batchEntryOf(context) === undefined ? undefined : context;
+      const decision = await limit.check(req, request.headers.get('authorization'), entry);
       if (decision.limited) {
         throw decision.reason === 'key'
           ? rateLimited(decision.retryAfterSeconds)

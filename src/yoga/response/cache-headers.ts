@@ -6,7 +6,8 @@ const GRAPHQL_ANSWER = /^application\/(graphql-response\+)?json\b/i;
 /**
  * Sets `Cache-Control` and `Vary` on every answer Yoga gives at the GraphQL endpoint (results and
  * request errors alike; not the GraphiQL page, which has its own). The fast lane writes the same
- * through `cacheControl` and the `Vary` it learns from Yoga's answers.
+ * through `cacheControl` and the `Vary` it learns from Yoga's answers. A batch's answer may be
+ * kept only as long as each of its operations' could: all queries, none with an error.
  */
 export function useCacheHeaders(responseCacheTtlMs: number | undefined): Plugin {
   const maxAge = maxAgeSeconds(responseCacheTtlMs);
@@ -19,12 +20,21 @@ export function useCacheHeaders(responseCacheTtlMs: number | undefined): Plugin 
       return {
         onExecuteDone({ result }) {
           if (!operationType || !('data' in result)) return;
+          const ok = !result.errors?.length && result.data != null;
+          const before = executed.get(request);
           executed.set(request, {
-            operationType,
-            ok: !result.errors?.length && result.data != null,
+            operationType: before && before.operationType !== operationType ? 'mixed' : operationType,
+            ok: ok && (before?.ok ?? true),
           });
         },
       };
+    },
+    onResultProcess({ request, result }) {
+      // An operation of a batch refused before it ran (its rate limit, a trusted document) left
+      // no mark above: its error in the array says so.
+      if (!Array.isArray(result)) return;
+      const answer = executed.get(request);
+      if (answer && result.some((one) => 'errors' in one && one.errors?.length)) answer.ok = false;
     },
     onResponse({ request, response }) {
       if (!GRAPHQL_ANSWER.test(response.headers.get('content-type') ?? '')) return;

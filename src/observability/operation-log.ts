@@ -1,0 +1,101 @@
+import type { IncomingMessage } from 'node:http';
+import type { DefinitionNode, DocumentNode, ExecutionResult, GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import { MAX_OPERATION_NAME } from './labels.ts';
+import { logOperation, type OperationRecord } from './logging.ts';
+import { requestIdOf } from './request-id.ts';
+
+type BatchEntryOf = (context: object) => { readonly index: number; readonly size: number } | undefined;
+
+/**
+ * One log line per GraphQL operation: request id (the caller's `x-request-id` when it is sane, else
+ * a new one, echoed in the response), client address, operation name and type, duration, upstream
+ * calls made, the HTTP status, and the error codes if any. Never a header, a variable or a token.
+ * Each operation of a batch has its own line, with its place in the batch and its own status (the
+ * highest its errors ask for, else 200); the batch's upstream calls, shared by its operations, are
+ * counted once, on the line of its first operation.
+ */
+export function useOperationLog(
+  logger: Logger,
+  clientAddress: (req: IncomingMessage) => string = (req) => req.socket.remoteAddress ?? '',
+  batchEntryOf: BatchEntryOf = () => undefined,
+): Plugin {
+  // Per operation, under its context (a batch's entries each have their own); per request, the
+  // operations whose lines go out with its answer.
+  const records = new WeakMap<object, OperationRecord>();
+  const byRequest = new WeakMap<Request, OperationRecord[]>();
+  const statuses = new WeakMap<OperationRecord, number>();
+  return {
+    onParams({ request, params, context }) {
+      const req = (context as { req?: IncomingMessage }).req;
+      const batch = batchEntryOf(context);
+      const record: OperationRecord = {
+        started: performance.now(),
+        requestId: requestIdOf(request.headers.get('x-request-id')),
+        clientAddress: req ? clientAddress(req) : '',
+        ...(typeof params.operationName === 'string'
+          ? { operationName: params.operationName.slice(0, MAX_OPERATION_NAME) }
+          : {}),
+        ...(batch ? { batch } : {}),
+      };
+      records.set(context, record);
+      const list = byRequest.get(request);
+      if (list) list.push(record);
+      else byRequest.set(request, [record]);
+    },
+    onExecute({ args }) {
+      const context = args.contextValue as { upstreamCalls?: () => number };
+      const record = records.get(context);
+      if (!record) return;
+      const operation = (args.document as DocumentNode).definitions.find(
+        (definition: DefinitionNode) =>
+          definition.kind === 'OperationDefinition' &&
+          (args.operationName == null || definition.name?.value === args.operationName),
+      );
+      if (operation?.kind === 'OperationDefinition') {
+        record.operationType = operation.operation;
+        if (operation.name) record.operationName = operation.name.value;
+      }
+      if (context.upstreamCalls) record.upstreamCalls = context.upstreamCalls;
+    },
+    onResultProcess({ request, result }) {
+      const list = byRequest.get(request);
+      if (!list) return;
+      for (const record of list) {
+        const own = Array.isArray(result) ? result[record.batch?.index ?? -1] : result;
+        const errors = own && 'errors' in own ? (own as ExecutionResult).errors : undefined;
+        if (!errors?.length) continue;
+        const codes = errors.map((error: GraphQLError) =>
+          String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR'),
+        );
+        record.codes = [...new Set(codes)].slice(0, 10);
+        if (record.batch) statuses.set(record, statusOf(errors));
+      }
+    },
+    onResponse({ request, response }) {
+      const list = byRequest.get(request);
+      if (!list?.[0]) return;
+      response.headers.set('x-request-id', list[0].requestId);
+      if (list.length > 1) countBatchCallsOnce(list);
+      for (const record of list) logOperation(logger, record, statuses.get(record) ?? response.status);
+    },
+  };
+}
+
+/** The status one operation of a batch would have had alone: the highest its errors ask for. */
+function statusOf(errors: readonly GraphQLError[]): number {
+  let status = 200;
+  for (const error of errors) {
+    const asked = (error.extensions?.http as { status?: number } | undefined)?.status;
+    if (asked !== undefined && asked > status) status = asked;
+  }
+  return status;
+}
+
+/** A batch's operations share their upstream calls: its first operation's line carries them all. */
+function countBatchCallsOnce(list: OperationRecord[]): void {
+  const first = list.reduce((a, b) => ((a.batch?.index ?? 0) <= (b.batch?.index ?? 0) ? a : b));
+  const total = list.reduce((most, record) => Math.max(most, record.upstreamCalls?.() ?? 0), 0);
+  for (const record of list) record.upstreamCalls = record === first ? () => total : () => 0;
+}
