@@ -16,7 +16,7 @@ const SLOW_PLACES = /^test\/(deploy|browser|examples)\//;
 const STARTS_PROCESSES =
   /from '(node:child_process|[./]*support\/(process|npm-start|chromium|kustomize)\.ts|[./]*chaos\/(processes|traffic|chaos|cluster)\.ts|[./]*bench\/(run|processes|wrk|load|tailcall)\.ts)'|@tier slow/;
 const STARTS_SERVERS =
-  /from '(node:(http|net|http2)|undici|[./]*support\/(fake-upstream|gateway|graphql|redis)\.ts|[./]*src\/(petstore|gateway|edge)\/?[^']*)'/;
+  /from '(node:(http|net|http2)|undici|[./]*support\/(fake-upstream|fixture|gateway|graphql|redis)\.ts|[./]*src\/(petstore|gateway|edge)\/?[^']*)'/;
 
 /** The file's text with that of the test helpers it imports (`./helpers.ts`), which may start things. */
 function withHelpers(path: string): string {

@@ -132,7 +132,8 @@ function compiledFor(byDocument: WeakMap<DocumentNode, Entries>, args: Execution
  * `@skip`/`@include`. graphql-jit decides those at run time over the fields of every branch, so a
  * skipped fragment still sets the order of the keys in the answer (`{ ...F @skip(if: true) name id }`
  * with `F { id name }` came back as `id, name`); graphql-js orders by the included selections, as
- * the spec's CollectFields does. Operations with conditions stay interpreted.
+ * the spec's CollectFields does. Operations with conditions stay interpreted, and so do those with
+ * `@defer` or `@stream`, which graphql-jit would answer all at once.
  */
 export function compilable(document: DocumentNode, operationName?: string | null): boolean {
   const operation = getOperationAST(document, operationName);
@@ -186,8 +187,11 @@ function simpleAndSmall(
   return true;
 }
 
+/** Directives graphql-jit does not honour as graphql-js does: conditions, and incremental delivery. */
+const INTERPRETED_DIRECTIVES: ReadonlySet<string> = new Set(['skip', 'include', 'defer', 'stream']);
+
 function isCondition(directive: DirectiveNode): boolean {
-  return directive.name.value === 'skip' || directive.name.value === 'include';
+  return INTERPRETED_DIRECTIVES.has(directive.name.value);
 }
 
 /**

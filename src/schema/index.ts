@@ -1,4 +1,13 @@
+import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
+import { specifiedDirectives } from 'graphql';
 import { builder } from './builder.ts';
 import './pet.ts';
 
-export const schema = builder.toSchema({ sortSchema: true });
+/**
+ * The public schema. `@defer` and `@stream` are part of it (Yoga's defer-stream plugin executes
+ * them), so the printed SDL, codegen and editors know them.
+ */
+export const schema = builder.toSchema({
+  sortSchema: true,
+  directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective],
+});

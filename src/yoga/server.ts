@@ -32,6 +32,7 @@ import { useCacheHeaders } from './response/cache-headers.ts';
 import { useResponseCompression } from './response/compression.ts';
 import { corsPolicy } from './response/cors.ts';
 import { useDeprecationNotices } from './response/deprecation.ts';
+import { useIncrementalDelivery } from './response/incremental.ts';
 import { useExactInt64Variables } from './validation/int64-variables.ts';
 import { useDocumentLimits } from './validation/limits.ts';
 
@@ -147,6 +148,7 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
     ...useDocumentLimits(limits),
     useExactInt64Variables(),
     useOperationChoice(),
+    ...useIncrementalDelivery(),
     useDeprecationNotices({
       onUse: deprecatedUseReporter(logger, metrics),
     }),

@@ -198,7 +198,9 @@ describe('batched operations, defaults', () => {
     expect(byName.get('A')).toMatchObject({ outcome: 'ok', batch: { index: 0, size: 2 } });
     const exposition = await metrics.registry.metrics();
     expect(exposition).toMatch(/^pet_gateway_batch_operations_bucket\{le="2"\} [1-9]/m);
-    expect(exposition).toMatch(/^pet_gateway_operations_total\{operationName="A",operationType="query"\} [1-9]/m);
+    expect(exposition).toMatch(
+      /^pet_gateway_operations_total\{operationName="A",operationType="query"\} [1-9]/m,
+    );
     expect(byName.get('B')).toMatchObject({
       outcome: 'error',
       codes: ['GRAPHQL_VALIDATION_FAILED'],

@@ -2,6 +2,8 @@ import type { Plugin } from 'graphql-yoga';
 import { cacheControl, GRAPHQL_VARY, maxAgeSeconds } from '../../policy/cache-headers.ts';
 
 const GRAPHQL_ANSWER = /^application\/(graphql-response\+)?json\b/i;
+/** A result in parts (@defer, @stream): never stored, whatever its parts turn out to hold. */
+const PARTS = /^(multipart\/mixed|text\/event-stream)\b/i;
 
 /**
  * Sets `Cache-Control` and `Vary` on every answer Yoga gives at the GraphQL endpoint (results and
@@ -37,7 +39,15 @@ export function useCacheHeaders(responseCacheTtlMs: number | undefined): Plugin 
       if (answer && result.some((one) => 'errors' in one && one.errors?.length)) answer.ok = false;
     },
     onResponse({ request, response }) {
-      if (!GRAPHQL_ANSWER.test(response.headers.get('content-type') ?? '')) return;
+      const type = response.headers.get('content-type') ?? '';
+      if (PARTS.test(type)) {
+        response.headers.set('cache-control', 'no-store');
+        response.headers.set('vary', GRAPHQL_VARY);
+        // nginx (and proxies that follow it) pass each part on as it comes instead of buffering.
+        response.headers.set('x-accel-buffering', 'no');
+        return;
+      }
+      if (!GRAPHQL_ANSWER.test(type)) return;
       const answer = executed.get(request);
       response.headers.set(
         'cache-control',
