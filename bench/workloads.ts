@@ -252,6 +252,31 @@ const createdPet = (value: unknown) =>
     ? undefined
     : `expected pet ${CREATED_PET_ID}, got ${JSON.stringify(value).slice(0, 200)}`;
 
+/** The five list queries a `batch5` request holds: distinct limits, so five upstream calls. */
+const BATCH_LIMITS = [16, 17, 18, 19, 20];
+
+/** A batched POST of BATCH_LIMITS list queries; each result must be its list, without errors. */
+function batchOfLists(): RequestSpec {
+  return {
+    method: 'POST',
+    path: '',
+    body: JSON.stringify(BATCH_LIMITS.map((limit) => ({ query: `{ pets(limit: ${limit}) { ${FIELDS} } }` }))),
+    check(status, text) {
+      if (status !== 200) return `status ${status}: ${text.slice(0, 300)}`;
+      const results = JSON.parse(text) as Array<{ data?: unknown; errors?: unknown }>;
+      if (!Array.isArray(results) || results.length !== BATCH_LIMITS.length)
+        return `expected ${BATCH_LIMITS.length} results, got ${text.slice(0, 200)}`;
+      for (const [i, result] of results.entries()) {
+        if (result.errors !== undefined)
+          return `GraphQL errors: ${JSON.stringify(result.errors).slice(0, 300)}`;
+        const problem = dataField('pets', petList(BATCH_LIMITS[i] as number))(result.data);
+        if (problem) return problem;
+      }
+      return undefined;
+    },
+  };
+}
+
 // Unique per bench process, and the token per request: no document text is ever seen twice.
 const RUN_TAG = Date.now().toString(36);
 
@@ -307,4 +332,14 @@ export const WORKLOADS: readonly Workload[] = [
     titleNote: ', every id and categoryId a 19-digit int64 beyond 2^53 (returned exactly, as strings)',
   }),
   listWorkload('list20-reference', 20, 'reference'),
+  {
+    name: 'batch5',
+    title: `five list queries (limits ${BATCH_LIMITS.join(', ')}) in one batched POST  ≙  ${BATCH_LIMITS.length} × GET /v1/pets`,
+    upstream: 'static',
+    targets: {
+      ...gateways(batchOfLists()),
+      'bare-proxy': rest('GET', `/pets?limit=20`, 200, petList(20)),
+    },
+    baselineNote: `one batched request is ${BATCH_LIMITS.length} operations and ${BATCH_LIMITS.length} upstream GETs; bare-proxy forwards one GET /pets?limit=20, so compare the gateway's CPU per batch with ${BATCH_LIMITS.length} × its list20 CPU`,
+  },
 ];
