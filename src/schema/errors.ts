@@ -49,11 +49,13 @@ export function representationsLimitExceeded(count: number, limit: number): Grap
 }
 
 /**
- * The caller's API key has used up its `RATE_LIMIT_PER_MINUTE`: refused before anything runs, with
- * a 429 and `Retry-After` (whole seconds until the key's minute ends).
+ * The caller's API key (or, for requests without one, its address) has used up its
+ * `RATE_LIMIT_PER_MINUTE`: refused before anything runs, with a 429 and `Retry-After` (whole
+ * seconds until the minute ends).
  */
-export function rateLimited(retryAfterSeconds: number): GraphQLError {
-  return new GraphQLError(`Too many requests for this API key; retry in ${retryAfterSeconds} s.`, {
+export function rateLimited(retryAfterSeconds: number, by: 'key' | 'address' = 'key'): GraphQLError {
+  const whose = by === 'key' ? 'for this API key' : 'without an API key from this address';
+  return new GraphQLError(`Too many requests ${whose}; retry in ${retryAfterSeconds} s.`, {
     extensions: {
       code: 'RATE_LIMITED',
       retryAfter: retryAfterSeconds,

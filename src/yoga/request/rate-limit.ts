@@ -13,9 +13,9 @@ export function useRateLimit(limit: RateLimit): Plugin {
       const req = (context as { req?: IncomingMessage }).req;
       const decision = await limit.check(req, request.headers.get('authorization'));
       if (decision.limited) {
-        throw decision.reason === 'key'
-          ? rateLimited(decision.retryAfterSeconds)
-          : refusedKeysLimited(decision.retryAfterSeconds);
+        throw decision.reason === 'refused_keys'
+          ? refusedKeysLimited(decision.retryAfterSeconds)
+          : rateLimited(decision.retryAfterSeconds, decision.reason);
       }
     },
   };
