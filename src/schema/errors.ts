@@ -1,4 +1,4 @@
-import { GraphQLError } from 'graphql';
+import { type ASTNode, GraphQLError } from 'graphql';
 import {
   UpstreamBadResponseError,
   UpstreamRateLimitedError,
@@ -131,6 +131,17 @@ export function toGraphQLError(error: unknown): Error {
   }
   // Anything else is a bug of ours: it stays a plain Error, which Yoga masks as an unexpected error.
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/**
+ * A subscription: the schema has no Subscription type, and graphql-js would answer with a code-less
+ * "Schema is not configured to execute subscription operation.", counted as an internal error.
+ */
+export function subscriptionNotSupported(nodes: ASTNode): GraphQLError {
+  return new GraphQLError('This endpoint serves queries and mutations only, not subscriptions.', {
+    nodes,
+    extensions: { code: 'SUBSCRIPTION_NOT_SUPPORTED', http: { status: 400 } },
+  });
 }
 
 /** The request itself is unusable (body, encoding, media type): answered before GraphQL runs. */
