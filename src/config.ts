@@ -1,6 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { boolean, ConfigError, httpUrl, integer, nonEmpty, oneOf, origins } from './config/env-values.ts';
+import { upstreamUrl } from './config/upstream-url.ts';
 
 /** Configuration, parsed and validated once at start-up. Only `main.ts` passes `process.env` in. */
 export interface Config {
@@ -78,6 +79,8 @@ export interface Config {
   readonly responseCache: 'off' | 'memory' | 'redis';
   /** How long a cached answer is reused. @default 2000 */
   readonly responseCacheTtlMs: number;
+  /** Bytes the memory response cache may hold (Redis's bound is its own `maxmemory`). @default 64 MiB */
+  readonly responseCacheMaxBytes: number;
   /** Requests per API key per minute, and where the counts live; undefined = no limit. @default undefined */
   readonly rateLimit:
     | {
@@ -291,12 +294,21 @@ function persisted(env: Record<string, string | undefined>) {
 function redisUses(
   env: Record<string, string | undefined>,
   apq: Config['apq'],
-): Pick<Config, 'responseCache' | 'responseCacheTtlMs' | 'rateLimit' | 'redisUrl' | 'redisKeySecret'> {
+): Pick<
+  Config,
+  | 'responseCache'
+  | 'responseCacheTtlMs'
+  | 'responseCacheMaxBytes'
+  | 'rateLimit'
+  | 'redisUrl'
+  | 'redisKeySecret'
+> {
   const mode = nonEmpty(env, 'RESPONSE_CACHE')?.toLowerCase() ?? 'off';
   if (mode !== 'off' && mode !== 'memory' && mode !== 'redis') {
     throw new ConfigError(`RESPONSE_CACHE must be off, memory or redis, got "${mode}"`);
   }
   const ttlMs = integer(env, 'RESPONSE_CACHE_TTL_MS', 2000, 1, 60_000);
+  const maxBytes = integer(env, 'RESPONSE_CACHE_MAX_BYTES', 64 * 1024 * 1024, 1024 * 1024, 2 ** 32);
   const perMinute = nonEmpty(env, 'RATE_LIMIT_PER_MINUTE')?.toLowerCase();
   const store = nonEmpty(env, 'RATE_LIMIT_STORE')?.toLowerCase() ?? 'memory';
   if (store !== 'memory' && store !== 'redis') {
@@ -324,7 +336,12 @@ function redisUses(
     ...(rateLimit?.store === 'redis' ? ['RATE_LIMIT_STORE=redis'] : []),
     ...(apq?.store === 'redis' ? ['APQ_STORE=redis'] : []),
   ];
-  const settings = { responseCache: mode, responseCacheTtlMs: ttlMs, rateLimit } as const;
+  const settings = {
+    responseCache: mode,
+    responseCacheTtlMs: ttlMs,
+    responseCacheMaxBytes: maxBytes,
+    rateLimit,
+  } as const;
   // Keys that never leave the process need no shared secret: REDIS_KEY_SECRET is then unused.
   if (needs.length === 0) return { ...settings, redisUrl: undefined, redisKeySecret: undefined };
   const raw = nonEmpty(env, 'REDIS_URL');
@@ -365,27 +382,4 @@ function redisKeySecret(env: Record<string, string | undefined>, needs: string[]
     );
   }
   return secret;
-}
-
-function upstreamUrl(env: Record<string, string | undefined>): URL | undefined {
-  const raw = nonEmpty(env, 'UPSTREAM_URL');
-  if (raw === undefined) return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`UPSTREAM_URL must be an absolute http(s) URL, got "${raw}"`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(`UPSTREAM_URL must use http or https, got "${url.protocol}"`);
-  }
-  if (url.username || url.password || url.search || url.hash) {
-    throw new ConfigError('UPSTREAM_URL must not carry credentials, a query or a fragment');
-  }
-  const path = url.pathname.replace(/\/+$/, '');
-  if (!path.endsWith('/v1')) {
-    throw new ConfigError(`UPSTREAM_URL path must end in /v1, got "${url.pathname}"`);
-  }
-  url.pathname = path;
-  return url;
 }

@@ -56,7 +56,9 @@ export interface ComposedGateway {
 /** The response cache RESPONSE_CACHE names; undefined when off (or Redis is not configured). */
 function responseCacheOf(config: Config, redis: SharedRedis | undefined): ResponseCache | undefined {
   if (config.responseCache === 'redis') return redis ? createRedisCache(redis) : undefined;
-  return config.responseCache === 'memory' ? createMemoryCache() : undefined;
+  return config.responseCache === 'memory'
+    ? createMemoryCache({ maxBytes: config.responseCacheMaxBytes })
+    : undefined;
 }
 
 /** Where APQ's registered documents live; undefined when APQ is off. */

@@ -107,6 +107,9 @@ describe('response cache configuration', () => {
       responseCache: 'memory',
       responseCacheTtlMs: 500,
     });
+    // The memory cache's bound in bytes (#39 item 1): 64 MiB unless told.
+    expect(loadConfig({}).responseCacheMaxBytes).toBe(64 * 1024 * 1024);
+    expect(loadConfig({ RESPONSE_CACHE_MAX_BYTES: '1048576' }).responseCacheMaxBytes).toBe(1048576);
     const redis = loadConfig({
       RESPONSE_CACHE: 'redis',
       REDIS_URL: 'rediss://:pw@cache.internal:6380/0',
@@ -143,6 +146,11 @@ describe('response cache configuration', () => {
     [{ RESPONSE_CACHE: 'disk' }, /^RESPONSE_CACHE must be off, memory or redis/],
     [{ RESPONSE_CACHE_TTL_MS: '0' }, /^RESPONSE_CACHE_TTL_MS must be an integer from 1 to 60000/],
     [{ RESPONSE_CACHE_TTL_MS: '60001' }, /^RESPONSE_CACHE_TTL_MS/],
+    [
+      { RESPONSE_CACHE_MAX_BYTES: '1048575' },
+      /^RESPONSE_CACHE_MAX_BYTES must be an integer from 1048576 to 4294967296/,
+    ],
+    [{ RESPONSE_CACHE_MAX_BYTES: '4294967297' }, /^RESPONSE_CACHE_MAX_BYTES/],
     [{ RESPONSE_CACHE: 'redis' }, /^RESPONSE_CACHE=redis needs REDIS_URL/],
     [
       { RESPONSE_CACHE: 'redis', REDIS_URL: 'http://cache:6379' },

@@ -81,9 +81,16 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
       // Node checks the header and request timeouts on this interval (30 s by default, so a socket
       // sending nothing was held for up to 40 s).
       connectionsCheckingInterval: Math.min(1000, Math.ceil(headersTimeout / 2)),
+      // Node answers a missing Host with a bare 400; checked below, with a JSON body.
+      requireHostHeader: false,
     },
     (req: IncomingMessage, res: ServerResponse) => {
       if (!admission.request(req, res)) return;
+      const hostRefusal = hostProblem(req);
+      if (hostRefusal !== undefined) {
+        res.shouldKeepAlive = false;
+        return refuse(res, 400, 'BAD_REQUEST', hostRefusal);
+      }
       if (countHeader(req.rawHeaders, 'authorization') > 1) {
         return refuse(res, 400, 'BAD_REQUEST', 'Send exactly one Authorization header.');
       }
@@ -103,6 +110,12 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
   server.headersTimeout = headersTimeout;
   server.requestTimeout = options.requestTimeoutMs ?? 30_000;
 
+  // Any expectation but 100-continue (which Node answers itself): Node's default is a bare 417.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    if (!admission.request(req, res)) return;
+    res.shouldKeepAlive = false;
+    refuse(res, 417, 'EXPECTATION_FAILED', 'Only "Expect: 100-continue" is supported.');
+  });
   server.on('connection', admission.admit);
   server.on('close', admission.close);
   const drain = (idleGraceMs = 1000) =>
@@ -134,6 +147,17 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
     );
   });
   return Object.assign(server, { drain });
+}
+
+/**
+ * Why the request's Host cannot be trusted, or undefined. RFC 9112 §3.2: a server must answer 400 to
+ * an HTTP/1.1 request without Host or with more than one (Node would silently keep the first).
+ */
+function hostProblem(req: IncomingMessage): string | undefined {
+  const hosts = countHeader(req.rawHeaders, 'host');
+  if (hosts > 1) return 'Send exactly one Host header.';
+  if (hosts === 0 && req.httpVersion === '1.1') return 'An HTTP/1.1 request must carry a Host header.';
+  return undefined;
 }
 
 function countHeader(rawHeaders: string[], name: string): number {

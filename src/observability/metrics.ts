@@ -163,6 +163,8 @@ function operationMetrics(registry: Registry): Pick<Metrics, 'plugin' | 'servedF
   return {
     plugin: {
       onPluginInit({ addPlugin }) {
+        // Before the Prometheus plugin, so its validate hook finds the code already noted.
+        addPlugin(noteValidationCodes);
         addPlugin(prometheus);
       },
     },
@@ -223,6 +225,37 @@ function requestSeries(
   return { operations, operationDuration, httpDuration };
 }
 
+/**
+ * The code a refused document was answered with, per request context. The Prometheus plugin counts
+ * a failed validation without its errors, and a parse error before Yoga has given it a code: left
+ * to itself it labels both `INTERNAL_SERVER_ERROR`, and an alert on internal errors would fire on
+ * every bad client query.
+ */
+const validationCodes = new WeakMap<object, string>();
+
+const noteValidationCodes: Plugin = {
+  onValidate({ context }) {
+    return ({ result }) => {
+      const code = result[0]?.extensions?.code;
+      if (result.length > 0)
+        validationCodes.set(context, typeof code === 'string' ? code : VALIDATION_FAILED);
+    };
+  },
+};
+
+const VALIDATION_FAILED = 'GRAPHQL_VALIDATION_FAILED';
+
+/** The code a client saw for an error the Prometheus plugin reports, by the phase that raised it. */
+function clientCode(params: FillLabelsFnParams, context: unknown): string {
+  const code = (params.error as GraphQLError | undefined)?.extensions?.code;
+  if (typeof code === 'string') return code;
+  if (params.errorPhase === 'parse') return 'GRAPHQL_PARSE_FAILED';
+  if (params.errorPhase === 'validate') {
+    return (typeof context === 'object' && context && validationCodes.get(context)) || VALIDATION_FAILED;
+  }
+  return 'INTERNAL_SERVER_ERROR';
+}
+
 /** GraphQL errors in responses, as the Prometheus plugin takes them; `operationName` bounds the names. */
 function errorSeries(
   registry: Registry,
@@ -236,12 +269,9 @@ function errorSeries(
       help: 'GraphQL errors in responses, by extensions.code and the phase that raised them.',
       labelNames: ['operationName', 'code', 'phase'],
     },
-    fillLabelsFn: (params) => ({
+    fillLabelsFn: (params, context) => ({
       operationName: operationName(params.operationName, 'anonymous'),
-      code: errorCode(
-        ((params.error as GraphQLError | undefined)?.extensions?.code as string | undefined) ??
-          'INTERNAL_SERVER_ERROR',
-      ),
+      code: errorCode(clientCode(params, context)),
       phase: params.errorPhase ?? 'unknown',
     }),
   });

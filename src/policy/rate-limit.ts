@@ -9,8 +9,11 @@ import type { UpstreamObserver } from '../upstream/observer.ts';
 /** Whether one GraphQL request may run. */
 export type RateLimitDecision =
   | { limited: false }
-  /** `key`: the caller's key used up its minute. `refused_keys`: its address sent too many keys the upstream refused. */
-  | { limited: true; retryAfterSeconds: number; reason: 'key' | 'refused_keys' };
+  /**
+   * `key`: the caller's key used up its minute. `address`: requests without a key from its address
+   * did. `refused_keys`: its address sent too many keys the upstream refused.
+   */
+  | { limited: true; retryAfterSeconds: number; reason: 'key' | 'address' | 'refused_keys' };
 
 /**
  * The per-API-key limit on GraphQL requests. Consulted once per request, whichever lane serves it:
@@ -21,9 +24,9 @@ export interface RateLimit {
   /**
    * The decision for one request: the first call for `req` consumes a point of the caller's
    * minute, later calls for the same `req` return that decision. An operation of a batch passes
-   * its `entry` (any object of its own): each entry is decided, and counted, on its own. Requests without a usable bearer
-   * key are never counted (they are refused with UNAUTHENTICATED before any upstream call, or are
-   * introspection). Never rejects.
+   * its `entry` (any object of its own): each entry is decided, and counted, on its own. Requests
+   * without a usable bearer key count against their client address instead (introspection, and
+   * requests refused UNAUTHENTICATED), `perMinute` per address, in this process. Never rejects.
    */
   check(
     req: IncomingMessage | undefined,
@@ -90,6 +93,20 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
   const refusedKeys = new RateLimiterMemory({ points: options.refusedKeysPerMinute ?? 60, duration: 60 });
   const addressOf =
     options.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown');
+  // Requests without a key make no upstream call, but each still costs parsing, validation and
+  // (introspection) a large answer: unlimited, a few keyless clients slowed every keyed caller.
+  // In memory only: an address is not a secret to name in Redis, and this needs no sharing to work.
+  const keyless = new RateLimiterMemory({ points: options.perMinute, duration: 60 });
+  const keylessDecision = async (req: IncomingMessage | undefined): Promise<RateLimitDecision> => {
+    try {
+      await keyless.consume(req ? addressOf(req) : 'unknown');
+      return ALLOWED;
+    } catch (error) {
+      if (!(error instanceof RateLimiterRes)) return ALLOWED;
+      stats.limited++;
+      return { limited: true, reason: 'address', retryAfterSeconds: secondsLeft(error) };
+    }
+  };
   const accepted = new Map<string, true>();
   /** Keys being checked: the address whose point each holds. */
   const checking = new Map<string, string>();
@@ -133,7 +150,7 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
       const known = decidedFor && decisions.get(decidedFor);
       if (known) return known;
       const bearer = bearerAuthorization(authorization).authorization;
-      const decision = bearer === undefined ? Promise.resolve(ALLOWED) : consume(callerKey(bearer), req);
+      const decision = bearer === undefined ? keylessDecision(req) : consume(callerKey(bearer), req);
       if (decidedFor) decisions.set(decidedFor, decision);
       return decision;
     },

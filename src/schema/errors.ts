@@ -1,4 +1,4 @@
-import { GraphQLError } from 'graphql';
+import { type ASTNode, GraphQLError } from 'graphql';
 import {
   UpstreamBadResponseError,
   UpstreamRateLimitedError,
@@ -49,11 +49,13 @@ export function representationsLimitExceeded(count: number, limit: number): Grap
 }
 
 /**
- * The caller's API key has used up its `RATE_LIMIT_PER_MINUTE`: refused before anything runs, with
- * a 429 and `Retry-After` (whole seconds until the key's minute ends).
+ * The caller's API key (or, for requests without one, its address) has used up its
+ * `RATE_LIMIT_PER_MINUTE`: refused before anything runs, with a 429 and `Retry-After` (whole
+ * seconds until the minute ends).
  */
-export function rateLimited(retryAfterSeconds: number): GraphQLError {
-  return new GraphQLError(`Too many requests for this API key; retry in ${retryAfterSeconds} s.`, {
+export function rateLimited(retryAfterSeconds: number, by: 'key' | 'address' = 'key'): GraphQLError {
+  const whose = by === 'key' ? 'for this API key' : 'without an API key from this address';
+  return new GraphQLError(`Too many requests ${whose}; retry in ${retryAfterSeconds} s.`, {
     extensions: {
       code: 'RATE_LIMITED',
       retryAfter: retryAfterSeconds,
@@ -129,6 +131,17 @@ export function toGraphQLError(error: unknown): Error {
   }
   // Anything else is a bug of ours: it stays a plain Error, which Yoga masks as an unexpected error.
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/**
+ * A subscription: the schema has no Subscription type, and graphql-js would answer with a code-less
+ * "Schema is not configured to execute subscription operation.", counted as an internal error.
+ */
+export function subscriptionNotSupported(nodes: ASTNode): GraphQLError {
+  return new GraphQLError('This endpoint serves queries and mutations only, not subscriptions.', {
+    nodes,
+    extensions: { code: 'SUBSCRIPTION_NOT_SUPPORTED', http: { status: 400 } },
+  });
 }
 
 /** The request itself is unusable (body, encoding, media type): answered before GraphQL runs. */

@@ -48,33 +48,88 @@ export function cacheKey(caller: string, ...rest: string[]): string {
 export interface MemoryCacheOptions {
   /** Entries kept; the least recently used goes first. @default 10000 */
   maxEntries?: number;
+  /**
+   * Bytes kept, counted as an entry's UTF-16 size (two bytes a code unit of key and value, what V8
+   * holds at most) plus {@link ENTRY_OVERHEAD_BYTES}; the least recently used goes first, and an
+   * entry larger than the bound is not kept. @default 67108864 (64 MiB)
+   */
+  maxBytes?: number;
+  /** How often entries past their TTL are dropped, read or not (also checked on each write). @default 1000 */
+  sweepMs?: number;
   /** Milliseconds clock, injectable for tests. @default Date.now */
   now?: () => number;
 }
 
-/** A bounded, expiring LRU in this process's memory: right for one gateway instance. */
-export function createMemoryCache(options: MemoryCacheOptions = {}): ResponseCache {
+/** What one entry costs beside its strings: the Map slot, the entry object, two string headers. */
+export const ENTRY_OVERHEAD_BYTES = 96;
+
+/** The memory cache's default bound in bytes (RESPONSE_CACHE_MAX_BYTES). */
+export const DEFAULT_CACHE_MAX_BYTES = 64 * 1024 * 1024;
+
+/** What the memory cache holds now, beside the lookups: entries and their counted bytes. */
+export interface MemoryCacheStats extends CacheStats {
+  entries: number;
+  bytes: number;
+}
+
+const sizeOf = (key: string, value: string) => 2 * (key.length + value.length) + ENTRY_OVERHEAD_BYTES;
+
+/**
+ * A bounded, expiring LRU in this process's memory: right for one gateway instance. Bounded by
+ * entries and by bytes, since one upstream list may be a megabyte: a cap on entries alone let 10,000
+ * large lists hold gigabytes. Expired entries are swept on a timer and on writes, not only when read,
+ * so a burst of answers nobody asks for again is given back after its TTL.
+ */
+export function createMemoryCache(options: MemoryCacheOptions = {}): ResponseCache & {
+  readonly stats: MemoryCacheStats;
+} {
   const maxEntries = options.maxEntries ?? 10_000;
+  const maxBytes = options.maxBytes ?? DEFAULT_CACHE_MAX_BYTES;
+  const sweepMs = options.sweepMs ?? 1000;
   const now = options.now ?? Date.now;
   // A Map iterates in insertion order: re-inserting on use keeps the least recently used first.
-  const entries = new Map<string, { value: string; expiresAt: number }>();
-  const stats: CacheStats = { hits: 0, misses: 0, errors: 0 };
+  const entries = new Map<string, { value: string; expiresAt: number; bytes: number }>();
+  const stats: MemoryCacheStats = { hits: 0, misses: 0, errors: 0, entries: 0, bytes: 0 };
+  let nextSweep = now() + sweepMs;
+
+  const drop = (key: string) => {
+    const entry = entries.get(key);
+    if (entry === undefined) return;
+    entries.delete(key);
+    stats.bytes -= entry.bytes;
+    stats.entries = entries.size;
+  };
+  const sweep = () => {
+    const at = now();
+    nextSweep = at + sweepMs;
+    for (const [key, entry] of entries) if (entry.expiresAt <= at) drop(key);
+  };
+  const timer = setInterval(sweep, sweepMs);
+  timer.unref();
 
   const read = (key: string) => {
     const entry = entries.get(key);
     if (entry === undefined) return undefined;
+    if (entry.expiresAt <= now()) {
+      drop(key);
+      return undefined;
+    }
     entries.delete(key);
-    if (entry.expiresAt <= now()) return undefined;
     entries.set(key, entry);
     return entry.value;
   };
   const write = (key: string, value: string, ttlMs: number) => {
-    entries.delete(key);
-    entries.set(key, { value, expiresAt: now() + ttlMs });
-    while (entries.size > maxEntries) {
+    if (now() >= nextSweep) sweep();
+    drop(key);
+    const bytes = sizeOf(key, value);
+    if (bytes > maxBytes) return;
+    entries.set(key, { value, expiresAt: now() + ttlMs, bytes });
+    stats.bytes += bytes;
+    stats.entries = entries.size;
+    while (entries.size > maxEntries || stats.bytes > maxBytes) {
       const oldest = entries.keys().next();
       if (oldest.done) break;
-      entries.delete(oldest.value);
+      drop(oldest.value);
     }
   };
 
@@ -99,7 +154,10 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): ResponseCac
     },
     stats,
     async close() {
+      clearInterval(timer);
       entries.clear();
+      stats.entries = 0;
+      stats.bytes = 0;
     },
   };
 }

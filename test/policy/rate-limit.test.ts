@@ -90,15 +90,17 @@ describe('RATE_LIMIT_PER_MINUTE in memory', () => {
     expect((await list(gateway.url, `BEARER  ${BOB}`)).status).toBe(429);
   });
 
-  it('never counts requests without a usable key (introspection, or refused as UNAUTHENTICATED)', async () => {
-    const fresh = createRateLimit({ perMinute: 1 });
+  it('counts requests without a usable key against their address, never against a key (#39 item 2)', async () => {
+    const fresh = createRateLimit({ perMinute: 2 });
     const other = await startGateway({ upstreamUrl: upstream.url, gateway: { rateLimit: fresh } });
     try {
-      for (let i = 0; i < 3; i++) {
-        expect((await postJson(other.url, { query: '{ __typename }' })).status).toBe(200);
-        const refused = await list(other.url, 'Basic abc');
-        expect(refused.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
-      }
+      expect((await postJson(other.url, { query: '{ __typename }' })).status).toBe(200);
+      const refused = await list(other.url, 'Basic abc');
+      expect(refused.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      const over = await list(other.url, 'Basic abc');
+      expect(over.status).toBe(429);
+      expect(over.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+      expect((await list(other.url, `Bearer ${ALICE}`)).status).toBe(200);
       expect((await list(other.url, `Bearer ${ALICE}`)).status).toBe(200);
       expect((await list(other.url, `Bearer ${ALICE}`)).status).toBe(429);
     } finally {

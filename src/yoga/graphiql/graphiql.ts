@@ -52,7 +52,12 @@ export function useGraphiQLPage(
     ]);
     const shown = withKey && prefilled ? { ...options, headers: prefilled.headers } : options;
     const html = Buffer.from(
-      withScript(renderGraphiQL({ ...shown, visiblePlugin: EXPLORER } as GraphiQLOptions), table),
+      // Yoga's GraphiQL keeps the header editor (the key) in localStorage unless told not to, where
+      // it outlives the tab.
+      withScript(
+        renderGraphiQL({ ...shown, shouldPersistHeaders: false, visiblePlugin: EXPLORER } as GraphiQLOptions),
+        table,
+      ),
     );
     const etag = `W/"${createHash('sha256').update(html).digest('base64url').slice(0, 27)}"`;
     return { html, etag, encoded: new Map() };
@@ -122,6 +127,19 @@ export function withScript(html: string, script: string): string {
   return `${html.slice(0, end)}<script>\n${script}\n</script>\n${html.slice(end)}`;
 }
 
+/**
+ * The page may hold the embedded key: no other origin may frame it (clickjacking the key's use),
+ * nor inject a `<base>`, a form target or a plugin. Scripts and styles are GraphiQL's own bundle,
+ * inline, which needs inline code, `blob:` workers and `data:` assets: a script-src list would
+ * only restate that, so the policy bounds what frames, forms and the base URL can do.
+ */
+const PAGE_SECURITY = {
+  'content-security-policy': "frame-ancestors 'none'; base-uri 'none'; form-action 'none'; object-src 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
+
 /** The page, a 304 for a cached copy, or the page compressed once per encoding. */
 function answer(
   { html, etag, encoded }: Page,
@@ -133,7 +151,9 @@ function answer(
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'private, no-cache',
     etag,
-    vary: VARY_ACCEPT_ENCODING,
+    // The same URL answers JSON to a client that does not ask for HTML.
+    vary: `Accept, ${VARY_ACCEPT_ENCODING}`,
+    ...PAGE_SECURITY,
   };
   if (matches(request.headers.get('if-none-match'), etag)) {
     return endResponse(new fetchAPI.Response(null, { status: 304, headers }));

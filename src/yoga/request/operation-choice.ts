@@ -1,8 +1,14 @@
-import { type DocumentNode, GraphQLError, getOperationAST, Kind } from 'graphql';
+import { type DocumentNode, GraphQLError, getOperationAST, Kind, OperationTypeNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { subscriptionNotSupported } from '../../schema/errors.ts';
 
 /** Operation names a message lists before "…": a document may hold hundreds. */
 const LISTED_NAMES = 10;
+
+/** Characters of one name a message shows: names are the caller's text, and may be thousands long. */
+const NAME_SHOWN = 100;
+
+const shown = (name: string) => (name.length > NAME_SHOWN ? `${name.slice(0, NAME_SHOWN)}…` : name);
 
 /**
  * Says which operation could not be chosen, and why, where Yoga answers only "Could not determine
@@ -15,8 +21,12 @@ export function useOperationChoice(): Plugin {
       return ({ result }) => {
         if (!result || result instanceof Error) return;
         const { operationName } = (context as { params?: { operationName?: string | null } }).params ?? {};
-        const error = operationChoiceError(result as DocumentNode, operationName);
+        const document = result as DocumentNode;
+        const error = operationChoiceError(document, operationName);
         if (error) throw error;
+        const operation = getOperationAST(document, operationName);
+        if (operation?.operation === OperationTypeNode.SUBSCRIPTION)
+          throw subscriptionNotSupported(operation);
       };
     },
   };
@@ -33,7 +43,7 @@ export function operationChoiceError(
   );
   const listed = names
     .slice(0, LISTED_NAMES)
-    .map((name) => (name === undefined ? 'an unnamed operation' : `"${name}"`))
+    .map((name) => (name === undefined ? 'an unnamed operation' : `"${shown(name)}"`))
     .join(', ');
   const more = names.length > LISTED_NAMES ? `, … (${names.length} in all)` : '';
   let message: string;
@@ -43,8 +53,7 @@ export function operationChoiceError(
     message = `The document holds ${names.length} operations (${listed}${more}): name the one to run in operationName.`;
   } else {
     // The name is the caller's own text, but it may be long.
-    const asked = operationName.length > 100 ? `${operationName.slice(0, 100)}…` : operationName;
-    message = `The document holds no operation named "${asked}"; it holds ${listed}${more}.`;
+    message = `The document holds no operation named "${shown(operationName)}"; it holds ${listed}${more}.`;
   }
   return new GraphQLError(message, {
     extensions: { code: 'OPERATION_RESOLUTION_FAILURE', http: { status: 400 } },

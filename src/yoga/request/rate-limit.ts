@@ -15,9 +15,9 @@ export function useRateLimit(limit: RateLimit, batchEntryOf: (context: object) =
       const entry = batchEntryOf(context) === undefined ? undefined : context;
       const decision = await limit.check(req, request.headers.get('authorization'), entry);
       if (decision.limited) {
-        throw decision.reason === 'key'
-          ? rateLimited(decision.retryAfterSeconds)
-          : refusedKeysLimited(decision.retryAfterSeconds);
+        throw decision.reason === 'refused_keys'
+          ? refusedKeysLimited(decision.retryAfterSeconds)
+          : rateLimited(decision.retryAfterSeconds, decision.reason);
       }
     },
   };

@@ -16,7 +16,9 @@ export function useResponseCompression(): Plugin {
       if (request.method === 'HEAD' || response.status === 204 || response.status === 304) return;
       if (response.headers.has('content-encoding')) return;
       if (!COMPRESSIBLE.test(response.headers.get('content-type') ?? '')) return;
-      response.headers.append('vary', VARY_ACCEPT_ENCODING);
+      if (!/\baccept-encoding\b/i.test(response.headers.get('vary') ?? '')) {
+        response.headers.append('vary', VARY_ACCEPT_ENCODING);
+      }
       const acceptEncoding = request.headers.get('accept-encoding') ?? undefined;
       if (!acceptEncoding) return;
       return response.text().then((text) => {

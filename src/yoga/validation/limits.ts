@@ -1,8 +1,15 @@
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
-import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxDepthPlugin, maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import type { GraphQLError } from 'graphql';
+import {
+  type ASTVisitor,
+  type GraphQLError,
+  Kind,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type ValidationContext,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Limits } from '../../config.ts';
 import { useCodedRequestErrors } from './coded-errors.ts';
@@ -38,12 +45,19 @@ function armorOptions(code: string) {
 export function useDocumentLimits(limits: Limits): Plugin[] {
   return [
     maxTokensPlugin({ n: limits.maxTokens, ...armorOptions('TOKEN_LIMIT_EXCEEDED') }),
-    maxDepthPlugin({
-      n: limits.maxDepth,
-      ignoreIntrospection: true,
-      flattenFragments: true,
-      ...armorOptions('DEPTH_LIMIT_EXCEEDED'),
-    }),
+    {
+      onValidate({ addValidationRule }) {
+        addValidationRule(
+          outsideIntrospection(
+            maxDepthRule({
+              n: limits.maxDepth,
+              flattenFragments: true,
+              ...armorOptions('DEPTH_LIMIT_EXCEEDED'),
+            }),
+          ),
+        );
+      },
+    },
     maxDepthPlugin({
       n: MAX_INTROSPECTION_DEPTH,
       ignoreIntrospection: false,
@@ -56,4 +70,38 @@ export function useDocumentLimits(limits: Limits): Plugin[] {
     maxDirectivesPlugin({ n: limits.maxDirectives, ...armorOptions('DIRECTIVE_LIMIT_EXCEEDED') }),
     useCodedRequestErrors(limits.maxDirectives),
   ];
+}
+
+/**
+ * A depth rule that skips operations made of introspection only (`__schema`, `__type`,
+ * `__typename`, fragments flattened): graphql-armor's `ignoreIntrospection` exempts `__schema`
+ * alone, so `__type(name:) { fields { type { ofType { ofType { name } } } } }` was refused at depth 6.
+ */
+function outsideIntrospection(rule: (context: ValidationContext) => ASTVisitor) {
+  return (context: ValidationContext): ASTVisitor => {
+    const visitor = rule(context) as {
+      OperationDefinition?: { enter?: (node: OperationDefinitionNode) => void };
+    };
+    return {
+      OperationDefinition: {
+        enter(node) {
+          if (!onlyIntrospection(node.selectionSet, context, new Set()))
+            visitor.OperationDefinition?.enter?.call(visitor, node);
+        },
+      },
+    };
+  };
+}
+
+function onlyIntrospection(set: SelectionSetNode, context: ValidationContext, seen: Set<string>): boolean {
+  return set.selections.every((selection) => {
+    if (selection.kind === Kind.FIELD) return selection.name.value.startsWith('__');
+    if (selection.kind === Kind.INLINE_FRAGMENT)
+      return onlyIntrospection(selection.selectionSet, context, seen);
+    const name = selection.name.value;
+    if (seen.has(name)) return true;
+    seen.add(name);
+    const fragment = context.getFragment(name);
+    return fragment == null || onlyIntrospection(fragment.selectionSet, context, seen);
+  });
 }
