@@ -1,6 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { boolean, ConfigError, httpUrl, integer, nonEmpty, oneOf, origins } from './config/env-values.ts';
+import { type LiveSettings, liveSettings } from './config/live.ts';
 import { upstreamUrl } from './config/upstream-url.ts';
 
 /** Configuration, parsed and validated once at start-up. Only `main.ts` passes `process.env` in. */
@@ -71,6 +72,8 @@ export interface Config {
   readonly plans: boolean;
   /** Serve the schema as an Apollo Federation v2 subgraph (`_service`, `_entities`). @default false */
   readonly federation: boolean;
+  /** Live subscriptions (src/config/live.ts); undefined with LIVE=off. */
+  readonly live: LiveSettings | undefined;
   /** OTLP/HTTP collector base URL; tracing is off without it. */
   readonly otlpEndpoint: string | undefined;
   /** Limits on what a client may send; see README "Limits and failure behaviour". */
@@ -187,6 +190,7 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
   const persistedSettings = persisted(env);
   const maxConnections = integer(env, 'MAX_CONNECTIONS', Math.max(32, fdBudget), 1, 1_000_000);
   const upstream = upstreamUrl(env);
+  const live = liveSettings(env);
   return Object.freeze({
     port: integer(env, 'PORT', 4000, 0, 65535),
     // The embedded default prints its key and prefills it in GraphiQL: this machine only, unless
@@ -211,11 +215,12 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
     fastLane: boolean(env, 'FAST_LANE', true),
     plans: boolean(env, 'PLANS', true),
     federation: boolean(env, 'FEDERATION', false),
+    live,
     otlpEndpoint: httpUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
     corsOrigins: origins(env, 'CORS_ORIGINS'),
     introspection: boolean(env, 'INTROSPECTION', true),
     ...persistedSettings,
-    ...redisUses(env, persistedSettings.apq),
+    ...redisUses(env, persistedSettings.apq, live),
     limits: Object.freeze({
       maxDepth: integer(env, 'MAX_DEPTH', DEFAULT_LIMITS.maxDepth, 1, 100),
       maxAliases: integer(env, 'MAX_ALIASES', DEFAULT_LIMITS.maxAliases, 0, 1000),
@@ -294,6 +299,7 @@ function persisted(env: Record<string, string | undefined>) {
 function redisUses(
   env: Record<string, string | undefined>,
   apq: Config['apq'],
+  live: LiveSettings | undefined,
 ): Pick<
   Config,
   | 'responseCache'
@@ -335,6 +341,7 @@ function redisUses(
     ...(mode === 'redis' ? ['RESPONSE_CACHE=redis'] : []),
     ...(rateLimit?.store === 'redis' ? ['RATE_LIMIT_STORE=redis'] : []),
     ...(apq?.store === 'redis' ? ['APQ_STORE=redis'] : []),
+    ...(live?.store === 'redis' ? ['LIVE_STORE=redis'] : []),
   ];
   const settings = {
     responseCache: mode,

@@ -3,10 +3,12 @@ import type { Config } from './config.ts';
 import { createClientAddresses } from './edge/client-address.ts';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from './edge/listener.ts';
 import { createEdge, type Edge, type EdgeOptions } from './edge/route.ts';
+import { createLiveLists, type LiveLists } from './live/live-lists.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Tracing } from './observability/tracing.ts';
 import { createUpstreamLog } from './observability/upstream-log.ts';
 import { createRateLimit, type RateLimit } from './policy/rate-limit.ts';
+import { createRedisAnnouncements } from './stores/live-announcements.ts';
 import { createSharedRedis, type RedisHealth, type RedisState, type SharedRedis } from './stores/redis.ts';
 import {
   createMemoryDocumentStore,
@@ -14,7 +16,7 @@ import {
   type DocumentStore,
 } from './stores/registered-documents.ts';
 import { createMemoryCache, createRedisCache, type ResponseCache } from './stores/response-cache.ts';
-import { createCallerKey } from './upstream/caller-key.ts';
+import { type CallerKey, createCallerKey } from './upstream/caller-key.ts';
 import { createUpstreamClient, type UpstreamClient, type UpstreamClientOptions } from './upstream/client.ts';
 import type { YogaServerOptions } from './yoga/server.ts';
 
@@ -49,6 +51,8 @@ export interface ComposedGateway {
   /** node:http, not yet listening. */
   server: HttpServer;
   upstream: UpstreamClient;
+  /** Live lists (subscriptions); undefined with LIVE=off. Closing them ends every stream (the drain). */
+  live: LiveLists | undefined;
   /** Closes what the gateway opened (upstream pool, stores, Redis); the server is drained first by the caller. */
   close(): Promise<void>;
 }
@@ -108,6 +112,38 @@ function upstreamClientOf(
   });
 }
 
+/**
+ * The live lists LIVE asks for: polled through the upstream client, creates announced through the
+ * shared Redis with LIVE_STORE=redis, a log line per subscription that ends, counted in /metrics.
+ */
+function liveListsOf(
+  config: Config,
+  parts: {
+    upstream: UpstreamClient;
+    callerKey: CallerKey;
+    redis: SharedRedis | undefined;
+    logger: Logger;
+    metrics: Metrics | undefined;
+  },
+): LiveLists | undefined {
+  if (!config.live) return undefined;
+  const { logger } = parts;
+  const live = createLiveLists({
+    upstream: parts.upstream,
+    callerKey: parts.callerKey,
+    pollMs: config.live.pollMs,
+    maxPerKey: config.live.maxPerKey,
+    maxStreams: config.live.maxStreams,
+    ...(config.live.store === 'redis' && parts.redis
+      ? { announcements: createRedisAnnouncements(parts.redis) }
+      : {}),
+    onEnd: ({ query, durationMs, events, reason }) =>
+      logger.info({ subscription: 'pets', ...query, durationMs, events, reason }, 'subscription ended'),
+  });
+  parts.metrics?.watchLive(live.stats);
+  return live;
+}
+
 /** Counts each connection the listener closes itself, and tells the process's log line. */
 function connectionCloseObserver(
   metrics: Metrics | undefined,
@@ -129,7 +165,10 @@ function connectionCloseObserver(
 export function composeGateway(config: Config, parts: GatewayParts): ComposedGateway {
   const { logger, metrics, tracing, overrides = {} } = parts;
   const usesRedis =
-    config.responseCache === 'redis' || config.rateLimit?.store === 'redis' || config.apq?.store === 'redis';
+    config.responseCache === 'redis' ||
+    config.rateLimit?.store === 'redis' ||
+    config.apq?.store === 'redis' ||
+    config.live?.store === 'redis';
   const redis =
     usesRedis && config.redisUrl
       ? createSharedRedis(config.redisUrl, parts.onRedisState ? { onStateChange: parts.onRedisState } : {})
@@ -153,6 +192,7 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
   const upstream = upstreamClientOf(config, parts, rateLimit);
   const apqStore = apqStoreOf(config, redis);
   if (apqStore && metrics) metrics.watchDocumentStore(apqStore.stats);
+  const live = liveListsOf(config, { upstream, callerKey, redis, logger, metrics });
   const edge = createEdge({
     ...(parts.draining ? { draining: parts.draining } : {}),
     fastLane: config.fastLane,
@@ -172,6 +212,7 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
     introspection: config.introspection,
     ...(parts.persistedOperations ? { persistedOperations: parts.persistedOperations } : {}),
     ...(apqStore ? { automaticPersistedQueries: apqStore } : {}),
+    ...(live ? { live } : {}),
     ...(parts.graphiqlAuthorization ? { graphiqlAuthorization: parts.graphiqlAuthorization } : {}),
     ...overrides.edge,
   });
@@ -187,7 +228,9 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
     edge,
     server,
     upstream,
+    live,
     close: async () => {
+      await live?.close();
       await upstream.close();
       await cacheStore?.close();
       await ownRateLimit?.close();

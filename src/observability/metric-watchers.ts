@@ -145,3 +145,49 @@ export function watchCache(registry: Registry, stats: CacheStats): void {
     () => ({ hit: stats.hits, miss: stats.misses, error: stats.errors }),
   );
 }
+
+/** What the live lists count (live/live-lists.ts's LiveStats). */
+export interface LiveCounts {
+  readonly open: number;
+  readonly polls: number;
+  readonly pollFailures: number;
+  readonly changesSent: number;
+  readonly refused: { readonly per_key: number; readonly instance: number };
+}
+
+/** Live subscriptions: open streams, polls of the upstream, changes sent, refusals by bound. */
+export function watchLive(registry: Registry, live: LiveCounts): void {
+  new Gauge({
+    name: 'pet_gateway_live_subscriptions',
+    help: 'Open live subscriptions (subscription { pets }) on this instance.',
+    registers: [registry],
+    collect() {
+      this.set(live.open);
+    },
+  });
+  countedAtScrape(
+    registry,
+    'pet_gateway_live_polls_total',
+    'GET /pets calls made for live subscriptions (one per watched caller and arguments per LIVE_POLL_MS, and one after each create).',
+    () => live.polls,
+  );
+  countedAtScrape(
+    registry,
+    'pet_gateway_live_poll_failures_total',
+    'Live polls the upstream failed (each sent to the subscribers as an error event).',
+    () => live.pollFailures,
+  );
+  countedAtScrape(
+    registry,
+    'pet_gateway_live_changes_sent_total',
+    'Changed lists sent to live subscribers (first events not counted).',
+    () => live.changesSent,
+  );
+  countedByLabelAtScrape(
+    registry,
+    'pet_gateway_live_refused_total',
+    'Live subscriptions refused at a bound: per_key (LIVE_MAX_PER_KEY) or instance (LIVE_MAX_STREAMS).',
+    'bound',
+    () => live.refused,
+  );
+}

@@ -15,9 +15,11 @@ import type { CacheStats } from '../stores/response-cache.ts';
 import type { UpstreamObserver } from '../upstream/observer.ts';
 import { createLabelBudget } from './labels.ts';
 import {
+  type LiveCounts,
   watchCache,
   watchDocumentStore,
   watchLanes,
+  watchLive,
   watchLog,
   watchRateLimit,
   watchRedis,
@@ -63,6 +65,8 @@ export interface Metrics {
   connectionClosed(reason: ConnectionClose): void;
   /** Observes the number of operations in one batched request (its operations count as usual). */
   batch(size: number): void;
+  /** Exposes the live subscriptions' counts (open streams, polls, changes sent, refusals). */
+  watchLive(live: LiveCounts): void;
   /** Exposes the shared Redis's state (its breaker). */
   watchRedis(redis: { readonly state: RedisState }): void;
   /** Exposes the APQ store's lookups, registrations and failures (see docs/mobile.md). */
@@ -126,6 +130,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     watchRateLimit: (stats) => watchRateLimit(registry, stats),
     watchDocumentStore: (stats) => watchDocumentStore(registry, stats),
     watchCache: (stats) => watchCache(registry, stats),
+    watchLive: (live) => watchLive(registry, live),
   };
 }
 

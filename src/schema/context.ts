@@ -1,4 +1,6 @@
+import type { GraphQLError } from 'graphql';
 import { DEFAULT_LIMITS } from '../config.ts';
+import type { LiveLists } from '../live/live-lists.ts';
 import type { OperationSpan } from '../observability/tracing.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { ResponseCacheOptions } from '../upstream/cached-calls.ts';
@@ -29,6 +31,11 @@ export interface Context {
   release: () => void;
   /** The operation's trace span when the fast lane opened it and hands the answer to Yoga. */
   operationSpan?: OperationSpan;
+  /** The caller's canonical `Authorization`, or why there is none (`authError`). */
+  authorization: string | undefined;
+  authError: GraphQLError | undefined;
+  /** Live lists (subscriptions); undefined when the gateway serves none. */
+  live: LiveLists | undefined;
 }
 
 export interface ContextDeps {
@@ -38,6 +45,8 @@ export interface ContextDeps {
   now: () => Date;
   /** Per-caller response cache for `pets`/`pet`; undefined = off. */
   cache?: ResponseCacheOptions;
+  /** Live lists (subscriptions); undefined = none. */
+  live?: LiveLists;
 }
 
 /**
@@ -49,6 +58,7 @@ export function contextDepsOf(options: {
   limits?: { maxCost: number; maxRepresentations: number };
   now?: () => Date;
   cache?: ResponseCacheOptions;
+  live?: LiveLists;
 }): ContextDeps {
   const limits = options.limits ?? DEFAULT_LIMITS;
   return {
@@ -57,6 +67,7 @@ export function contextDepsOf(options: {
     maxRepresentations: limits.maxRepresentations,
     now: options.now ?? (() => new Date()),
     ...(options.cache ? { cache: options.cache } : {}),
+    ...(options.live ? { live: options.live } : {}),
   };
 }
 
@@ -83,6 +94,7 @@ export function createContext(
     createLoaders(deps.upstream, bearer, {
       ...(authError ? { authError } : { cache: deps.cache }),
       deprecations,
+      ...(deps.live ? { created: deps.live } : {}),
     });
   if (share) share.loaders = loaders;
   return {
@@ -94,5 +106,8 @@ export function createContext(
     now: deps.now,
     upstreamCalls: () => loaders.upstreamCalls,
     release: share ? () => {} : () => loaders.release(),
+    authorization: bearer,
+    authError,
+    live: deps.live,
   };
 }

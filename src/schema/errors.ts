@@ -134,14 +134,33 @@ export function toGraphQLError(error: unknown): Error {
 }
 
 /**
- * A subscription: the schema has no Subscription type, and graphql-js would answer with a code-less
- * "Schema is not configured to execute subscription operation.", counted as an internal error.
+ * A subscription on a gateway that serves none (LIVE=off), refused before anything runs.
  */
 export function subscriptionNotSupported(nodes: ASTNode): GraphQLError {
-  return new GraphQLError('This endpoint serves queries and mutations only, not subscriptions.', {
+  return new GraphQLError('This gateway serves no subscriptions (LIVE=off).', {
     nodes,
     extensions: { code: 'SUBSCRIPTION_NOT_SUPPORTED', http: { status: 400 } },
   });
+}
+
+/**
+ * A live subscription past a bound: the caller's key holds LIVE_MAX_PER_KEY open subscriptions on
+ * this instance (429), or the instance holds LIVE_MAX_STREAMS (503, another instance may have room).
+ */
+export function subscriptionLimitExceeded(bound: 'per_key' | 'instance', limit: number): GraphQLError {
+  return bound === 'per_key'
+    ? new GraphQLError(
+        `This API key already holds ${limit} live subscriptions on this gateway (LIVE_MAX_PER_KEY).`,
+        {
+          extensions: { code: 'SUBSCRIPTION_LIMIT_EXCEEDED', limit, http: { status: 429 } },
+        },
+      )
+    : new GraphQLError(
+        `This gateway holds its ${limit} live subscriptions (LIVE_MAX_STREAMS); retry, or another instance.`,
+        {
+          extensions: { code: 'SUBSCRIPTIONS_AT_CAPACITY', limit, http: { status: 503 } },
+        },
+      );
 }
 
 /** The request itself is unusable (body, encoding, media type): answered before GraphQL runs. */

@@ -4,10 +4,12 @@ import {
   PET_SUNSET_DAY,
   type PetStatus as PetStatusDto,
 } from '../contract/animal-store.ts';
+import type { LiveEvent } from '../live/live-lists.ts';
 import { builder } from './builder.ts';
 import { PET_DEPRECATION_REASON, PET_REPLACEMENT_LIMITS } from './deprecation.ts';
-import { rethrowForClient, sunset } from './errors.ts';
+import { rethrowForClient, sunset, toGraphQLError } from './errors.ts';
 import { int64Argument, int64Key, limitArgument, nameArgument } from './inputs.ts';
+import { openLiveList } from './live.ts';
 import { fromUpstream, type UpstreamField } from './upstream-field.ts';
 
 export const PetStatus = builder.enumType('PetStatus', {
@@ -150,6 +152,32 @@ builder.mutationType({
       description: 'Adds an animal (REST `POST /pets`). Sent exactly once: never retried.',
       args: { input: t.arg({ type: NewPetInput, required: true, description: 'The animal to add.' }) },
       ...fromUpstream(createPet),
+    }),
+  }),
+});
+
+builder.subscriptionType({
+  description: 'Watching the animal store.',
+  fields: (t) => ({
+    pets: t.field({
+      type: [Pet],
+      description: `The animals \`pets(status:, limit:)\` lists: the list as it is now, then the list again each time it changes. The REST service has no events: the gateway asks it again every LIVE_POLL_MS for all who watch the same list with the same key, and at once after a \`createPet\` through the gateway.`,
+      args: {
+        status: t.arg({ type: PetStatus, description: 'Only animals with this status.' }),
+        limit: t.arg.int({
+          defaultValue: LIST_LIMIT.default,
+          description: `Maximum number of animals in each list, from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}; default ${LIST_LIMIT.default}.`,
+        }),
+      },
+      complexity: (args) => ({
+        field: 1,
+        multiplier: Math.min(Math.max(args.limit ?? LIST_LIMIT.default, LIST_LIMIT.min), LIST_LIMIT.max),
+      }),
+      subscribe: (_root, args, ctx) => openLiveList(ctx, listPets.request(args)),
+      resolve: (event: LiveEvent) => {
+        if ('error' in event) throw toGraphQLError(event.error);
+        return event.pets;
+      },
     }),
   }),
 });

@@ -41,6 +41,8 @@ export interface LoaderOptions {
   /** Told the upstream's `Deprecation`/`Sunset` headers on `GET /pets/{petId}`. */
   deprecations?: { upstreamPet(headers: UpstreamDeprecation): void };
   cache?: ResponseCacheOptions;
+  /** Told of each pet this caller created, once the upstream has answered (live lists refresh). */
+  created?: { created(auth: string): void };
 }
 
 /** The memo key of a `GET /pets` query (also DataLoader's cache key for `petList`). */
@@ -224,6 +226,7 @@ class RequestLoaders implements Loaders {
     this.#remember([created]);
     // Before answering, so this caller's next `pets` cannot be served a list without the new pet.
     await this.#cache()?.createdPet();
+    if (this.#auth !== undefined) this.#options.created?.created(this.#auth);
     return created;
   }
 }

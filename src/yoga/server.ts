@@ -4,6 +4,7 @@ import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { DEFAULT_LIMITS, type Limits } from '../config.ts';
 import { createCompiledExecution } from '../execution/compiled.ts';
+import type { LiveLists } from '../live/live-lists.ts';
 import { createLogger, yogaLogger } from '../observability/logging.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { useOperationLog } from '../observability/operation-log.ts';
@@ -76,6 +77,8 @@ export interface YogaServerOptions {
   clientAddress?: (req: IncomingMessage) => string;
   /** The shared Redis, for `/health` and `/readiness` to report on; undefined when not used. */
   redis?: RedisHealth;
+  /** Live lists for `subscription { pets }`; undefined: subscriptions are refused (LIVE=off). */
+  live?: LiveLists;
   /**
    * Serve the schema as an Apollo Federation v2 subgraph (`_service`, `_entities`, `Pet @key`);
    * off, the public schema is exactly schema/schema.graphql. @default false
@@ -147,7 +150,7 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
     ...(options.rateLimit ? [useRateLimit(options.rateLimit, batches.entryOf)] : []),
     ...useDocumentLimits(limits),
     useExactInt64Variables(),
-    useOperationChoice(),
+    useOperationChoice(options.live !== undefined),
     ...useIncrementalDelivery(),
     useDeprecationNotices({
       onUse: deprecatedUseReporter(logger, metrics),

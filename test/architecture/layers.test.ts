@@ -18,6 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['src/policy/'],
   ['src/execution/'],
   ['src/schema/'],
+  ['src/live/'],
   ['src/observability/'],
   ['src/upstream/'],
   ['src/stores/'],

@@ -148,6 +148,7 @@ describe('over HTTP', () => {
       'Pet',
       'PetStatus',
       'Query',
+      'Subscription',
     ]);
     const missing: string[] = [];
     for (const type of ours ?? []) {

@@ -5,6 +5,7 @@ import { type Config, type Limits, loadConfig } from '../../src/config.ts';
 import type { HttpServerOptions } from '../../src/edge/listener.ts';
 import type { EdgeOptions } from '../../src/edge/route.ts';
 import { composeGateway } from '../../src/gateway.ts';
+import type { LiveLists } from '../../src/live/live-lists.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import type { Lanes } from '../../src/policy/prepared-operations.ts';
 import type { ResponseCacheOptions } from '../../src/upstream/cached-calls.ts';
@@ -16,6 +17,8 @@ export interface RunningGateway {
   origin: string;
   /** What the edge knows (prepared operations, requests served per lane); undefined with FAST_LANE off. */
   lanes: Lanes | undefined;
+  /** Live subscriptions; undefined with `config: { live: undefined }`. */
+  live: LiveLists | undefined;
   close(): Promise<void>;
 }
 
@@ -32,6 +35,8 @@ export interface GatewayTestOptions {
   gateway?: Omit<Partial<EdgeOptions>, 'upstream' | 'limits' | 'cache'>;
   /** The listener's connection cap, timeouts and close callback. */
   server?: HttpServerOptions;
+  /** Settings as `loadConfig` would read them from the environment (e.g. `live`). */
+  config?: Partial<Config>;
   /** Sees every request as it arrives, before the edge: what a caller (or a router) really sent. */
   onRequest?: (req: IncomingMessage) => void;
 }
@@ -51,9 +56,10 @@ export async function startGateway(options: GatewayTestOptions): Promise<Running
     // APQ only where a test brings its store (`gateway.automaticPersistedQueries`).
     apq: undefined,
     ...(options.limits ? { limits: options.limits } : {}),
+    ...options.config,
   };
   const { onRequest } = options;
-  const { edge, server, close } = composeGateway(config, {
+  const { edge, server, close, live } = composeGateway(config, {
     upstreamUrl: new URL(options.upstreamUrl),
     // Tests read logs where they check them; elsewhere they would only bury the test output.
     logger: options.gateway?.logger ?? createLogger('silent'),
@@ -72,6 +78,7 @@ export async function startGateway(options: GatewayTestOptions): Promise<Running
     url: `${origin}/graphql`,
     origin,
     lanes: edge.lanes,
+    live,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

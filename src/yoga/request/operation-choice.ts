@@ -13,9 +13,10 @@ const shown = (name: string) => (name.length > NAME_SHOWN ? `${name.slice(0, NAM
 /**
  * Says which operation could not be chosen, and why, where Yoga answers only "Could not determine
  * what operation to execute." (OPERATION_RESOLUTION_FAILURE, 400). Runs right after parsing, as
- * Yoga's own check does, and before it.
+ * Yoga's own check does, and before it. Without `subscriptions` (LIVE=off) a subscription is
+ * refused here with its code.
  */
-export function useOperationChoice(): Plugin {
+export function useOperationChoice(subscriptions: boolean): Plugin {
   return {
     onParse({ context }) {
       return ({ result }) => {
@@ -25,7 +26,7 @@ export function useOperationChoice(): Plugin {
         const error = operationChoiceError(document, operationName);
         if (error) throw error;
         const operation = getOperationAST(document, operationName);
-        if (operation?.operation === OperationTypeNode.SUBSCRIPTION)
+        if (!subscriptions && operation?.operation === OperationTypeNode.SUBSCRIPTION)
           throw subscriptionNotSupported(operation);
       };
     },

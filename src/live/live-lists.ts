@@ -1,0 +1,260 @@
+import type { ListPetsQuery, PetDto } from '../upstream/bodies.ts';
+import type { CallerKey } from '../upstream/caller-key.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import { UpstreamResponseError } from '../upstream/errors.ts';
+import { Channel } from './channel.ts';
+
+/** One event of a live list: the list as `pets` answers it, or an upstream failure. */
+export type LiveEvent =
+  | { readonly pets: PetDto[] }
+  /** `final`: the upstream refused the key (401); the stream ends after this event. */
+  | { readonly error: unknown; readonly final: boolean };
+
+/** Why a subscription was refused: its key's bound, or the instance's. */
+export class LiveLimitError extends Error {
+  readonly bound: 'per_key' | 'instance';
+  readonly limit: number;
+  constructor(bound: 'per_key' | 'instance', limit: number) {
+    super(`live subscriptions at the ${bound} bound of ${limit}`);
+    this.name = 'LiveLimitError';
+    this.bound = bound;
+    this.limit = limit;
+  }
+}
+
+/** Tells the other instances sharing a Redis that a caller created a pet, and hears theirs. */
+export interface CreateAnnouncements {
+  /** `caller` is the keyed HMAC of the caller's key (createCallerKey), never the key. */
+  announce(caller: string): void;
+  listen(onCreate: (caller: string) => void): void;
+  close(): Promise<void>;
+}
+
+/** How one subscription ended, for its log line. */
+export interface LiveEnd {
+  caller: string;
+  query: ListPetsQuery;
+  durationMs: number;
+  events: number;
+  reason: 'client' | 'unauthorized' | 'shutdown';
+}
+
+export interface LiveStats {
+  open: number;
+  polls: number;
+  pollFailures: number;
+  changesSent: number;
+  refused: { per_key: number; instance: number };
+}
+
+export interface LiveListsOptions {
+  upstream: UpstreamClient;
+  callerKey: CallerKey;
+  /** How often each watched list is asked for again. */
+  pollMs: number;
+  /** Open subscriptions per API key on this instance. */
+  maxPerKey: number;
+  /** Open subscriptions on this instance. */
+  maxStreams: number;
+  announcements?: CreateAnnouncements;
+  onEnd?: (end: LiveEnd) => void;
+}
+
+export interface LiveLists {
+  /**
+   * Opens a subscription to `query`'s list for the caller whose canonical `Authorization` is
+   * `auth`. Its first event is the list as it is now; then one event each time the list changes.
+   * Throws LiveLimitError past a bound.
+   */
+  open(auth: string, query: ListPetsQuery): AsyncIterableIterator<LiveEvent>;
+  /** The caller created a pet (through this gateway): their lists are asked for again now. */
+  created(auth: string): void;
+  /** Ends every subscription (the drain): each reader sees its stream complete. */
+  close(): Promise<void>;
+  readonly stats: LiveStats;
+}
+
+interface Sink {
+  readonly channel: Channel<LiveEvent>;
+  readonly opened: number;
+  events: number;
+  /** Whether it has had its first event. */
+  started: boolean;
+}
+
+/** One watched (caller, arguments) pair: one poll for all its subscribers. */
+interface Watch {
+  readonly key: string;
+  readonly caller: string;
+  readonly auth: string;
+  readonly query: ListPetsQuery;
+  readonly sinks: Set<Sink>;
+  /** The last list sent, as JSON; undefined before the first answer. */
+  last: string | undefined;
+  pets: PetDto[] | undefined;
+  timer: NodeJS.Timeout | undefined;
+  polling: Promise<void> | undefined;
+  /** A poll was asked for while one was in flight: one more runs after it. */
+  again: boolean;
+}
+
+const listKey = (query: ListPetsQuery) => `${query.status ?? ''}|${query.limit}`;
+
+/**
+ * Live `pets` lists over a REST service that has no events: the gateway asks `GET /pets` again
+ * every `pollMs` for each (caller, arguments) pair somebody watches, once for all of that pair's
+ * subscribers, and sends a changed answer to each of them, an unchanged one to none. A create
+ * through the gateway asks at once, on this instance and (with `announcements`) on every instance
+ * sharing the Redis. Polls go through the upstream client like any call (deadline, retries,
+ * breaker); a failure is an event and polling goes on; a 401 ends the pair's streams.
+ */
+export function createLiveLists(options: LiveListsOptions): LiveLists {
+  const watches = new Map<string, Watch>();
+  const perCaller = new Map<string, number>();
+  const stats: LiveStats = {
+    open: 0,
+    polls: 0,
+    pollFailures: 0,
+    changesSent: 0,
+    refused: { per_key: 0, instance: 0 },
+  };
+  const byCaller = (caller: string) => [...watches.values()].filter((watch) => watch.caller === caller);
+
+  function leave(watch: Watch, sink: Sink, reason: LiveEnd['reason']): void {
+    if (!watch.sinks.delete(sink)) return;
+    stats.open--;
+    const count = (perCaller.get(watch.caller) ?? 1) - 1;
+    if (count === 0) perCaller.delete(watch.caller);
+    else perCaller.set(watch.caller, count);
+    if (watch.sinks.size === 0) {
+      clearInterval(watch.timer);
+      watches.delete(watch.key);
+    }
+    options.onEnd?.({
+      caller: watch.caller,
+      query: watch.query,
+      durationMs: Math.round(performance.now() - sink.opened),
+      events: sink.events,
+      reason,
+    });
+  }
+
+  function send(sink: Sink, event: LiveEvent): void {
+    sink.events++;
+    sink.started = true;
+    sink.channel.push(event);
+  }
+
+  function poll(watch: Watch): Promise<void> {
+    if (watch.polling) {
+      watch.again = true;
+      return watch.polling;
+    }
+    stats.polls++;
+    watch.polling = options.upstream
+      .listPets(watch.auth, watch.query)
+      .then(
+        (pets) => answered(watch, pets),
+        (error: unknown) => failed(watch, error),
+      )
+      .finally(() => {
+        watch.polling = undefined;
+        if (watch.again && watches.get(watch.key) === watch) {
+          watch.again = false;
+          void poll(watch);
+        }
+      });
+    return watch.polling;
+  }
+
+  function answered(watch: Watch, pets: PetDto[]): void {
+    const text = JSON.stringify(pets);
+    const changed = text !== watch.last;
+    watch.last = text;
+    watch.pets = pets;
+    for (const sink of watch.sinks) {
+      if (!changed && sink.started) continue;
+      if (sink.started) stats.changesSent++;
+      send(sink, { pets });
+    }
+  }
+
+  function failed(watch: Watch, error: unknown): void {
+    stats.pollFailures++;
+    const final = error instanceof UpstreamResponseError && error.status === 401;
+    for (const sink of [...watch.sinks]) {
+      send(sink, { error, final });
+      if (final) {
+        sink.channel.end();
+        leave(watch, sink, 'unauthorized');
+      }
+    }
+  }
+
+  function watchFor(auth: string, caller: string, query: ListPetsQuery): Watch {
+    const key = `${caller}\u0000${listKey(query)}`;
+    const known = watches.get(key);
+    if (known) return known;
+    const watch: Watch = {
+      key,
+      caller,
+      auth,
+      query,
+      sinks: new Set(),
+      last: undefined,
+      pets: undefined,
+      timer: undefined,
+      polling: undefined,
+      again: false,
+    };
+    watches.set(key, watch);
+    watch.timer = setInterval(() => void poll(watch), options.pollMs);
+    return watch;
+  }
+
+  options.announcements?.listen((caller) => {
+    for (const watch of byCaller(caller)) void poll(watch);
+  });
+
+  return {
+    open(auth, query) {
+      const caller = options.callerKey(auth);
+      if ((perCaller.get(caller) ?? 0) >= options.maxPerKey) {
+        stats.refused.per_key++;
+        throw new LiveLimitError('per_key', options.maxPerKey);
+      }
+      if (stats.open >= options.maxStreams) {
+        stats.refused.instance++;
+        throw new LiveLimitError('instance', options.maxStreams);
+      }
+      const watch = watchFor(auth, caller, query);
+      const sink: Sink = {
+        channel: new Channel<LiveEvent>(() => leave(watch, sink, 'client')),
+        opened: performance.now(),
+        events: 0,
+        started: false,
+      };
+      watch.sinks.add(sink);
+      stats.open++;
+      perCaller.set(caller, (perCaller.get(caller) ?? 0) + 1);
+      if (watch.pets !== undefined) send(sink, { pets: watch.pets });
+      else void poll(watch);
+      return sink.channel;
+    },
+    created(auth) {
+      const caller = options.callerKey(auth);
+      for (const watch of byCaller(caller)) void poll(watch);
+      options.announcements?.announce(caller);
+    },
+    async close() {
+      for (const watch of [...watches.values()]) {
+        for (const sink of [...watch.sinks]) {
+          sink.channel.end();
+          leave(watch, sink, 'shutdown');
+        }
+      }
+      await options.announcements?.close();
+    },
+    stats,
+  };
+}
