@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Config } from '../config.ts';
 import { petstoreDbError, StartupError } from './start-up-errors.ts';
 
@@ -30,7 +28,6 @@ export async function startEmbedded(config: Config): Promise<Embedded> {
   const { startPetstore } = await import('../petstore/server.ts');
   const key = config.petstoreApiKey ?? `dev-${randomBytes(18).toString('base64url')}`;
   try {
-    if (config.petstoreDb !== ':memory:') mkdirSync(dirname(config.petstoreDb), { recursive: true });
     const petstore = await startPetstore({ dbPath: config.petstoreDb, apiKey: key, port: 0 });
     return { url: new URL(petstore.url), key, close: () => petstore.close() };
   } catch (error) {

@@ -256,6 +256,8 @@ describe('npm start', () => {
     it.each([
       ['a directory', tmpdir(), 'unable to open database file'],
       ['a path under a file', `${aFile}/petstore.db`, 'a file stands where its directory should be'],
+      // Node's recursive mkdirSync never returns under /proc (#44 item 2): the start must still fail at once.
+      ['a path under /proc', '/proc/nope/x.db', 'its directory cannot be made there'],
     ])('PETSTORE_DB is %s', async (_name, path, reason) => {
       const gateway = start({ PORT: '0', HOST: '127.0.0.1', PETSTORE_DB: path });
       const [code] = await once(gateway.child, 'exit');
