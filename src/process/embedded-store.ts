@@ -51,6 +51,10 @@ export function announce(
     console.log(
       `pet-gateway: API key for this run: ${config.petstoreApiKey ? 'the PETSTORE_API_KEY you set (not printed)' : embeddedKey}`,
     );
+    // A line a shell takes as it is (the key is base64url: nothing to quote), so the curl examples'
+    // $KEY is one paste away.
+    if (!config.petstoreApiKey)
+      console.log(`export KEY=${embeddedKey}  # paste into the shell you send requests from`);
   } else {
     console.log(`pet-gateway: upstream ${upstreamUrl.href}`);
   }
