@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './config/env-values.ts';
 import { type Config, loadConfig } from './config.ts';
@@ -15,6 +16,7 @@ import { drainOnSignal } from './process/drain.ts';
 import { announce, exit, startEmbedded } from './process/embedded-store.ts';
 import { listen, StartupError } from './process/start-up-errors.ts';
 import { STARTUP_FAILED, superviseWorkers } from './process/workers.ts';
+import { serveWorkerCounts } from './stores/cluster-counts.ts';
 import { loadPersistedDocuments } from './yoga/request/persisted-documents.ts';
 import type { YogaServerOptions } from './yoga/server.ts';
 
@@ -33,6 +35,8 @@ const DRAIN_IDLE_GRACE_MS = 1000;
  */
 const EMBEDDED_URL = 'PET_GATEWAY_EMBEDDED_URL';
 const EMBEDDED_KEY = 'PET_GATEWAY_EMBEDDED_KEY';
+/** The secret every worker names callers by, made by the primary for this run (see GatewayParts). */
+const WORKERS_SECRET = 'PET_GATEWAY_WORKERS_SECRET';
 
 /** The soft `ulimit -n` (Linux's /proc); undefined elsewhere, where the default cap applies. */
 function fileDescriptorLimit(): number | undefined {
@@ -60,9 +64,13 @@ function exitWorker(error: unknown): Promise<never> {
 async function runPrimary(config: Config): Promise<void> {
   const embedded = config.upstreamUrl === undefined ? await startEmbedded(config) : undefined;
   if (config.metrics) aggregateWorkerMetrics();
+  if (config.rateLimit) serveWorkerCounts();
   const workers = superviseWorkers({
     count: config.workers,
-    env: embedded ? { [EMBEDDED_URL]: embedded.url.href, [EMBEDDED_KEY]: embedded.key } : {},
+    env: {
+      [WORKERS_SECRET]: randomBytes(32).toString('hex'),
+      ...(embedded ? { [EMBEDDED_URL]: embedded.url.href, [EMBEDDED_KEY]: embedded.key } : {}),
+    },
     log: (line) => console.log(line),
   });
   let stopping = false;
@@ -165,6 +173,7 @@ async function main(): Promise<void> {
     ...(tracing ? { tracing } : {}),
     ...(persistedOperations ? { persistedOperations } : {}),
     ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
+    ...(worker && process.env[WORKERS_SECRET] ? { workersSecret: process.env[WORKERS_SECRET] } : {}),
     draining: () => stopping,
     onRedisState: redisStateLines(logger, config.redisUrl),
     onConnectionClose: connectionCloseLines(logger, config.maxConnections),

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { createPointCounter } from '../stores/cluster-counts.ts';
 import { createMinuteCounts, type RateLimitStats, secondsLeft } from '../stores/rate-limit-counts.ts';
 import type { SharedRedis } from '../stores/redis.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
@@ -57,6 +58,12 @@ export interface RateLimitOptions {
    * counts on its own. @default keyed by this process's random secret
    */
   callerKey?: CallerKey;
+  /**
+   * In a worker (WORKERS > 1): count in the primary, shared by every worker, so the limit is the
+   * setting whatever WORKERS is (stores/cluster-counts.ts). With it, `callerKey` must be the same in
+   * every worker. @default false
+   */
+  acrossWorkers?: boolean;
 }
 
 const ALLOWED: RateLimitDecision = Object.freeze({ limited: false });
@@ -74,6 +81,7 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
   const callerKey = options.callerKey ?? createCallerKey();
   const counts = createMinuteCounts({
     perMinute: options.perMinute,
+    acrossWorkers: options.acrossWorkers ?? false,
     ...(options.store ? { store: options.store } : {}),
     ...(options.redis ? { redis: options.redis } : {}),
     stats,
@@ -85,7 +93,10 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
   // call) until its minute ends, while keys it already used keep working: callers sharing an
   // address (a NAT, an office) are held back only by refused keys, never by each other's new ones.
   // In memory only: unknown callers leave nothing in Redis beyond the per-key counter.
-  const refusedKeys = new RateLimiterMemory({ points: options.refusedKeysPerMinute ?? 60, duration: 60 });
+  const refusedKeys = createPointCounter(
+    { name: 'refused-keys', points: options.refusedKeysPerMinute ?? 60, duration: 60 },
+    options.acrossWorkers ?? false,
+  );
   const addressOf =
     options.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown');
   const accepted = new Map<string, true>();

@@ -60,7 +60,11 @@ export function announce(
   }
   if (config.rateLimit) {
     const where =
-      config.rateLimit.store === 'redis' && config.redisUrl ? `Redis at ${config.redisUrl.host}` : 'memory';
+      config.rateLimit.store === 'redis' && config.redisUrl
+        ? `Redis at ${config.redisUrl.host}`
+        : config.workers > 1
+          ? `memory, counted across the ${config.workers} workers`
+          : 'memory';
     console.log(
       `pet-gateway: rate limit ${config.rateLimit.perMinute} requests per API key per minute (${where})`,
     );
