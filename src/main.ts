@@ -9,6 +9,7 @@ import {
   askPrimaryForMetrics,
   shareMetricsWithPrimary,
 } from './observability/cluster-metrics.ts';
+import { prettyLine, prettyLogs } from './observability/log-format.ts';
 import { createLogDestination, createLogger } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { connectionCloseLines, redisStateLines } from './observability/state-lines.ts';
@@ -154,7 +155,10 @@ async function main(): Promise<void> {
 
   const { upstreamUrl, embeddedKey, closeEmbedded } = await upstreamOf(config, worker);
 
-  const logDestination = createLogDestination(1, { maxBufferBytes: config.logBufferBytes });
+  const logDestination = createLogDestination(1, {
+    maxBufferBytes: config.logBufferBytes,
+    ...(prettyLogs(config.logFormat, process.stdout.isTTY === true) ? { format: prettyLine } : {}),
+  });
   const logger = createLogger(config.logLevel, logDestination);
   const metrics = config.metrics
     ? createMetrics(worker ? { exposition: askPrimaryForMetrics() } : {})
@@ -175,7 +179,7 @@ async function main(): Promise<void> {
     ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
     ...(worker && process.env[WORKERS_SECRET] ? { workersSecret: process.env[WORKERS_SECRET] } : {}),
     draining: () => stopping,
-    onRedisState: redisStateLines(logger, config.redisUrl),
+    onRedisState: redisStateLines(logger, config),
     onConnectionClose: connectionCloseLines(logger, config.maxConnections),
   });
   const { server } = gateway;
