@@ -22,6 +22,9 @@ export default defineConfig({
   },
   test: {
     testTimeout: 20_000,
+    // Every process a test starts carries the run's marker; what still runs with it at the end
+    // fails the run (test/support/no-leftovers.ts).
+    globalSetup: ['test/support/no-leftovers.ts'],
     hookTimeout: 30_000,
     // Two workers for the first two tiers (they hold a core each at most); the slow tier after
     // them, one file at a time: its files start processes of their own, and some of them compare

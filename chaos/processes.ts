@@ -15,8 +15,28 @@ export interface Started {
 const everyChild = new Set<ChildProcess>();
 // Whatever way the chaos run ends, nothing it started outlives it.
 process.on('exit', () => {
-  for (const child of everyChild) child.kill('SIGKILL');
+  for (const child of everyChild) killGroup(child, 'SIGKILL');
 });
+
+/**
+ * SIGKILL reaches one process, and a killed nginx master (or gateway primary) leaves its workers
+ * running, re-parented to init. Each child leads a process group of its own (`detached`), so the
+ * forceful signal goes to the group: the child and everything it started.
+ */
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, signal);
+  } catch {
+    child.kill(signal);
+  }
+}
+
+// Children lead groups of their own, so a Ctrl-C in the terminal no longer reaches them: the run
+// ends on it through 'exit' above, which ends them.
+process.once('SIGINT', () => process.exit(130));
+
+/** The test run's marker (test/support/leftovers.ts), passed on so its end-of-run check sees these too. */
+const RUN_MARKER = 'PET_GATEWAY_TEST_RUN';
 
 const TAIL_CHARS = 8_000;
 
@@ -35,8 +55,13 @@ export function startCommand(
   const script = name;
   const child = spawn(program, args, {
     cwd: new URL('..', import.meta.url),
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      ...(process.env[RUN_MARKER] ? { [RUN_MARKER]: process.env[RUN_MARKER] } : {}),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   everyChild.add(child);
   let output = '';
@@ -65,8 +90,10 @@ export function startCommand(
     },
     async stop(signal = 'SIGTERM', graceMs = 12_000) {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill(signal);
-      const force = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      // A polite signal to the leader alone (it ends its own workers); a forceful one to the group.
+      if (signal === 'SIGKILL') killGroup(child, signal);
+      else child.kill(signal);
+      const force = setTimeout(() => killGroup(child, 'SIGKILL'), graceMs);
       const code = await exited;
       clearTimeout(force);
       return code;

@@ -61,6 +61,8 @@ export interface Config {
     | undefined;
   /** pino level: fatal, error, warn, info, debug, trace or silent. @default 'info' */
   readonly logLevel: string;
+  /** Log lines as JSON, as short lines for people, or `auto`: short in a terminal, else JSON. @default 'auto' */
+  readonly logFormat: 'auto' | 'json' | 'pretty';
   /** Serve Prometheus metrics at /metrics. @default true */
   readonly metrics: boolean;
   /** Serve prepared operations in the fast lane (off: everything through Yoga). @default true */
@@ -211,6 +213,7 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
     ),
     upstreamCoalesce: boolean(env, 'UPSTREAM_COALESCE', true),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    logFormat: oneOf(env, 'LOG_FORMAT', ['auto', 'json', 'pretty'], 'auto') as Config['logFormat'],
     metrics: boolean(env, 'METRICS', true),
     fastLane: boolean(env, 'FAST_LANE', true),
     plans: boolean(env, 'PLANS', true),

@@ -28,6 +28,11 @@ export interface GatewayParts {
   metrics?: Metrics;
   tracing?: Tracing;
   persistedOperations?: YogaServerOptions['persistedOperations'];
+  /**
+   * A worker's (WORKERS > 1): the secret its primary made for this run, so every worker names a
+   * caller alike and the counts the primary keeps for them meet (stores/cluster-counts.ts).
+   */
+  workersSecret?: string;
   /** Prefilled in GraphiQL (the embedded service's key, made for this run). */
   graphiqlAuthorization?: string;
   /** True once the process is shutting down. */
@@ -175,7 +180,7 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
       : undefined;
   if (redis && metrics) metrics.watchRedis(redis);
   // Without a secret (no caller's key goes to Redis): this process's own.
-  const callerKey = createCallerKey(config.redisKeySecret);
+  const callerKey = createCallerKey(config.redisKeySecret ?? parts.workersSecret);
   const cacheStore = responseCacheOf(config, redis);
   if (cacheStore && metrics) metrics.watchCache(cacheStore.stats);
   const clientAddresses = createClientAddresses(config.trustedProxies);
@@ -185,6 +190,7 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
       ...config.rateLimit,
       clientAddress: clientAddresses.of,
       callerKey,
+      acrossWorkers: config.workers > 1,
       ...(redis ? { redis } : {}),
     });
   const rateLimit = overrides.edge?.rateLimit ?? ownRateLimit;

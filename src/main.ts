@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './config/env-values.ts';
 import { type Config, loadConfig } from './config.ts';
@@ -8,6 +9,7 @@ import {
   askPrimaryForMetrics,
   shareMetricsWithPrimary,
 } from './observability/cluster-metrics.ts';
+import { prettyLine, prettyLogs } from './observability/log-format.ts';
 import { createLogDestination, createLogger } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { connectionCloseLines, redisStateLines } from './observability/state-lines.ts';
@@ -15,6 +17,7 @@ import { drainOnSignal } from './process/drain.ts';
 import { announce, exit, startEmbedded } from './process/embedded-store.ts';
 import { listen, StartupError } from './process/start-up-errors.ts';
 import { STARTUP_FAILED, superviseWorkers } from './process/workers.ts';
+import { serveWorkerCounts } from './stores/cluster-counts.ts';
 import { loadPersistedDocuments } from './yoga/request/persisted-documents.ts';
 import type { YogaServerOptions } from './yoga/server.ts';
 
@@ -33,6 +36,8 @@ const DRAIN_IDLE_GRACE_MS = 1000;
  */
 const EMBEDDED_URL = 'PET_GATEWAY_EMBEDDED_URL';
 const EMBEDDED_KEY = 'PET_GATEWAY_EMBEDDED_KEY';
+/** The secret every worker names callers by, made by the primary for this run (see GatewayParts). */
+const WORKERS_SECRET = 'PET_GATEWAY_WORKERS_SECRET';
 
 /** The soft `ulimit -n` (Linux's /proc); undefined elsewhere, where the default cap applies. */
 function fileDescriptorLimit(): number | undefined {
@@ -60,9 +65,13 @@ function exitWorker(error: unknown): Promise<never> {
 async function runPrimary(config: Config): Promise<void> {
   const embedded = config.upstreamUrl === undefined ? await startEmbedded(config) : undefined;
   if (config.metrics) aggregateWorkerMetrics();
+  if (config.rateLimit) serveWorkerCounts();
   const workers = superviseWorkers({
     count: config.workers,
-    env: embedded ? { [EMBEDDED_URL]: embedded.url.href, [EMBEDDED_KEY]: embedded.key } : {},
+    env: {
+      [WORKERS_SECRET]: randomBytes(32).toString('hex'),
+      ...(embedded ? { [EMBEDDED_URL]: embedded.url.href, [EMBEDDED_KEY]: embedded.key } : {}),
+    },
     log: (line) => console.log(line),
   });
   let stopping = false;
@@ -146,7 +155,10 @@ async function main(): Promise<void> {
 
   const { upstreamUrl, embeddedKey, closeEmbedded } = await upstreamOf(config, worker);
 
-  const logDestination = createLogDestination(1, { maxBufferBytes: config.logBufferBytes });
+  const logDestination = createLogDestination(1, {
+    maxBufferBytes: config.logBufferBytes,
+    ...(prettyLogs(config.logFormat, process.stdout.isTTY === true) ? { format: prettyLine } : {}),
+  });
   const logger = createLogger(config.logLevel, logDestination);
   const metrics = config.metrics
     ? createMetrics(worker ? { exposition: askPrimaryForMetrics() } : {})
@@ -165,8 +177,9 @@ async function main(): Promise<void> {
     ...(tracing ? { tracing } : {}),
     ...(persistedOperations ? { persistedOperations } : {}),
     ...(embeddedKey ? { graphiqlAuthorization: `Bearer ${embeddedKey}` } : {}),
+    ...(worker && process.env[WORKERS_SECRET] ? { workersSecret: process.env[WORKERS_SECRET] } : {}),
     draining: () => stopping,
-    onRedisState: redisStateLines(logger, config.redisUrl),
+    onRedisState: redisStateLines(logger, config),
     onConnectionClose: connectionCloseLines(logger, config.maxConnections),
   });
   const { server } = gateway;

@@ -329,3 +329,12 @@ describe('on/off settings', () => {
     expect(message).toMatch(/^GRAPHIQL must be .*, got "enabled"$/);
   });
 });
+
+describe('LOG_FORMAT', () => {
+  it('is auto by default (readable lines in a terminal, JSON into a pipe or file), and takes json or pretty', () => {
+    expect(loadConfig({}).logFormat).toBe('auto');
+    expect(loadConfig({ LOG_FORMAT: 'json' }).logFormat).toBe('json');
+    expect(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
+    expect(() => loadConfig({ LOG_FORMAT: 'yaml' })).toThrow(ConfigError);
+  });
+});

@@ -8,6 +8,7 @@ import { createLanes, type Lanes } from '../policy/prepared-operations.ts';
 import { contextDepsOf } from '../schema/context.ts';
 import { createYogaServer, type YogaServer, type YogaServerOptions } from '../yoga/server.ts';
 import { createHealthEndpoints } from './health.ts';
+import { signpost } from './signposts.ts';
 
 export interface EdgeOptions extends YogaServerOptions {
   /**
@@ -50,7 +51,7 @@ export function createEdge(options: EdgeOptions): Edge {
   });
   if (!fastLane) {
     const yoga = createYogaServer(resolved);
-    return { yoga, handle: (req, res) => void (health(req, res) || yoga(req, res)) };
+    return { yoga, handle: (req, res) => void (health(req, res) || signpost(req, res) || yoga(req, res)) };
   }
   const lanes = createLanes(plans);
   const yoga = createYogaServer(resolved, lanes);
@@ -68,6 +69,7 @@ export function createEdge(options: EdgeOptions): Edge {
     onDeprecatedUse: deprecatedUseReporter(logger, options.metrics),
   });
   options.metrics?.watchLanes(lanes.served);
-  const handle = (req: IncomingMessage, res: ServerResponse) => void (health(req, res) || fast(req, res));
+  const handle = (req: IncomingMessage, res: ServerResponse) =>
+    void (health(req, res) || signpost(req, res) || fast(req, res));
   return { yoga, handle, lanes };
 }

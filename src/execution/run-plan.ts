@@ -43,6 +43,7 @@ export async function runPlan(
         'request' in root
           ? root.request
           : root.declaration.request(getArgumentValues(root.field, root.node, variables));
+      root.declaration.calling?.(ctx);
     }
   } catch {
     return undefined;

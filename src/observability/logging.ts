@@ -71,7 +71,10 @@ export const DEFAULT_LOG_BUFFER_BYTES = 4 * 1024 * 1024;
  * write error (ENOSPC on a full disk, EPIPE, EBADF) is counted the same way and reported once on
  * stderr: the gateway keeps serving either way.
  */
-export function createLogDestination(fd = 1, options: { maxBufferBytes?: number } = {}): LogDestination {
+export function createLogDestination(
+  fd = 1,
+  options: { maxBufferBytes?: number; format?: (line: string) => string } = {},
+): LogDestination {
   const boom = openNonBlocking(fd, options.maxBufferBytes ?? DEFAULT_LOG_BUFFER_BYTES);
   const retryLater = retryWhileBusy(boom);
   const drops = countDrops(boom, fd, retryLater);
@@ -81,7 +84,9 @@ export function createLogDestination(fd = 1, options: { maxBufferBytes?: number 
     boom.flushSync();
   });
   return {
-    write: lines.write,
+    write: options.format
+      ? (line) => lines.write((options.format as (line: string) => string)(line))
+      : lines.write,
     flushSync: lines.flushSync,
     async flushWithin(deadlineMs) {
       lines.flushSync();

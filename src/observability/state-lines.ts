@@ -1,25 +1,34 @@
 import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
 import type { RedisState } from '../stores/redis.ts';
 import type { ConnectionClose } from './metrics.ts';
 
 /**
  * What an operator reads when the shared Redis goes away or comes back: one line per change of
- * state, never one per request.
+ * state, never one per request, naming only what uses Redis here. Each line carries the process id:
+ * several instances (or workers) that see Redis come back in the same millisecond write the same
+ * words, and without it their lines read as one process saying it twice.
  */
 export function redisStateLines(
   logger: Logger,
-  redisUrl: URL | undefined,
+  config: Pick<Config, 'redisUrl' | 'responseCache' | 'rateLimit' | 'apq'>,
 ): (state: RedisState, error?: Error) => void {
-  let wasDown = false;
+  const redis = config.redisUrl?.host;
+  const meanwhile = [
+    ...(config.responseCache === 'redis' ? ['response cache bypassed'] : []),
+    ...(config.rateLimit?.store === 'redis' ? ['rate limit per instance'] : []),
+    ...(config.apq?.store === 'redis' ? ['APQ hashes not found'] : []),
+  ];
+  const downLine = `Redis unavailable: ${[...meanwhile, 'until it answers again'].join(', ')}`;
+  let last: RedisState | undefined;
   return (state, error) => {
-    if (state === 'up' && !wasDown) logger.info({ redis: redisUrl?.host }, 'Redis connected');
-    else if (state === 'up') logger.warn({ redis: redisUrl?.host }, 'Redis answering: shared again');
-    wasDown = state === 'down';
-    if (state === 'down')
-      logger.warn(
-        { redis: redisUrl?.host, error: error?.message },
-        'Redis unavailable: response cache bypassed, rate limit per instance, APQ hashes not found, until it answers again',
-      );
+    if (state === last) return;
+    const wasDown = last === 'down';
+    last = state;
+    if (state === 'up') {
+      if (wasDown) logger.warn({ redis, pid: process.pid }, 'Redis answering: shared again');
+      else logger.info({ redis, pid: process.pid }, 'Redis connected');
+    } else if (state === 'down') logger.warn({ redis, pid: process.pid, error: error?.message }, downLine);
   };
 }
 

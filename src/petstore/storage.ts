@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { PET_STATUSES } from '../contract/animal-store.ts';
@@ -118,8 +118,29 @@ export function openStorage(dbPath: string): Storage {
   };
 }
 
+/**
+ * Makes `dir` and its missing parents one level at a time. Node's `mkdirSync(…, { recursive: true })`
+ * spins forever where a parent exists but refuses children with ENOENT (under /proc), so the start
+ * would hang instead of failing with its one line.
+ */
+export function makeDirectory(dir: string): void {
+  const parent = dirname(dir);
+  if (parent !== dir) {
+    try {
+      if (statSync(dir).isDirectory()) return;
+    } catch {
+      makeDirectory(parent);
+    }
+  }
+  try {
+    mkdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(dir).isDirectory()) throw error;
+  }
+}
+
 function openDatabase(dbPath: string): DatabaseSync {
-  if (dbPath !== ':memory:') mkdirSync(dirname(dbPath), { recursive: true });
+  if (dbPath !== ':memory:') makeDirectory(dirname(dbPath));
   const db = new DatabaseSync(dbPath);
   db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA synchronous = FULL');

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { createPointCounter } from '../stores/cluster-counts.ts';
 import { createMinuteCounts, type RateLimitStats, secondsLeft } from '../stores/rate-limit-counts.ts';
 import type { SharedRedis } from '../stores/redis.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
@@ -62,6 +63,12 @@ export interface RateLimitOptions {
    * counts on its own. @default keyed by this process's random secret
    */
   callerKey?: CallerKey;
+  /**
+   * In a worker (WORKERS > 1): count in the primary, shared by every worker, so the limit is the
+   * setting whatever WORKERS is (stores/cluster-counts.ts). With it, `callerKey` must be the same in
+   * every worker. @default false
+   */
+  acrossWorkers?: boolean;
 }
 
 const ALLOWED: RateLimitDecision = Object.freeze({ limited: false });
@@ -79,6 +86,7 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
   const callerKey = options.callerKey ?? createCallerKey();
   const counts = createMinuteCounts({
     perMinute: options.perMinute,
+    acrossWorkers: options.acrossWorkers ?? false,
     ...(options.store ? { store: options.store } : {}),
     ...(options.redis ? { redis: options.redis } : {}),
     stats,
@@ -90,13 +98,19 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
   // call) until its minute ends, while keys it already used keep working: callers sharing an
   // address (a NAT, an office) are held back only by refused keys, never by each other's new ones.
   // In memory only: unknown callers leave nothing in Redis beyond the per-key counter.
-  const refusedKeys = new RateLimiterMemory({ points: options.refusedKeysPerMinute ?? 60, duration: 60 });
+  const refusedKeys = createPointCounter(
+    { name: 'refused-keys', points: options.refusedKeysPerMinute ?? 60, duration: 60 },
+    options.acrossWorkers ?? false,
+  );
   const addressOf =
     options.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown');
   // Requests without a key make no upstream call, but each still costs parsing, validation and
   // (introspection) a large answer: unlimited, a few keyless clients slowed every keyed caller.
   // In memory only: an address is not a secret to name in Redis, and this needs no sharing to work.
-  const keyless = new RateLimiterMemory({ points: options.perMinute, duration: 60 });
+  const keyless = createPointCounter(
+    { name: 'keyless', points: options.perMinute, duration: 60 },
+    options.acrossWorkers ?? false,
+  );
   const keylessDecision = async (req: IncomingMessage | undefined): Promise<RateLimitDecision> => {
     try {
       await keyless.consume(req ? addressOf(req) : 'unknown');

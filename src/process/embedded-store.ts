@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Config } from '../config.ts';
 import { petstoreDbError, StartupError } from './start-up-errors.ts';
 
@@ -30,7 +28,6 @@ export async function startEmbedded(config: Config): Promise<Embedded> {
   const { startPetstore } = await import('../petstore/server.ts');
   const key = config.petstoreApiKey ?? `dev-${randomBytes(18).toString('base64url')}`;
   try {
-    if (config.petstoreDb !== ':memory:') mkdirSync(dirname(config.petstoreDb), { recursive: true });
     const petstore = await startPetstore({ dbPath: config.petstoreDb, apiKey: key, port: 0 });
     return { url: new URL(petstore.url), key, close: () => petstore.close() };
   } catch (error) {
@@ -54,12 +51,20 @@ export function announce(
     console.log(
       `pet-gateway: API key for this run: ${config.petstoreApiKey ? 'the PETSTORE_API_KEY you set (not printed)' : embeddedKey}`,
     );
+    // A line a shell takes as it is (the key is base64url: nothing to quote), so the curl examples'
+    // $KEY is one paste away.
+    if (!config.petstoreApiKey)
+      console.log(`export KEY=${embeddedKey}  # paste into the shell you send requests from`);
   } else {
     console.log(`pet-gateway: upstream ${upstreamUrl.href}`);
   }
   if (config.rateLimit) {
     const where =
-      config.rateLimit.store === 'redis' && config.redisUrl ? `Redis at ${config.redisUrl.host}` : 'memory';
+      config.rateLimit.store === 'redis' && config.redisUrl
+        ? `Redis at ${config.redisUrl.host}`
+        : config.workers > 1
+          ? `memory, counted across the ${config.workers} workers`
+          : 'memory';
     console.log(
       `pet-gateway: rate limit ${config.rateLimit.perMinute} requests per API key per minute (${where})`,
     );

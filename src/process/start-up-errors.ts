@@ -59,6 +59,7 @@ const FILE_ERRORS: Record<string, string> = {
   ENOTDIR: 'a file stands where its directory should be',
   EROFS: 'read-only file system',
   ENOSPC: 'no space left on the device',
+  ENOENT: 'its directory cannot be made there',
 };
 
 /** The one line for the embedded reference service's database file failing to open. */

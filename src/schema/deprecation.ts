@@ -10,7 +10,8 @@ export const PET_DEPRECATED_SINCE = new Date('2026-11-22T00:00:00Z');
  * do, said where a front-end developer reads it: the field's description and its deprecation reason.
  */
 export const PET_REPLACEMENT_LIMITS = `Deprecated: the upstream GET /pets/{petId} is removed on ${PET_SUNSET_DAY}. The contract's replacement, \`pets(status:, limit:)\` (REST \`GET /pets\` with its status filter), cannot look an animal up by id, and returns at most ${LIST_LIMIT.max} animals with no way to page past them: until the contract adds a by-id route, an animal beyond the first ${LIST_LIMIT.max} of its status cannot be found.`;
-export const PET_DEPRECATION_REASON = `Use \`pets(status:, limit:)\`, the contract's replacement, but it cannot look a pet up by id nor page past ${LIST_LIMIT.max} pets: the upstream GET /pets/{petId} is deprecated and is removed on ${PET_SUNSET_DAY}.`;
+/** One sentence, shown on every answer that ran `pet(id)`: the long story is in the description and the README. */
+export const PET_DEPRECATION_REASON = `Removed on ${PET_SUNSET_DAY}; \`pets(status:, limit:)\` replaces it but cannot find a pet by id (README.md#deprecation-timeline).`;
 
 /** One deprecated thing an operation used, as `extensions.deprecations` shows it. */
 export interface DeprecationNotice {

@@ -80,7 +80,7 @@ const listPets: UpstreamField<{ status?: string | null; limit?: number | null },
   }),
 };
 
-/** `pet(id)` → `GET /pets/{petId}`: refused after the sunset, noted as a deprecated use before. */
+/** `pet(id)` → `GET /pets/{petId}`: refused after the sunset, noted as a deprecated use when the call goes out. */
 const getPet: UpstreamField<{ id: string }, 'getPet'> = {
   call: 'getPet',
   before: (ctx) => {
@@ -89,8 +89,8 @@ const getPet: UpstreamField<{ id: string }, 'getPet'> = {
         `pet(id) was removed on ${PET_SUNSET_DAY} with the upstream GET /pets/{petId}; use pets(status:, limit:).`,
       );
     }
-    ctx.deprecations.usePet();
   },
+  calling: (ctx) => ctx.deprecations.usePet(),
   request: (args) => int64Argument(args.id, 'id'),
 };
 

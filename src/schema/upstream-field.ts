@@ -29,8 +29,13 @@ export interface UpstreamField<Args, Call extends UpstreamCallName = UpstreamCal
    * GraphQLError for a value the contract refuses: then no call is made.
    */
   readonly request: (args: Args) => UpstreamCallTypes[Call]['request'];
-  /** What must hold, or be noted, before the call (a sunset, a deprecation notice); may throw. */
+  /** What must hold before the call (a sunset); may throw. */
   readonly before?: (ctx: Context) => void;
+  /**
+   * What to note once the call's request is built and the call goes out (a deprecation notice): never
+   * for arguments refused before any call, whose answer is about them alone.
+   */
+  readonly calling?: (ctx: Context) => void;
 }
 
 /** The key under which a field's `UpstreamField` sits in its GraphQL extensions. */
@@ -45,13 +50,15 @@ export function fromUpstream<Args, Call extends UpstreamCallName>(field: Upstrea
   return { extensions: { [UPSTREAM_EXTENSION]: field }, resolve: resolveUpstream(field) };
 }
 
-/** The field's resolver: `before`, the request, then the call through the request's loaders. */
+/** The field's resolver: `before`, the request, `calling`, then the call through the request's loaders. */
 function resolveUpstream<Args, Call extends UpstreamCallName>(
   field: UpstreamField<Args, Call>,
 ): (root: unknown, args: Args, ctx: Context) => Promise<UpstreamCallTypes[Call]['result']> {
   return (_root, args, ctx) => {
     field.before?.(ctx);
-    return load(ctx, field.call, field.request(args)).catch(rethrowForClient) as Promise<
+    const request = field.request(args);
+    field.calling?.(ctx);
+    return load(ctx, field.call, request).catch(rethrowForClient) as Promise<
       UpstreamCallTypes[Call]['result']
     >;
   };

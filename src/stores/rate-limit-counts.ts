@@ -1,4 +1,5 @@
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { createPointCounter } from './cluster-counts.ts';
 import { createSharedRedis, RedisUnavailableError, type SharedRedis } from './redis.ts';
 
 /**
@@ -30,6 +31,11 @@ export interface MinuteCountsOptions {
    * asking), or a URL for a connection of the counts' own.
    */
   redis?: SharedRedis | URL | string;
+  /**
+   * In a worker (WORKERS > 1), keep the in-memory counts in the primary, shared by every worker
+   * (cluster-counts.ts). @default false
+   */
+  acrossWorkers?: boolean;
   /** Counted into: decisions taken in memory because Redis failed, and of those, without asking it. */
   stats: { storeErrors: number; storeBypassed: number };
 }
@@ -55,7 +61,7 @@ export interface MinuteCounts {
 export function createMinuteCounts(options: MinuteCountsOptions): MinuteCounts {
   const { stats } = options;
   const limits = { points: options.perMinute, duration: 60, keyPrefix: KEY_PREFIX };
-  const memory = new RateLimiterMemory(limits);
+  const memory = createPointCounter({ name: 'per-key', ...limits }, options.acrossWorkers ?? false);
   let redis: SharedRedis | undefined;
   let owned = false;
   let shared: RateLimiterRedis | undefined;

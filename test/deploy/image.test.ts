@@ -17,6 +17,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { marked } from '../support/leftovers.ts';
+import { killGroup } from '../support/process.ts';
 
 // No Docker engine on this machine: the image and the compose file are checked as far as a plain
 // process allows. The Dockerfile's final stage is read (WORKDIR, ENV, COPY, the directories it makes
@@ -92,7 +94,7 @@ function readFinalStage(): FinalStage {
 const temps: string[] = [];
 const children: ChildProcess[] = [];
 afterEach(() => {
-  for (const child of children.splice(0)) child.kill('SIGKILL');
+  for (const child of children.splice(0)) killGroup(child);
 });
 afterAll(() => {
   for (const dir of temps) rmSync(dir, { recursive: true, force: true });
@@ -126,10 +128,11 @@ function runAsImageUser(command: string[], cwd: string, env: Record<string, stri
   // The image's own node (in its node_modules), not the checkout's: see layOut.
   const child = spawn(program === 'node' ? join(cwd, 'node_modules/.bin/node') : (program as string), args, {
     cwd,
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: marked({ PATH: process.env.PATH ?? '', ...env }),
     uid: IMAGE_UID,
     gid: IMAGE_UID,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   children.push(child);
   let output = '';
@@ -280,7 +283,11 @@ describe('deploy/nginx.conf, run by the real nginx', () => {
         join(dir, 'nginx.conf'),
         `daemon off;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\naccess_log off;\nclient_body_temp_path ${dir};\nproxy_temp_path ${dir};\nfastcgi_temp_path ${dir};\nuwsgi_temp_path ${dir};\nscgi_temp_path ${dir};\n${site}\n}\n`,
       );
-      const child = spawn(nginx, ['-c', join(dir, 'nginx.conf'), '-p', dir], { stdio: 'ignore' });
+      // Its own process group: SIGKILL to the master alone would leave its worker running.
+      const child = spawn(nginx, ['-c', join(dir, 'nginx.conf'), '-p', dir], {
+        stdio: 'ignore',
+        detached: true,
+      });
       children.push(child);
       try {
         let answered = false;
@@ -299,7 +306,7 @@ describe('deploy/nginx.conf, run by the real nginx', () => {
         expect(backendRequestIds[0]).toBe('caller-chosen-id-1');
         expect(backendRequestIds[1]).toMatch(/^[0-9a-f]{32}$/);
       } finally {
-        child.kill('SIGKILL');
+        killGroup(child);
         backend.close();
       }
     },

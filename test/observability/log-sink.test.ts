@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { startGateway } from '../support/gateway.ts';
+import { marked } from '../support/leftovers.ts';
 import { npmStart, type StartedGateway } from '../support/npm-start.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -66,13 +67,13 @@ describe('stdout to a full device (> /dev/full)', () => {
     const port = await freePort();
     const child = spawn(process.execPath, ['--max-semi-space-size=16', 'src/main.ts'], {
       cwd: new URL('../..', import.meta.url),
-      env: {
+      env: marked({
         PATH: process.env.PATH ?? '',
         PORT: String(port),
         HOST: '127.0.0.1',
         PETSTORE_DB: ':memory:',
         PETSTORE_API_KEY: 'full-device-key',
-      },
+      }),
       stdio: ['ignore', openSync('/dev/full', 'w'), 'pipe'],
     });
     let stderr = '';

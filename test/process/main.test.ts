@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -5,6 +6,7 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { listenError } from '../../src/process/start-up-errors.ts';
 import { startFakeUpstream, startSlowListUpstream } from '../support/fake-upstream.ts';
@@ -47,6 +49,15 @@ describe('npm start', () => {
     const [code] = await once(gateway.child, 'exit');
     expect(code).toBe(0);
     expect(gateway.output()).not.toMatch(/Bearer wrong/);
+  });
+
+  it('prints the key as a line a shell takes as it is: export KEY=… (#44 item 8)', async () => {
+    const gateway = start({ PORT: '0', HOST: '127.0.0.1', PETSTORE_DB: ':memory:', LOG_LEVEL: 'silent' });
+    const [, key] = await gateway.waitFor(/API key for this run: (\S+)/);
+    const [line] = await gateway.waitFor(/^export KEY=.*$/m);
+    // The whole line, pasted into a shell, sets KEY to the key the curl examples send.
+    const { stdout } = await promisify(execFile)('sh', ['-c', `${line}\nprintf %s "$KEY"`]);
+    expect(stdout).toBe(key);
   });
 
   it('with no UPSTREAM_URL and no HOST listens on this machine only (its key is in the GraphiQL page)', async () => {
@@ -256,6 +267,8 @@ describe('npm start', () => {
     it.each([
       ['a directory', tmpdir(), 'unable to open database file'],
       ['a path under a file', `${aFile}/petstore.db`, 'a file stands where its directory should be'],
+      // Node's recursive mkdirSync never returns under /proc (#44 item 2): the start must still fail at once.
+      ['a path under /proc', '/proc/nope/x.db', 'its directory cannot be made there'],
     ])('PETSTORE_DB is %s', async (_name, path, reason) => {
       const gateway = start({ PORT: '0', HOST: '127.0.0.1', PETSTORE_DB: path });
       const [code] = await once(gateway.child, 'exit');

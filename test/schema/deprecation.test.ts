@@ -6,6 +6,7 @@ import {
   PET_SUNSET_HTTP,
 } from '../../src/contract/animal-store.ts';
 import { createLogger } from '../../src/observability/logging.ts';
+import { PET_DEPRECATION_REASON } from '../../src/schema/deprecation.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { execute } from '../support/graphql.ts';
@@ -69,6 +70,32 @@ describe('the sunset of pet(id), made visible', () => {
     ]);
     expect(response.headers.get('sunset')).toBe(PET_SUNSET_HTTP);
     expect(response.headers.get('deprecation')).toMatch(/^@\d+$/);
+  });
+
+  it('says it in one short sentence: the sunset, the replacement, where to read more (#44 item 6)', async () => {
+    const { body } = await getPetRaw();
+    const [{ reason }] = body.extensions.deprecations;
+    expect(reason).toBe(PET_DEPRECATION_REASON);
+    expect(reason.length).toBeLessThanOrEqual(140);
+    expect(reason.match(/\. /g)).toBeNull();
+    expect(reason).toContain(PET_SUNSET_DAY);
+    expect(reason).toContain('pets(status:, limit:)');
+    expect(reason).toContain('README.md#deprecation-timeline');
+  });
+
+  it('says nothing when the id was refused before any upstream call (#44 item 6)', async () => {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: AUTH },
+      body: JSON.stringify({ query: '{ pet(id: "1.5") { id } }' }),
+    });
+    const body = await response.json();
+    expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(body.extensions?.deprecations).toBeUndefined();
+    expect(response.headers.get('sunset')).toBeNull();
+    expect(response.headers.get('deprecation')).toBeNull();
+    expect(upstream.requests).toEqual([]);
+    expect(events).toEqual([]);
   });
 
   it('says nothing when the operation does not touch pet(id)', async () => {

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { marked } from './leftovers.ts';
+import { killGroup } from './process.ts';
 
 const ROOT = new URL('../../', import.meta.url);
 
@@ -46,8 +48,16 @@ export async function npmStart(
       : ['sh', ['-c', `ulimit -n ${options.fileDescriptors} && exec "$0" "$@"`, process.execPath, ...args]];
   const child: ChildProcess = spawn(file, argv, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', PETSTORE_DB: ':memory:', ...env },
+    env: marked({
+      PATH: process.env.PATH ?? '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      PETSTORE_DB: ':memory:',
+      ...env,
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A group of its own: the forced stop reaches its workers too.
+    detached: true,
   });
   let stdout = '';
   let last = '';
@@ -64,7 +74,7 @@ export async function npmStart(
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const timer = setTimeout(() => killGroup(child), 10_000);
     await exited;
     clearTimeout(timer);
   };

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { marked } from './leftovers.ts';
 
 const ROOT = new URL('../../', import.meta.url);
 
@@ -32,8 +33,10 @@ export function spawnWatched(
 ): Watched {
   const child = spawn(command, args, {
     cwd: options.cwd ?? ROOT,
-    env: { PATH: process.env.PATH ?? '', ...options.env },
+    env: marked({ PATH: process.env.PATH ?? '', ...options.env }),
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A group of its own, so SIGKILL can reach what it started too (see killGroup).
+    detached: true,
   });
   running.add(child);
   let output = '';
@@ -80,7 +83,7 @@ export function spawnWatched(
   const stop = async (killAfterMs = 10_000) => {
     if (gone()) return;
     child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    const timer = setTimeout(() => killGroup(child), killAfterMs);
     await exited;
     clearTimeout(timer);
   };
@@ -95,6 +98,22 @@ export function startMain(env: Record<string, string> = {}): Watched {
 
 /** SIGKILLs every process started here that is still running (for `afterEach` / `afterAll`). */
 export function killSpawned(): void {
-  for (const child of running) child.kill('SIGKILL');
+  for (const child of running) killGroup(child);
   running.clear();
 }
+
+/**
+ * SIGKILL to the child's process group: a killed primary (or nginx master) would otherwise leave its
+ * workers running, re-parented to init. SIGTERM still goes to the child alone: it ends its own.
+ */
+export function killGroup(child: ChildProcess): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}
+
+// A test file that ends with a process still running (a failed assertion before its stop) does not
+// leave it to outlive the run.
+process.once('exit', killSpawned);

@@ -81,7 +81,7 @@ const WITH_TEXT = { query: true, hash: expect.any(String) };
 
 // --- recipe lines (docs/mobile.md quotes these) ---------------------------------------------
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-/** The id codegen's client preset stamped on a document (`persistedDocuments: true`). */
+/** The id codegen's client preset stamped on a document (its `persistedDocuments` option). */
 const manifestId = (document: DocumentNode) =>
   (document as DocumentNode & { __meta__?: { hash?: string } }).__meta__?.hash;
 // ---------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import {
 import type { PetStatus } from './gql/graphql.ts';
 import { AddPet, PetsByStatus } from './operations.ts';
 
-/** Where the gateway is: set at build time (`VITE_GATEWAY_URL=… vite build`). */
+/** Where the gateway is: `VITE_GATEWAY_URL`, read by `npm run dev` and `vite build` alike. */
 const GATEWAY_URL: string = import.meta.env.VITE_GATEWAY_URL ?? 'http://localhost:4000/graphql';
 
 const STATUSES: PetStatus[] = ['AVAILABLE', 'PENDING', 'SOLD'];

@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import { type RunningGateway, startGateway } from '../support/gateway.ts';
+
+// Paths people try before reading (#44 item 5): each answers with where to go, never an empty 404.
+describe('the paths people try first', () => {
+  let upstream: FakeUpstream;
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+    gateway = await startGateway({ upstreamUrl: upstream.url });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it.each([
+    ['/', 200],
+    ['/?x=1', 200],
+    ['/ready', 404],
+    ['/healthz', 404],
+  ])('%s points to /graphql, /health and /readiness in JSON by default (%i)', async (path, status) => {
+    const response = await fetch(`${gateway.origin}${path}`);
+    expect(response.status).toBe(status);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await response.json()).toEqual({
+      message:
+        'pet-gateway: GraphQL (GraphiQL in a browser) is at /graphql, liveness at /health, readiness at /readiness',
+      graphql: '/graphql',
+      health: '/health',
+      readiness: '/readiness',
+    });
+  });
+
+  it('answers a browser with a small HTML page linking them', async () => {
+    const response = await fetch(`${gateway.origin}/healthz`, {
+      headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+    });
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const page = await response.text();
+    for (const path of ['/graphql', '/health', '/readiness']) expect(page).toContain(`<a href="${path}">`);
+  });
+
+  it('leaves other unknown paths to the empty 404 and /health to itself', async () => {
+    expect((await fetch(`${gateway.origin}/nope`)).status).toBe(404);
+    expect(await (await fetch(`${gateway.origin}/health`)).json()).toMatchObject({ status: 'ok' });
+  });
+});

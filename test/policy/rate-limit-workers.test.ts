@@ -1,0 +1,67 @@
+import { request } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { npmStart, type StartedGateway } from '../support/npm-start.ts';
+
+// The limit a setting names is the limit a key meets, whatever WORKERS is (#44 item 1): with
+// WORKERS=2 each request below goes out on a connection of its own, which the primary hands to the
+// next worker in turn, so per-worker counts would let through twice the setting.
+
+let gateway: StartedGateway | undefined;
+afterEach(async () => {
+  await gateway?.stop();
+  gateway = undefined;
+});
+
+/** One `pets` operation on a connection of its own. */
+function send(origin: string, authorization: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${origin}/graphql`,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', authorization } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify({ query: '{ pets(limit: 1) { id } }' }));
+  });
+}
+
+describe('the rate limit with WORKERS=2', { timeout: 60_000 }, () => {
+  it('RATE_LIMIT_PER_MINUTE=5: the sixth request with one key is 429, across workers', async () => {
+    gateway = await npmStart({ WORKERS: '2', RATE_LIMIT_PER_MINUTE: '5', LOG_LEVEL: 'silent' });
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) statuses.push((await send(gateway.origin, `Bearer ${gateway.key}`)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+  });
+
+  it('RATE_LIMIT_REFUSED_KEYS_PER_MINUTE=3: the fourth new refused key from one address is refused first, across workers', async () => {
+    gateway = await npmStart({
+      WORKERS: '2',
+      RATE_LIMIT_PER_MINUTE: '100',
+      RATE_LIMIT_REFUSED_KEYS_PER_MINUTE: '3',
+      LOG_LEVEL: 'silent',
+    });
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(await send(gateway.origin, `Bearer not-a-key-${i}`));
+    expect(answers.map((answer) => answer.body.includes('REFUSED_KEYS_LIMITED'))).toEqual([
+      false,
+      false,
+      false,
+      true,
+      true,
+    ]);
+  });
+
+  it('says in its start-up line that the count is shared by the workers', async () => {
+    gateway = await npmStart({ WORKERS: '2', RATE_LIMIT_PER_MINUTE: '5', LOG_LEVEL: 'silent' });
+    expect(gateway.lines()).toContain(
+      'pet-gateway: rate limit 5 requests per API key per minute (memory, counted across the 2 workers)',
+    );
+  });
+});
