@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import { createClientAddresses } from './edge/client-address.ts';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from './edge/listener.ts';
 import { createEdge, type Edge, type EdgeOptions } from './edge/route.ts';
+import { createWebSockets } from './edge/websocket.ts';
 import { createLiveLists, type LiveLists } from './live/live-lists.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Tracing } from './observability/tracing.ts';
@@ -56,8 +57,10 @@ export interface ComposedGateway {
   /** node:http, not yet listening. */
   server: HttpServer;
   upstream: UpstreamClient;
-  /** Live lists (subscriptions); undefined with LIVE=off. Closing them ends every stream (the drain). */
+  /** Live lists (subscriptions); undefined with LIVE=off. */
   live: LiveLists | undefined;
+  /** Ends every subscription and closes every WebSocket (going away): the drain's first step. */
+  endStreams(): Promise<void>;
   /** Closes what the gateway opened (upstream pool, stores, Redis); the server is drained first by the caller. */
   close(): Promise<void>;
 }
@@ -230,13 +233,26 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
     ...(onClose ? { onClose } : {}),
     ...overrides.server,
   });
+  const webSockets = createWebSockets({
+    yoga: (request, serverContext) => edge.yoga.fetch(request, serverContext),
+    maxPayloadBytes: config.limits.maxBodyBytes,
+    origins: config.corsOrigins,
+  });
+  server.on('upgrade', webSockets.upgrade);
+  const endStreams = async () => {
+    // Each subscription completes first (SSE `complete`, graphql-ws `complete`), then the sockets
+    // close as going away: clients reconnect to another instance.
+    await live?.close();
+    await webSockets.close();
+  };
   return {
     edge,
     server,
     upstream,
     live,
+    endStreams,
     close: async () => {
-      await live?.close();
+      await endStreams();
       await upstream.close();
       await cacheStore?.close();
       await ownRateLimit?.close();

@@ -201,8 +201,9 @@ async function main(): Promise<void> {
     idleGraceMs: DRAIN_IDLE_GRACE_MS,
     // In a worker the primary has already said so, once for all of them.
     announce: !worker,
-    onStart: () => {
+    onStart: async () => {
       stopping = true;
+      await gateway.endStreams();
     },
     closing: [gateway.close, closeEmbedded, async () => tracing?.shutdown()],
     // A stalled log reader does not hold the exit past this.

@@ -31,6 +31,11 @@ export interface ConnectionLimits {
 type ClientSocket = Socket & {
   /** Node's own bookkeeping: the response assigned to the connection while a request is in flight. */
   _httpMessage?: ServerResponse | null;
+  /**
+   * Set by edge/websocket.ts on a socket it upgraded: busy for as long as it is open, though it
+   * carries no HTTP message; the WebSocket server closes it itself on the drain.
+   */
+  longLived?: boolean;
 };
 
 interface Held {
@@ -131,7 +136,9 @@ function hold(books: Books, entry: Held): void {
 
 function isIdle(limits: ConnectionLimits, entry: Held, now: number): boolean {
   return (
-    entry.socket._httpMessage == null && (entry.served || now - entry.acceptedAt >= limits.unparsedGraceMs)
+    entry.socket._httpMessage == null &&
+    !entry.socket.longLived &&
+    (entry.served || now - entry.acceptedAt >= limits.unparsedGraceMs)
   );
 }
 
@@ -215,7 +222,7 @@ function drain(books: Books, idleGraceMs: number): void {
   }
   const closeIdle = () => {
     for (const entry of books.held.values()) {
-      if (entry.socket._httpMessage == null) {
+      if (entry.socket._httpMessage == null && !entry.socket.longLived) {
         forget(books, entry);
         entry.socket.destroy();
       }

@@ -8,8 +8,11 @@ export interface DrainOptions {
   idleGraceMs: number;
   /** Print the one line saying the drain started (the primary prints it for its workers). */
   announce: boolean;
-  /** Called first: `/readiness` answers 503 from here on. */
-  onStart: () => void;
+  /**
+   * Called first: `/readiness` answers 503 from here on, and long-lived streams end (their
+   * clients reconnect elsewhere) before the listener waits for its connections.
+   */
+  onStart: () => void | Promise<void>;
   /** Closed in this order once the listener has drained: the gateway, the embedded store, tracing. */
   closing: ReadonlyArray<() => Promise<unknown>>;
   /** Writes what the log still holds; bounded by its own wait. */
@@ -17,7 +20,7 @@ export interface DrainOptions {
 }
 
 /**
- * The drain, in its order: readiness fails; the listener takes no new connections and answers
+ * The drain, in its order: readiness fails and subscriptions end; the listener takes no new connections and answers
  * everything from now on with `Connection: close` (edge/listener.ts, edge/connections.ts); idle
  * connections close after `idleGraceMs`, busy ones once answered; then what the process holds
  * closes, the log is flushed, and the process exits 0. Past `timeoutMs` the remaining connections
@@ -28,7 +31,7 @@ export function drainOnSignal(options: DrainOptions): (signal: string) => Promis
   return async (signal) => {
     if (stopping) return;
     stopping = true;
-    options.onStart();
+    await options.onStart();
     if (options.announce) console.log(`pet-gateway: ${signal}, finishing in-flight requests`);
     const forced = setTimeout(() => {
       console.error('pet-gateway: drain timeout, closing remaining connections');

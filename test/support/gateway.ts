@@ -59,7 +59,7 @@ export async function startGateway(options: GatewayTestOptions): Promise<Running
     ...options.config,
   };
   const { onRequest } = options;
-  const { edge, server, close, live } = composeGateway(config, {
+  const { edge, server, close, live, endStreams } = composeGateway(config, {
     upstreamUrl: new URL(options.upstreamUrl),
     // Tests read logs where they check them; elsewhere they would only bury the test output.
     logger: options.gateway?.logger ?? createLogger('silent'),
@@ -80,6 +80,8 @@ export async function startGateway(options: GatewayTestOptions): Promise<Running
     lanes: edge.lanes,
     live,
     close: async () => {
+      // Subscriptions and WebSockets first: an upgraded socket is not one closeAllConnections sees.
+      await endStreams();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await close();

@@ -1,0 +1,221 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type DocumentNode, type ExecutionResult, parse } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { WebSocketServer } from 'ws';
+import { errorBody } from './error-body.ts';
+
+/** RFC 6455's "going away": a server shutting down. */
+const GOING_AWAY = 1001;
+
+/** graphql-ws's subprotocol; the legacy `graphql-ws` (subscriptions-transport-ws) is not served. */
+const PROTOCOL = 'graphql-transport-ws';
+
+/**
+ * graphql-ws picks `subscribe` or `execute` from the document's operation type; every operation
+ * goes to Yoga whole, whatever it is, so the document it sees is this one.
+ */
+const FORWARDED: DocumentNode = parse('subscription Forwarded { __typename }');
+
+/** Yoga's fetch, as the edge holds it: the server of record for every operation. */
+type YogaFetch = (request: Request, serverContext: { req: IncomingMessage }) => Promise<Response> | Response;
+
+export interface WebSocketOptions {
+  yoga: YogaFetch;
+  /** Largest message accepted (the body cap): a larger one closes the socket (1009). */
+  maxPayloadBytes: number;
+  /** Browser origins allowed (CORS_ORIGINS); `['*']` for any. */
+  origins: readonly string[];
+  /** Ping each socket this often: idle sockets stay open through proxies. @default 12000 */
+  keepAliveMs?: number;
+}
+
+export interface WebSockets {
+  /** Node's `upgrade` listener: takes WebSocket requests to /graphql, refuses any other. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Open sockets, for /metrics and the drain. */
+  readonly open: number;
+  /**
+   * Closes every socket with 1001 (going away), so clients reconnect to another instance: once
+   * the operations still relaying have sent their last events and `complete` (at most `graceMs`).
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** What one operation carries from graphql-ws to Yoga. */
+interface Forward {
+  payload: { query?: string; variables?: unknown; operationName?: unknown; extensions?: unknown };
+  authorization: string | undefined;
+  req: IncomingMessage;
+}
+
+/**
+ * GraphQL over WebSocket (graphql-ws's protocol) on `/graphql`. A browser cannot set headers on a
+ * WebSocket, so the key comes in `connectionParams.authorization` (an `Authorization` header on
+ * the upgrade request is taken too). Each operation is sent to Yoga as the same operation over
+ * SSE would be, with the key: limits, cost, trusted documents, the rate limit, logs and metrics
+ * are the same as for any request, and its events are relayed as they come.
+ */
+export function createWebSockets(options: WebSocketOptions): WebSockets {
+  // Operations relaying now, so the drain can let them send their `complete` before closing.
+  const relaying = new Set<Promise<void>>();
+  const relayed = (forward: Forward) => {
+    let done = () => {};
+    const finished = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    relaying.add(finished);
+    return (async function* () {
+      try {
+        yield* relay(options.yoga, forward);
+      } finally {
+        relaying.delete(finished);
+        done();
+      }
+    })();
+  };
+  const server = new WebSocketServer({
+    noServer: true,
+    maxPayload: options.maxPayloadBytes,
+    handleProtocols: (protocols) => (protocols.has(PROTOCOL) ? PROTOCOL : false),
+  });
+  useServer(
+    {
+      onConnect: (ctx) => {
+        const params = ctx.connectionParams as { authorization?: unknown } | undefined;
+        const fromParams = typeof params?.authorization === 'string' ? params.authorization : undefined;
+        (ctx.extra as { authorization?: string }).authorization =
+          fromParams ?? ctx.extra.request.headers.authorization;
+        return true;
+      },
+      onSubscribe: (ctx, _id, payload) => ({
+        schema: undefined as never,
+        document: FORWARDED,
+        contextValue: {
+          payload,
+          authorization: (ctx.extra as { authorization?: string }).authorization,
+          req: ctx.extra.request,
+        } satisfies Forward,
+      }),
+      subscribe: (args) => relayed(args.contextValue as Forward),
+      // Yoga has already formatted each result (masked errors, codes): sent on as they are.
+      onNext: (_ctx, _id, _payload, _args, result) => result,
+      execute: (args) => relayed(args.contextValue as Forward),
+    },
+    server,
+    options.keepAliveMs ?? 12_000,
+  );
+  return {
+    upgrade(req, socket, head) {
+      const refusal = refusalOf(req, options.origins);
+      if (refusal) {
+        socket.end(
+          `HTTP/1.1 ${refusal.status}\r\ncontent-type: application/json; charset=utf-8\r\nconnection: close\r\n\r\n${errorBody(refusal.code, refusal.message)}`,
+        );
+        return;
+      }
+      // A socket past its upgrade has no HTTP message: the connection cap must not take it for an
+      // idle keep-alive connection and close it to make room (edge/connections.ts).
+      (socket as Duplex & { longLived?: boolean }).longLived = true;
+      server.handleUpgrade(req, socket, head, (ws) => server.emit('connection', ws, req));
+    },
+    get open() {
+      return server.clients.size;
+    },
+    async close(graceMs = 1000) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(relaying),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, graceMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      // graphql-ws sends `complete` from a microtask after the relay ends: let it go out first.
+      await new Promise((resolve) => setImmediate(resolve));
+      for (const ws of server.clients) ws.close(GOING_AWAY, 'The gateway is shutting down');
+    },
+  };
+}
+
+/** Why an upgrade is refused: not /graphql, not graphql-ws's subprotocol, or a foreign Origin. */
+function refusalOf(
+  req: IncomingMessage,
+  origins: readonly string[],
+): { status: string; code: string; message: string } | undefined {
+  if ((req.url ?? '').split('?', 1)[0] !== '/graphql') {
+    return { status: '404 Not Found', code: 'NOT_FOUND', message: 'WebSockets are served at /graphql.' };
+  }
+  const protocols = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+  if (!protocols.includes(PROTOCOL)) {
+    return {
+      status: '400 Bad Request',
+      code: 'BAD_REQUEST',
+      message: `Use the ${PROTOCOL} subprotocol (graphql-ws).`,
+    };
+  }
+  const origin = req.headers.origin;
+  if (origin !== undefined && !origins.includes('*') && !origins.includes(origin)) {
+    return {
+      status: '403 Forbidden',
+      code: 'FORBIDDEN',
+      message: 'This Origin may not open a WebSocket here.',
+    };
+  }
+  return undefined;
+}
+
+/**
+ * One operation through Yoga over SSE, its events relayed as results; stopping the iteration (the
+ * client's `complete`, or the socket closing) aborts the request, which ends the subscription.
+ */
+async function* relay(yoga: YogaFetch, forward: Forward): AsyncGenerator<ExecutionResult> {
+  const abort = new AbortController();
+  try {
+    const response = await yoga(
+      new Request('http://gateway/graphql', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+          ...(forward.authorization ? { authorization: forward.authorization } : {}),
+        },
+        body: JSON.stringify(forward.payload),
+        signal: abort.signal,
+      }),
+      { req: forward.req },
+    );
+    if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+      yield JSON.parse(await response.text()) as ExecutionResult;
+      return;
+    }
+    yield* sseEvents(response);
+  } finally {
+    abort.abort();
+  }
+}
+
+/** The `next` events of an SSE answer, as they arrive. */
+async function* sseEvents(response: Response): AsyncGenerator<ExecutionResult> {
+  const reader = response.body?.getReader();
+  if (!reader) return;
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    buffer += decoder.decode(read.value, { stream: true });
+    for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      if (!block.startsWith('event: next')) {
+        if (block.startsWith('event: complete')) return;
+        continue;
+      }
+      const data = block
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n');
+      yield JSON.parse(data) as ExecutionResult;
+    }
+  }
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { npmStart } from '../support/npm-start.ts';
+import { subscribeSse } from '../support/sse.ts';
+
+// SIGTERM with subscriptions open: each stream ends cleanly within the drain (SSE `complete`,
+// graphql-ws closed as going away, 1001), so clients reconnect to another instance, and the
+// process exits.
+
+const PETS = 'subscription { pets(limit: 3) { id } }';
+
+describe('SIGTERM with live subscriptions open', () => {
+  it('ends every SSE and WebSocket stream within 5 s and exits', async () => {
+    const gateway = await npmStart({ LOG_LEVEL: 'warn' });
+    const key = `Bearer ${gateway.key}`;
+    const sse = await subscribeSse(`${gateway.origin}/graphql`, { query: PETS }, key);
+    await sse.waitForEvents(1);
+    const ws = new WebSocket(`${gateway.origin.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+    const messages: Array<{ type: string }> = [];
+    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+    ws.on('message', (data) => {
+      const message = JSON.parse(String(data)) as { type: string };
+      messages.push(message);
+      if (message.type === 'connection_ack') {
+        ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: PETS } }));
+      }
+    });
+    ws.on('open', () =>
+      ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: key } })),
+    );
+    const firstNext = async () => {
+      for (let i = 0; i < 100 && !messages.some((m) => m.type === 'next'); i++)
+        await new Promise((r) => setTimeout(r, 50));
+    };
+    await firstNext();
+    expect(messages.map((m) => m.type)).toContain('next');
+
+    const started = performance.now();
+    const stopped = gateway.stop();
+    await sse.waitForEnd(5000);
+    const code = await closed;
+    await stopped;
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(sse.ended).toBe(true);
+    expect(code).toBe(1001);
+    expect(messages.map((m) => m.type)).toContain('complete');
+  });
+});

@@ -1,0 +1,165 @@
+import { ApolloClient, gql, InMemoryCache } from '@apollo/client';
+import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
+import { Client, fetchExchange } from '@urql/core';
+import { createClient } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { post } from '../support/graphql.ts';
+
+// The clients front ends ship, subscribed to live pets: Apollo Client 4 over graphql-ws
+// (GraphQLWsLink, the key in connectionParams as a browser must send it) and urql over SSE. Each
+// sees a pet created through the gateway and one created on the REST service directly.
+
+const KEY = 'live-clients-key';
+const POLL_MS = 1000;
+const PETS = 'subscription Live { pets(limit: 100) { id name } }';
+
+let upstream: FakeUpstream;
+let gateway: RunningGateway;
+
+beforeAll(async () => {
+  upstream = await startFakeUpstream();
+  upstream.tokens.add(KEY);
+  upstream.seed(KEY, { id: '1', name: 'Rex', categoryId: '1' });
+  gateway = await startGateway({
+    upstreamUrl: upstream.url,
+    config: { live: { pollMs: POLL_MS, maxPerKey: 10, maxStreams: 100, store: 'memory' } },
+  });
+});
+afterAll(async () => {
+  await gateway.close();
+  await upstream.close();
+});
+
+/** Collects the names of each list a subscription receives; resolves `until` a list holds `name`. */
+function collector() {
+  const lists: string[][] = [];
+  const waiting = new Map<string, () => void>();
+  return {
+    lists,
+    add(names: string[]) {
+      lists.push(names);
+      for (const [name, resolve] of waiting) if (names.includes(name)) resolve();
+    },
+    until(name: string, timeoutMs: number) {
+      if (lists.some((names) => names.includes(name))) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`${name} not seen in ${timeoutMs} ms: ${JSON.stringify(lists)}`)),
+          timeoutMs,
+        );
+        waiting.set(name, () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+  };
+}
+
+async function createThroughGateway(name: string) {
+  const answer = await post(
+    gateway.url,
+    { query: `mutation { createPet(input: { name: "${name}", categoryId: "1" }) { id } }` },
+    { authorization: `Bearer ${KEY}` },
+  );
+  expect(answer.status).toBe(200);
+}
+
+async function createOnRest(name: string) {
+  const response = await fetch(`${upstream.url}/pets`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+    body: JSON.stringify({ name, categoryId: 1 }),
+  });
+  expect(response.status).toBe(201);
+}
+
+describe('Apollo Client 4 over graphql-ws', () => {
+  it('lists pets live: a create through the gateway at once, one on the REST service within a poll', async () => {
+    const wsClient = createClient({
+      url: gateway.url.replace(/^http/, 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${KEY}` },
+      retryAttempts: 0,
+    });
+    const client = new ApolloClient({ cache: new InMemoryCache(), link: new GraphQLWsLink(wsClient) });
+    const seen = collector();
+    const subscription = client.subscribe({ query: gql(PETS) }).subscribe({
+      next: (result) =>
+        seen.add(((result.data as { pets?: Array<{ name: string }> })?.pets ?? []).map((pet) => pet.name)),
+    });
+    try {
+      await seen.until('Rex', 3000);
+      await createThroughGateway('Apollo through the gateway');
+      await seen.until('Apollo through the gateway', 1000);
+      await createOnRest('Apollo on REST');
+      await seen.until('Apollo on REST', POLL_MS + 2000);
+    } finally {
+      subscription.unsubscribe();
+      await wsClient.dispose();
+    }
+  });
+
+  it('refuses a subscription without a key with UNAUTHENTICATED, like any request', async () => {
+    const wsClient = createClient({
+      url: gateway.url.replace(/^http/, 'ws'),
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+    });
+    try {
+      const result = await new Promise<{ errors?: ReadonlyArray<{ extensions?: { code?: unknown } }> }>(
+        (resolve, reject) =>
+          wsClient.subscribe({ query: PETS }, { next: resolve, error: reject, complete: () => {} }),
+      );
+      expect(result.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    } finally {
+      await wsClient.dispose();
+    }
+  });
+});
+
+describe('urql over SSE', () => {
+  it('lists pets live from a text/event-stream subscription', async () => {
+    const client = new Client({
+      url: gateway.url,
+      exchanges: [fetchExchange],
+      fetchSubscriptions: true,
+      fetchOptions: { headers: { authorization: `Bearer ${KEY}` } },
+    });
+    const seen = collector();
+    const { unsubscribe } = client.subscription(PETS, {}).subscribe((result) => {
+      seen.add(((result.data as { pets?: Array<{ name: string }> })?.pets ?? []).map((pet) => pet.name));
+    });
+    try {
+      await seen.until('Rex', 3000);
+      await createThroughGateway('urql through the gateway');
+      await seen.until('urql through the gateway', 1000);
+      await createOnRest('urql on REST');
+      await seen.until('urql on REST', POLL_MS + 2000);
+    } finally {
+      unsubscribe();
+    }
+  });
+});
+
+describe('the WebSocket upgrade', () => {
+  const open = (headers: Record<string, string>, protocol = 'graphql-transport-ws', path = '/graphql') =>
+    new Promise<number>((resolve) => {
+      const ws = new WebSocket(gateway.origin.replace(/^http/, 'ws') + path, protocol, { headers });
+      ws.on('open', () => {
+        ws.close();
+        resolve(101);
+      });
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('error', () => {});
+    });
+
+  it('opens /graphql with graphql-ws’s subprotocol, and refuses other paths and protocols', async () => {
+    expect(await open({})).toBe(101);
+    expect(await open({}, 'graphql-transport-ws', '/other')).toBe(404);
+    expect(await open({}, 'graphql-ws')).toBe(400);
+  });
+});
