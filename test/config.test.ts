@@ -338,3 +338,25 @@ describe('LOG_FORMAT', () => {
     expect(() => loadConfig({ LOG_FORMAT: 'yaml' })).toThrow(ConfigError);
   });
 });
+
+describe('live subscriptions', () => {
+  it('are on by default, polled every 5 s, 10 per key and 2000 per instance, announced in memory', () => {
+    expect(loadConfig({}).live).toEqual({ pollMs: 5000, maxPerKey: 10, maxStreams: 2000, store: 'memory' });
+  });
+
+  it('read LIVE, LIVE_POLL_MS, LIVE_MAX_PER_KEY, LIVE_MAX_STREAMS and LIVE_STORE', () => {
+    expect(loadConfig({ LIVE: 'off' }).live).toBeUndefined();
+    expect(
+      loadConfig({ LIVE_POLL_MS: '1000', LIVE_MAX_PER_KEY: '1', LIVE_MAX_STREAMS: '50' }).live,
+    ).toMatchObject({ pollMs: 1000, maxPerKey: 1, maxStreams: 50 });
+  });
+
+  it('refuses a poll under a second, a bad store, and LIVE_STORE=redis without Redis', () => {
+    expect(() => loadConfig({ LIVE_POLL_MS: '999' })).toThrow(/LIVE_POLL_MS must be an integer from 1000/);
+    expect(() => loadConfig({ LIVE_STORE: 'disk' })).toThrow(/LIVE_STORE must be memory or redis/);
+    expect(() => loadConfig({ LIVE_STORE: 'redis' })).toThrow(/LIVE_STORE=redis needs REDIS_URL/);
+    expect(() => loadConfig({ LIVE_STORE: 'redis', REDIS_URL: 'redis://r:6379' })).toThrow(
+      /LIVE_STORE=redis needs REDIS_KEY_SECRET/,
+    );
+  });
+});

@@ -14,7 +14,7 @@ export type Tier = 'unit' | 'integration' | 'slow';
 
 const SLOW_PLACES = /^test\/(deploy|browser|examples)\//;
 const STARTS_PROCESSES =
-  /from '(node:child_process|[./]*support\/(process|npm-start|chromium|kustomize)\.ts|[./]*chaos\/(processes|traffic|chaos|cluster)\.ts|[./]*bench\/(run|processes|wrk|load|tailcall)\.ts)'|@tier slow/;
+  /from '(node:child_process|[./]*support\/(process|npm-start|chromium|kustomize|nginx)\.ts|[./]*chaos\/(processes|traffic|chaos|cluster)\.ts|[./]*bench\/(run|processes|wrk|load|tailcall)\.ts)'|@tier slow/;
 const STARTS_SERVERS =
   /from '(node:(http|net|http2)|undici|[./]*support\/(fake-upstream|fixture|gateway|graphql|redis)\.ts|[./]*src\/(petstore|gateway|edge)\/?[^']*)'/;
 

@@ -9,7 +9,6 @@ import {
   mkdtempSync,
   readFileSync,
   rmSync,
-  writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +17,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { marked } from '../support/leftovers.ts';
+import { haveNginx, startNginx } from '../support/nginx.ts';
 import { killGroup } from '../support/process.ts';
 
 // No Docker engine on this machine: the image and the compose file are checked as far as a plain
@@ -256,64 +256,32 @@ describe.skipIf(!asRoot)('deploy/compose.yaml, as far as it runs here', () => {
 });
 
 describe('deploy/nginx.conf, run by the real nginx', () => {
-  const nginx = '/usr/sbin/nginx';
-  let backendRequestIds: Array<string | undefined>;
-
-  // In CI (.ci/run installs nginx) a missing nginx fails instead.
-  it.skipIf(!existsSync(nginx) && !process.env.CI)(
+  it.skipIf(!haveNginx())(
     'keeps the caller’s X-Request-Id and makes one only when there is none',
     async () => {
-      backendRequestIds = [];
+      const backendRequestIds: Array<string | undefined> = [];
       const backend = createServer((req, res) => {
         backendRequestIds.push(req.headers['x-request-id'] as string | undefined);
         res.end('ok');
       });
       backend.listen(0, '127.0.0.1');
       await once(backend, 'listening');
-      const dir = mkdtempSync(join(tmpdir(), 'nginx-'));
-      temps.push(dir);
-      const listen = await freePort();
-      const site = readFileSync(join(ROOT, 'deploy/nginx.conf'), 'utf8')
-        .replace(
-          /server gateway:4000([^;]*);/,
-          `server 127.0.0.1:${(backend.address() as AddressInfo).port}$1;`,
-        )
-        .replace('listen 4000;', `listen 127.0.0.1:${listen};`);
-      writeFileSync(
-        join(dir, 'nginx.conf'),
-        `daemon off;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\naccess_log off;\nclient_body_temp_path ${dir};\nproxy_temp_path ${dir};\nfastcgi_temp_path ${dir};\nuwsgi_temp_path ${dir};\nscgi_temp_path ${dir};\n${site}\n}\n`,
-      );
-      // Its own process group: SIGKILL to the master alone would leave its worker running.
-      const child = spawn(nginx, ['-c', join(dir, 'nginx.conf'), '-p', dir], {
-        stdio: 'ignore',
-        detached: true,
-      });
-      children.push(child);
+      const nginx = await startNginx((backend.address() as AddressInfo).port);
       try {
-        let answered = false;
-        for (let i = 0; i < 100 && !answered; i++) {
-          answered = await fetch(`http://127.0.0.1:${listen}/warm`).then(
-            () => true,
-            () => false,
-          );
-          if (!answered) await new Promise((resolve) => setTimeout(resolve, 50));
-        }
         backendRequestIds.length = 0;
-        await fetch(`http://127.0.0.1:${listen}/health`, {
-          headers: { 'x-request-id': 'caller-chosen-id-1' },
-        });
-        await fetch(`http://127.0.0.1:${listen}/health`);
+        await fetch(`${nginx.origin}/health`, { headers: { 'x-request-id': 'caller-chosen-id-1' } });
+        await fetch(`${nginx.origin}/health`);
         expect(backendRequestIds[0]).toBe('caller-chosen-id-1');
         expect(backendRequestIds[1]).toMatch(/^[0-9a-f]{32}$/);
       } finally {
-        killGroup(child);
+        await nginx.stop();
         backend.close();
       }
     },
   );
 });
 
-async function freePort(): Promise<number> {
+async function _freePort(): Promise<number> {
   const server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

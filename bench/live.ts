@@ -1,0 +1,121 @@
+/**
+ * `npm run bench:live`: the `live` workload. N SSE subscribers (`subscription { pets }`) over M
+ * keys held open against one gateway process for a fixed time, the static upstream behind it, each
+ * in its own process. Reported: the gateway's RSS before and with the streams open (and per 1,000
+ * streams), its CPU per second while they are held, the upstream calls per second the polls make,
+ * and the events delivered. Flags: --streams (2000), --keys (200), --seconds (20), --poll-ms (5000).
+ */
+import http from 'node:http';
+import { parseArgs } from 'node:util';
+import { killAll, startTarget, type TargetProcess } from './processes.ts';
+import { apiKeys } from './workloads.ts';
+
+const { values } = parseArgs({
+  options: {
+    streams: { type: 'string', default: '2000' },
+    keys: { type: 'string', default: '200' },
+    seconds: { type: 'string', default: '20' },
+    'poll-ms': { type: 'string', default: '5000' },
+  },
+});
+const STREAMS = Number(values.streams);
+const KEYS = Number(values.keys);
+const SECONDS = Number(values.seconds);
+const POLL_MS = Number(values['poll-ms']);
+const keys = apiKeys(KEYS);
+const here = (file: string) => new URL(file, import.meta.url).pathname;
+
+process.on('exit', killAll);
+const upstream = await startTarget('static-upstream', here('./target-static-upstream.ts'), {
+  BENCH_API_KEYS: keys.join(','),
+});
+const gateway: TargetProcess = await startTarget(
+  'gateway',
+  here('./target-gateway.ts'),
+  {
+    UPSTREAM_URL: upstream.url,
+    LOG_LEVEL: 'warn',
+    LIVE_POLL_MS: String(POLL_MS),
+    // Every stream of the run on one instance, each key within its bound.
+    LIVE_MAX_STREAMS: String(STREAMS),
+    LIVE_MAX_PER_KEY: String(Math.ceil(STREAMS / KEYS)),
+    MAX_CONNECTIONS: String(STREAMS + 100),
+    MAX_CONNECTIONS_PER_ADDRESS: String(STREAMS + 100),
+  },
+  ['--max-semi-space-size=16'],
+);
+
+const agent = new http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
+let events = 0;
+let firstEvents = 0;
+const requests: http.ClientRequest[] = [];
+/** Opens one stream; resolves at its first event. Limits vary per stream so the polls are distinct per key. */
+function open(index: number): Promise<void> {
+  const key = keys[index % KEYS] as string;
+  const limit = 1 + Math.floor(index / KEYS);
+  const body = JSON.stringify({ query: `subscription { pets(limit: ${limit}) { id name } }` });
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      gateway.url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+          authorization: `Bearer ${key}`,
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (response) => {
+        let first = true;
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          const count = chunk.split('event: next').length - 1;
+          events += count;
+          if (first && count > 0) {
+            first = false;
+            firstEvents++;
+            resolve();
+          }
+        });
+        response.on('error', () => {});
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+    requests.push(request);
+  });
+}
+
+const before = await gateway.stats();
+const started = performance.now();
+for (let i = 0; i < STREAMS; i += 100) {
+  await Promise.all(Array.from({ length: Math.min(100, STREAMS - i) }, (_, j) => open(i + j)));
+}
+const openSeconds = (performance.now() - started) / 1000;
+const held = await gateway.stats();
+const cpu0 = await gateway.cpuMicros();
+const calls0 = (await upstream.stats()).calls ?? 0;
+const events0 = events;
+await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000));
+const cpu1 = await gateway.cpuMicros();
+const calls1 = (await upstream.stats()).calls ?? 0;
+const after = await gateway.stats();
+for (const request of requests) request.destroy();
+
+const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
+const perThousand = ((held.rss - before.rss) / STREAMS) * 1000;
+console.log(
+  `live: ${STREAMS} SSE streams over ${KEYS} keys, LIVE_POLL_MS=${POLL_MS}, held ${SECONDS} s; node ${process.version}`,
+);
+console.log(
+  '| streams | keys | open in s | RSS before MB | RSS held MB | RSS per 1,000 streams MB | peak RSS MB | CPU ms/s held | upstream calls/s | events/s held | first events |',
+);
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+console.log(
+  `| ${STREAMS} | ${KEYS} | ${openSeconds.toFixed(1)} | ${mb(before.rss)} | ${mb(held.rss)} | ${mb(perThousand)} | ${mb(after.peakRss)} | ${((cpu1 - cpu0) / 1000 / SECONDS).toFixed(1)} | ${((calls1 - calls0) / SECONDS).toFixed(1)} | ${((events - events0) / SECONDS).toFixed(1)} | ${firstEvents} |`,
+);
+await gateway.stop();
+await upstream.stop();
+process.exit(0);
