@@ -1,4 +1,5 @@
-import { INT64_MAX, LIST_LIMIT, NAME_LENGTH } from '../../src/contract/animal-store.ts';
+import { INT64_MAX, LIST_LIMIT } from '../../src/contract/animal-store.ts';
+import { REFERENCE_NAME } from '../../src/petstore/names.ts';
 
 /** One request of the contract and what any implementation of it answers. */
 export interface ContractRow {
@@ -122,14 +123,14 @@ export const CONTRACT_TABLE: readonly ContractRow[] = [
     name: 'create, longest name',
     method: 'POST',
     path: '/pets',
-    body: newPet({ name: name(NAME_LENGTH.max) }),
+    body: newPet({ name: name(REFERENCE_NAME.max) }),
     status: 201,
   },
   {
     name: 'create, name too long',
     method: 'POST',
     path: '/pets',
-    body: newPet({ name: name(NAME_LENGTH.max + 1) }),
+    body: newPet({ name: name(REFERENCE_NAME.max + 1) }),
     status: 400,
     code: 'INVALID_FIELD',
   },

@@ -5,12 +5,11 @@ import {
   isInt64,
   isPetStatus,
   LIST_LIMIT,
-  NAME_LENGTH,
-  nameLength,
   PET_STATUSES,
   type PetStatus,
 } from '../../src/contract/animal-store.ts';
 import { ERRORS, type ErrorCode } from '../../src/contract/errors.ts';
+import { REFERENCE_NAME, referenceNameLength } from '../../src/petstore/names.ts';
 
 /** One request as the fake upstream saw it. */
 export interface LoggedRequest {
@@ -99,11 +98,12 @@ function newPetProblem(body: string): { code: ErrorCode; message: string } | und
     return { code: 'MISSING_FIELD', message: '"name" is required.' };
   if (typeof fields.name !== 'string' || !fields.name.isWellFormed())
     return { code: 'INVALID_FIELD', message: '"name" must be a string.' };
-  const length = nameLength(fields.name);
-  if (length < NAME_LENGTH.min || length > NAME_LENGTH.max)
+  // The contract leaves names open: the fake refuses what the reference service refuses.
+  const length = referenceNameLength(fields.name);
+  if (length < REFERENCE_NAME.min || length > REFERENCE_NAME.max)
     return {
       code: 'INVALID_FIELD',
-      message: `"name" must be ${NAME_LENGTH.min} to ${NAME_LENGTH.max} characters long.`,
+      message: `"name" must be ${REFERENCE_NAME.min} to ${REFERENCE_NAME.max} characters long.`,
     };
   if (fields.categoryId === undefined || fields.categoryId === null)
     return { code: 'MISSING_FIELD', message: '"categoryId" is required.' };
