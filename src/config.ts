@@ -2,6 +2,7 @@ import { BlockList, isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { boolean, ConfigError, httpUrl, integer, nonEmpty, oneOf, origins } from './config/env-values.ts';
 import { type LiveSettings, liveSettings } from './config/live.ts';
+import { nameMaxLength } from './config/name-limit.ts';
 import { upstreamUrl } from './config/upstream-url.ts';
 
 /** Configuration, parsed and validated once at start-up. Only `main.ts` passes `process.env` in. */
@@ -131,6 +132,8 @@ export interface Limits {
   readonly maxRepresentations: number;
   /** Operations in one batched request (a JSON array); 1 turns batching off. @default 10 */
   readonly maxBatchOperations: number;
+  /** Code points of a trimmed `createPet` name (src/config/name-limit.ts). @default undefined: none */
+  readonly nameMaxLength?: number | undefined;
 }
 
 /** Defaults at or below graphql-armor's and Apollo Router's. */
@@ -233,6 +236,7 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
       maxCost: integer(env, 'MAX_COST', DEFAULT_LIMITS.maxCost, 1, 1_000_000),
       maxRepresentations: integer(env, 'MAX_REPRESENTATIONS', DEFAULT_LIMITS.maxRepresentations, 1, 100_000),
       maxBatchOperations: integer(env, 'MAX_BATCH_OPERATIONS', DEFAULT_LIMITS.maxBatchOperations, 1, 100),
+      nameMaxLength: nameMaxLength(env),
     }),
     petstoreDb: nonEmpty(env, 'PETSTORE_DB') ?? 'data/petstore.db',
     petstoreApiKey: nonEmpty(env, 'PETSTORE_API_KEY'),

@@ -14,7 +14,7 @@ import { createLogDestination, createLogger } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { connectionCloseLines, redisStateLines } from './observability/state-lines.ts';
 import { drainOnSignal } from './process/drain.ts';
-import { announce, exit, startEmbedded } from './process/embedded-store.ts';
+import { announce, exit, overEmbedded, startEmbedded } from './process/embedded-store.ts';
 import { listen, StartupError } from './process/start-up-errors.ts';
 import { STARTUP_FAILED, superviseWorkers } from './process/workers.ts';
 import { serveWorkerCounts } from './stores/cluster-counts.ts';
@@ -170,7 +170,7 @@ async function main(): Promise<void> {
     ? (await import('./observability/tracing.ts')).createTracing({ exporter: config.otlpEndpoint })
     : undefined;
   let stopping = false;
-  const gateway = composeGateway(config, {
+  const gateway = composeGateway(embeddedKey ? overEmbedded(config) : config, {
     upstreamUrl,
     logger,
     ...(metrics ? { metrics } : {}),

@@ -360,3 +360,17 @@ describe('live subscriptions', () => {
     );
   });
 });
+
+describe('NAME_MAX_LENGTH', () => {
+  it('is unset by default (the contract states no maximum), and takes a count of characters', () => {
+    expect(loadConfig({}).limits.nameMaxLength).toBeUndefined();
+    expect(loadConfig({ NAME_MAX_LENGTH: '' }).limits.nameMaxLength).toBeUndefined();
+    expect(loadConfig({ NAME_MAX_LENGTH: '200' }).limits.nameMaxLength).toBe(200);
+  });
+
+  it.each(['0', '-1', '1.5', 'off', '2000000'])('refuses %s with one line naming the variable', (value) => {
+    expect(() => loadConfig({ NAME_MAX_LENGTH: value })).toThrowError(
+      new RegExp(`^NAME_MAX_LENGTH must be an integer from 1 to 1000000, got "${value}"$`),
+    );
+  });
+});

@@ -26,21 +26,11 @@ export function isInt64(value: bigint): boolean {
   return value >= INT64_MIN && value <= INT64_MAX;
 }
 
-/**
- * `NewPet.name` / `Pet.name`: 1 to 200 Unicode code points once surrounding whitespace is trimmed
- * (the document's minLength/maxLength; docs/reference-service.md says how they are counted).
+/*
+ * `NewPet.name` / `Pet.name` is a string and nothing more: the document says its length and format
+ * limits are "not shown". Whatever else refuses a name is the refuser's own rule: the gateway's
+ * (src/schema/inputs.ts, NAME_MAX_LENGTH) or the reference service's (src/petstore/names.ts).
  */
-export const NAME_LENGTH = Object.freeze({ min: 1, max: 200 });
-
-/**
- * A name's length as NAME_LENGTH counts it: code points of the trimmed text, counted no further
- * than `max + 1` (a 1 MB string is not walked to be refused).
- */
-export function nameLength(text: string): number {
-  let length = 0;
-  for (const _ of text.trim()) if (++length > NAME_LENGTH.max) break;
-  return length;
-}
 
 /** `GET /pets/{petId}` is deprecated and removed on this day (the contract's Versioning section). */
 export const PET_SUNSET = new Date('2030-12-05T00:00:00Z');

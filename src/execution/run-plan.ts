@@ -43,6 +43,7 @@ export async function runPlan(
         'request' in root
           ? root.request
           : root.declaration.request(getArgumentValues(root.field, root.node, variables));
+      root.declaration.within?.(requests[i] as never, ctx);
       root.declaration.calling?.(ctx);
     }
   } catch {

@@ -1,6 +1,7 @@
 /** The contract's resources as the service holds them: int64 fields are `bigint`, never `number`. */
 
-import { LIST_LIMIT, NAME_LENGTH, type PetStatus } from '../contract/animal-store.ts';
+import { LIST_LIMIT, type PetStatus } from '../contract/animal-store.ts';
+import { REFERENCE_NAME } from './names.ts';
 
 export type { PetStatus };
 
@@ -30,9 +31,9 @@ export const LIMITS = {
   listMin: LIST_LIMIT.min,
   listMax: LIST_LIMIT.max,
   listDefault: LIST_LIMIT.default,
-  /** `name` length in Unicode code points, after trimming surrounding whitespace */
-  nameMin: NAME_LENGTH.min,
-  nameMax: NAME_LENGTH.max,
+  /** `name` length in Unicode code points, after trimming surrounding whitespace (this service's own) */
+  nameMin: REFERENCE_NAME.min,
+  nameMax: REFERENCE_NAME.max,
   /** quickstart `message` length in Unicode code points */
   messageMin: 1,
   messageMax: 2000,

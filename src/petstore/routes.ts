@@ -11,6 +11,7 @@ import {
 import { HttpError } from './errors.ts';
 import { readJsonBody, sendJson } from './http.ts';
 import { LIMITS, type MessageDto, type NewPetDto } from './model.ts';
+import { referenceNameProblem } from './names.ts';
 import type { Storage } from './storage.ts';
 
 /** What a route handler gets: the raw request/response, the path match and the query. */
@@ -45,7 +46,9 @@ function single(
 function parseLimit(query: URLSearchParams): number {
   const raw = single(query, 'limit', 'INVALID_LIMIT');
   if (raw === undefined) return LIMITS.listDefault;
-  const value = /^\d{1,4}$/.test(raw) ? Number(raw) : Number.NaN;
+  // Leading zeros are read past, however many: the value decides, as for petId.
+  const digits = /^0*(\d{1,3})$/.exec(raw)?.[1];
+  const value = digits === undefined ? Number.NaN : Number(digits);
   if (!(value >= LIMITS.listMin && value <= LIMITS.listMax)) {
     throw new HttpError(
       'INVALID_LIMIT',
@@ -64,9 +67,13 @@ function parseStatusFilter(query: URLSearchParams): PetStatus | undefined {
   );
 }
 
-/** `petId`: a decimal int64 (optional '-'); anything else, including values beyond int64, is a 400. */
+/**
+ * `petId`: a decimal int64 (optional '-', leading zeros read past however many); anything else,
+ * including values beyond int64, is a 400.
+ */
 function parsePetId(raw: string): bigint {
-  const id = /^-?\d{1,20}$/.test(raw) ? BigInt(raw) : undefined;
+  const digits = /^(-?)0*(\d{1,20})$/.exec(raw);
+  const id = digits ? BigInt(`${digits[1]}${digits[2]}`) : undefined;
   if (id === undefined || !isInt64(id)) {
     throw new HttpError('INVALID_PET_ID', `petId must be an int64 integer, got ${JSON.stringify(raw)}`);
   }
@@ -116,6 +123,8 @@ export function parseNewPet(body: unknown): NewPetDto {
   assertObject(body);
   assertKnownFields(body, ['name', 'categoryId', 'status']);
   const name = stringField(body, 'name', LIMITS.nameMin, LIMITS.nameMax, true);
+  const problem = referenceNameProblem(name);
+  if (problem !== undefined) throw new HttpError('INVALID_FIELD', problem);
 
   const rawCategory = body.categoryId;
   if (rawCategory === undefined || rawCategory === null)

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.ts';
+import { REFERENCE_NAME } from '../petstore/names.ts';
 import { petstoreDbError, StartupError } from './start-up-errors.ts';
 
 /*
@@ -33,6 +34,19 @@ export async function startEmbedded(config: Config): Promise<Embedded> {
   } catch (error) {
     exit(petstoreDbError(config.petstoreDb, error));
   }
+}
+
+/**
+ * The configuration the gateway runs with over the embedded reference service: that service's name
+ * maximum unless NAME_MAX_LENGTH set one, so a name it would refuse is refused before any call, as
+ * an input error pinned to the field a form can show.
+ */
+export function overEmbedded(config: Config): Config {
+  if (config.limits.nameMaxLength !== undefined) return config;
+  return Object.freeze({
+    ...config,
+    limits: Object.freeze({ ...config.limits, nameMaxLength: REFERENCE_NAME.max }),
+  });
 }
 
 /** The start-up lines for people: where GraphQL is, which upstream, the embedded key. */

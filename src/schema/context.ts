@@ -16,6 +16,8 @@ export interface Context {
   maxCost: number;
   /** Representations one `_entities` field may carry (subgraph schema only). */
   maxRepresentations: number;
+  /** The longest `createPet` name passed on (NAME_MAX_LENGTH); undefined: no maximum. */
+  nameMaxLength: number | undefined;
   /**
    * The operation's variables as the caller sent them, before coercion: pricing `_entities`, which
    * the complexity plugin does not wrap, computes the cost again from them (schema/subgraph.ts).
@@ -42,6 +44,7 @@ export interface ContextDeps {
   upstream: UpstreamClient;
   maxCost: number;
   maxRepresentations: number;
+  nameMaxLength: number | undefined;
   now: () => Date;
   /** Per-caller response cache for `pets`/`pet`; undefined = off. */
   cache?: ResponseCacheOptions;
@@ -55,7 +58,7 @@ export interface ContextDeps {
  */
 export function contextDepsOf(options: {
   upstream: UpstreamClient;
-  limits?: { maxCost: number; maxRepresentations: number };
+  limits?: { maxCost: number; maxRepresentations: number; nameMaxLength?: number | undefined };
   now?: () => Date;
   cache?: ResponseCacheOptions;
   live?: LiveLists;
@@ -65,6 +68,7 @@ export function contextDepsOf(options: {
     upstream: options.upstream,
     maxCost: limits.maxCost,
     maxRepresentations: limits.maxRepresentations,
+    nameMaxLength: limits.nameMaxLength,
     now: options.now ?? (() => new Date()),
     ...(options.cache ? { cache: options.cache } : {}),
     ...(options.live ? { live: options.live } : {}),
@@ -101,6 +105,7 @@ export function createContext(
     loaders,
     maxCost: deps.maxCost,
     maxRepresentations: deps.maxRepresentations,
+    nameMaxLength: deps.nameMaxLength,
     variables,
     deprecations,
     now: deps.now,

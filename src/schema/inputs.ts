@@ -1,4 +1,4 @@
-import { INT64_MAX, INT64_MIN, LIST_LIMIT, NAME_LENGTH, nameLength } from '../contract/animal-store.ts';
+import { INT64_MAX, INT64_MIN, LIST_LIMIT } from '../contract/animal-store.ts';
 import { parseInt64Input } from '../contract/int64.ts';
 import { badUserInput } from './errors.ts';
 
@@ -51,21 +51,34 @@ export function textArgument(value: string, argument: string): string {
 }
 
 /**
- * `createPet`'s `input.name`: well-formed (textArgument) and within the contract's NAME_LENGTH.
- * Checked here so a form learns which field is wrong before anything is sent; the name goes
- * upstream as typed.
+ * `createPet`'s `input.name`: well-formed (textArgument) and not empty or blank. The contract states
+ * no name limits; refusing a name with nothing but whitespace is this gateway's own rule (no store
+ * could show it as a name), so the message says whose rule it is. The name goes upstream as typed.
  */
 export function nameArgument(value: string, argument: string): string {
   const text = textArgument(value, argument);
-  const length = nameLength(text);
-  if (length < NAME_LENGTH.min) throw badUserInput(`${argument} must not be blank.`, argument);
-  if (length > NAME_LENGTH.max) {
+  if (text.trim() === '') {
     throw badUserInput(
-      `${argument} must be at most ${NAME_LENGTH.max} characters long (surrounding spaces aside); got ${[...text.trim()].length}.`,
+      `${argument} must not be empty or blank (this gateway's rule; the animal store's contract sets no name limits).`,
       argument,
     );
   }
   return text;
+}
+
+/**
+ * A name within NAME_MAX_LENGTH, when the operator set one: code points of the trimmed text, as
+ * the reference service counts them, counted no further than `max + 1` (a 1 MB name is not walked).
+ */
+export function nameWithin(text: string, max: number | undefined, argument: string): void {
+  if (max === undefined) return;
+  let length = 0;
+  for (const _ of text.trim()) if (++length > max) break;
+  if (length <= max) return;
+  throw badUserInput(
+    `${argument} must be at most ${max} characters long (surrounding spaces aside; this gateway's NAME_MAX_LENGTH); got ${[...text.trim()].length}.`,
+    argument,
+  );
 }
 
 /** `limit` checked against the contract before any upstream call; an explicit null means the default. */

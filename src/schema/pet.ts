@@ -8,7 +8,7 @@ import type { LiveEvent } from '../live/live-lists.ts';
 import { builder } from './builder.ts';
 import { PET_DEPRECATION_REASON, PET_REPLACEMENT_LIMITS } from './deprecation.ts';
 import { rethrowForClient, sunset, toGraphQLError } from './errors.ts';
-import { int64Argument, int64Key, limitArgument, nameArgument } from './inputs.ts';
+import { int64Argument, int64Key, limitArgument, nameArgument, nameWithin } from './inputs.ts';
 import { openLiveList } from './live.ts';
 import { fromUpstream, type UpstreamField } from './upstream-field.ts';
 
@@ -105,6 +105,7 @@ const createPet: UpstreamField<
     categoryId: int64Argument(input.categoryId, 'input.categoryId'),
     ...(input.status ? { status: input.status as PetStatusDto } : {}),
   }),
+  within: (pet, ctx) => nameWithin(pet.name, ctx.nameMaxLength, 'input.name'),
 };
 
 builder.queryType({

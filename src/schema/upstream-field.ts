@@ -29,6 +29,12 @@ export interface UpstreamField<Args, Call extends UpstreamCallName = UpstreamCal
    * GraphQLError for a value the contract refuses: then no call is made.
    */
   readonly request: (args: Args) => UpstreamCallTypes[Call]['request'];
+  /**
+   * What this gateway's configured limits refuse in the built request (a name past
+   * NAME_MAX_LENGTH). Apart from `request` because the limits are the running gateway's, while a
+   * request may be built once for a plan; throws a GraphQLError, and then no call is made.
+   */
+  readonly within?: (request: UpstreamCallTypes[Call]['request'], ctx: Context) => void;
   /** What must hold before the call (a sunset); may throw. */
   readonly before?: (ctx: Context) => void;
   /**
@@ -50,13 +56,14 @@ export function fromUpstream<Args, Call extends UpstreamCallName>(field: Upstrea
   return { extensions: { [UPSTREAM_EXTENSION]: field }, resolve: resolveUpstream(field) };
 }
 
-/** The field's resolver: `before`, the request, `calling`, then the call through the request's loaders. */
+/** The field's resolver: `before`, the request and its limits (`within`), `calling`, then the call through the request's loaders. */
 function resolveUpstream<Args, Call extends UpstreamCallName>(
   field: UpstreamField<Args, Call>,
 ): (root: unknown, args: Args, ctx: Context) => Promise<UpstreamCallTypes[Call]['result']> {
   return (_root, args, ctx) => {
     field.before?.(ctx);
     const request = field.request(args);
+    field.within?.(request, ctx);
     field.calling?.(ctx);
     return load(ctx, field.call, request).catch(rethrowForClient) as Promise<
       UpstreamCallTypes[Call]['result']

@@ -1,4 +1,5 @@
-import { INT64_MAX, LIST_LIMIT, NAME_LENGTH } from '../../src/contract/animal-store.ts';
+import { INT64_MAX, LIST_LIMIT } from '../../src/contract/animal-store.ts';
+import { REFERENCE_NAME } from '../../src/petstore/names.ts';
 
 /** One request of the contract and what any implementation of it answers. */
 export interface ContractRow {
@@ -74,6 +75,28 @@ export const CONTRACT_TABLE: readonly ContractRow[] = [
     status: 400,
     code: 'INVALID_LIMIT',
   },
+  // Leading zeros: the value decides, however many (the gateway reads "007" as 7 the same way).
+  {
+    name: 'list, limit with a leading zero',
+    method: 'GET',
+    path: '/pets?limit=0100',
+    status: 200,
+    list: { atMost: 100 },
+  },
+  {
+    name: 'list, limit with many leading zeros',
+    method: 'GET',
+    path: '/pets?limit=00001',
+    status: 200,
+    list: { atMost: 1 },
+  },
+  {
+    name: 'list, limit of zeros only',
+    method: 'GET',
+    path: '/pets?limit=00000',
+    status: 400,
+    code: 'INVALID_LIMIT',
+  },
   {
     name: 'list, by status',
     method: 'GET',
@@ -110,6 +133,19 @@ export const CONTRACT_TABLE: readonly ContractRow[] = [
     status: 400,
     code: 'INVALID_PET_ID',
   },
+  {
+    name: 'by id, leading zeros past 20 digits',
+    method: 'GET',
+    path: `/pets/${'0'.repeat(30)}1`,
+    status: 200,
+  },
+  {
+    name: 'by id, past int64 behind leading zeros',
+    method: 'GET',
+    path: `/pets/${'0'.repeat(30)}${INT64_MAX + 1n}`,
+    status: 400,
+    code: 'INVALID_PET_ID',
+  },
   { name: 'by id, not a number', method: 'GET', path: '/pets/abc', status: 400, code: 'INVALID_PET_ID' },
   {
     name: 'create',
@@ -122,14 +158,14 @@ export const CONTRACT_TABLE: readonly ContractRow[] = [
     name: 'create, longest name',
     method: 'POST',
     path: '/pets',
-    body: newPet({ name: name(NAME_LENGTH.max) }),
+    body: newPet({ name: name(REFERENCE_NAME.max) }),
     status: 201,
   },
   {
     name: 'create, name too long',
     method: 'POST',
     path: '/pets',
-    body: newPet({ name: name(NAME_LENGTH.max + 1) }),
+    body: newPet({ name: name(REFERENCE_NAME.max + 1) }),
     status: 400,
     code: 'INVALID_FIELD',
   },
@@ -141,6 +177,44 @@ export const CONTRACT_TABLE: readonly ContractRow[] = [
     status: 400,
     code: 'INVALID_FIELD',
   },
+  // The reference service's own name rules (src/petstore/names.ts, docs/reference-service.md).
+  ...(
+    [
+      ['a NUL', 'Rex\u0000'],
+      ['an ESC', '\u001b[31mRex'],
+      ['a line feed inside', 'Rex\nJr'],
+      ['a C1 control', 'Rex\u0085'],
+      ['only a zero-width space', '\u200b'],
+      ['only invisible characters', ' \u200b\u200d\ufeff\u2060 '],
+      ['only combining marks', '\u0301\u0302'],
+      ['a letter under 31 combining marks', `a${'\u0301'.repeat(31)}`],
+    ] as const
+  ).map(
+    ([what, text]): ContractRow => ({
+      name: `create, name with ${what}`,
+      method: 'POST',
+      path: '/pets',
+      body: newPet({ name: text }),
+      status: 400,
+      code: 'INVALID_FIELD',
+    }),
+  ),
+  ...(
+    [
+      ['joiners inside an emoji', '\u{1F468}\u200d\u{1F469}\u200d\u{1F467}'],
+      ['decomposed accents', 'Vie\u0323\u0302t'],
+      ['a letter under 30 combining marks', `a${'\u0301'.repeat(30)}`],
+      ['a tab around it', '\tRex\t'],
+    ] as const
+  ).map(
+    ([what, text]): ContractRow => ({
+      name: `create, name with ${what}`,
+      method: 'POST',
+      path: '/pets',
+      body: newPet({ name: text }),
+      status: 201,
+    }),
+  ),
   {
     name: 'create, no name',
     method: 'POST',

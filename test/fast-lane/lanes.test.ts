@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../../src/config.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
 import { createRateLimit, type RateLimit } from '../../src/policy/rate-limit.ts';
@@ -47,6 +48,8 @@ async function side(
     upstreamUrl: upstream.url,
     ...(cache ? { cache } : {}),
     timeoutMs: 400,
+    // A name maximum, as NAME_MAX_LENGTH sets one: both lanes refuse past it alike.
+    limits: { ...DEFAULT_LIMITS, nameMaxLength: 200 },
     // One attempt, no breaker surprises: a fault must hit both sides identically.
     client: { maxRetries: 0 },
     gateway: {
@@ -389,7 +392,7 @@ const cases: Case[] = [
     },
   },
   {
-    name: 'a createPet input.name of 201 characters (refused with its argument, nothing sent)',
+    name: 'a createPet input.name past NAME_MAX_LENGTH (refused with its argument, nothing sent)',
     code: 'BAD_USER_INPUT',
     body: {
       query: 'mutation Long($input: NewPetInput!) { createPet(input: $input) { name } }',

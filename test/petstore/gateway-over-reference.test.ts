@@ -64,4 +64,14 @@ describe('gateway over the reference service', () => {
     expect(missing.errors?.[0]?.message).toMatch(/header is required/);
     expect(unknown.errors?.[0]?.extensions?.code).toBe(missing.errors?.[0]?.extensions?.code);
   });
+  it.each([
+    ['a NUL', 'Rex\u0000'],
+    ['an ESC', '\u001b[2JRex'],
+    ['only a zero-width space', '\u200b'],
+    ['a combining-mark flood', `Z${'\u0336'.repeat(150)}`],
+  ])('passes the service’s refusal of a name with %s through with its code', async (_what, name) => {
+    const created = await execute(gateway.url, CreatePet, { input: { name, categoryId: '1' } }, AUTH);
+    expect(created.data).toBeNull();
+    expect(created.errors?.[0]?.extensions).toEqual({ code: 'INVALID_FIELD', status: 400 });
+  });
 });

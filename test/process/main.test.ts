@@ -60,6 +60,31 @@ describe('npm start', () => {
     expect(stdout).toBe(key);
   });
 
+  it("with no UPSTREAM_URL refuses names past the embedded service's 200 itself, unless NAME_MAX_LENGTH says otherwise", async () => {
+    const create = (name: string) =>
+      `mutation { createPet(input: { name: ${JSON.stringify(name)}, categoryId: "1" }) { name } }`;
+    for (const [env, refusedBy] of [
+      [{}, 'BAD_USER_INPUT'],
+      // The operator's own maximum is kept; the store then refuses by its own code.
+      [{ NAME_MAX_LENGTH: '300' }, 'INVALID_FIELD'],
+    ] as const) {
+      const gateway = start({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        PETSTORE_DB: ':memory:',
+        LOG_LEVEL: 'silent',
+        ...env,
+      });
+      const [, url] = await gateway.waitFor(/GraphiQL at (http:\/\/\S+\/graphql)/);
+      const [, key] = await gateway.waitFor(/API key for this run: (\S+)/);
+      const longest = await postJson(url as string, { query: create('n'.repeat(200)) }, `Bearer ${key}`);
+      expect(longest.errors, longest.text).toBeUndefined();
+      const over = await postJson(url as string, { query: create('n'.repeat(201)) }, `Bearer ${key}`);
+      expect(over.errors?.[0]?.extensions?.code, over.text).toBe(refusedBy);
+      await gateway.stop();
+    }
+  });
+
   it('with no UPSTREAM_URL and no HOST listens on this machine only (its key is in the GraphiQL page)', async () => {
     const outside = Object.values(networkInterfaces())
       .flat()

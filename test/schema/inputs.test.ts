@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../../src/config.ts';
 import type { FakeUpstream } from '../support/fake-upstream.ts';
 import { useGateway } from '../support/fixture.ts';
 import type { RunningGateway } from '../support/gateway.ts';
@@ -28,21 +29,15 @@ describe('createPet input errors: one shape, pinned to the field, no upstream ca
     ['name missing from the variable', { categoryId: '1' }, 400, 'input.name'],
     ['an empty name', { name: '', categoryId: '1' }, 200, 'input.name'],
     ['a blank name', { name: '   ', categoryId: '1' }, 200, 'input.name'],
-    ['a name of 201 characters', { name: 'x'.repeat(201), categoryId: '1' }, 200, 'input.name'],
-    [
-      'a name of 201 characters before trimming, 200 after',
-      { name: ` ${'é'.repeat(200)}`, categoryId: '1' },
-      'ok',
-      '',
-    ],
+    // The contract states no maximum, so without NAME_MAX_LENGTH the store decides.
+    ['a name of 1,000 characters', { name: 'x'.repeat(1000), categoryId: '1' }, 'upstream', ''],
     ['categoryId that is not an integer', { name: 'Rex', categoryId: 'abc' }, 200, 'input.categoryId'],
     ['categoryId missing from the variable', { name: 'Rex' }, 400, 'input.categoryId'],
     ['a categoryId of the wrong type', { name: 'Rex', categoryId: { id: 1 } }, 400, 'input.categoryId'],
     ['a field the input does not have', { name: 'Rex', categoryId: '1', colour: 'red' }, 400, 'input.colour'],
   ] as const)('%s', async (_case, input, status, argument) => {
     const answer = await create(input);
-    if (status === 'ok') {
-      expect(answer.errors, answer.text).toBeUndefined();
+    if (status === 'upstream') {
       expect(upstream.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /v1/pets']);
       return;
     }
@@ -93,5 +88,56 @@ describe('createPet input errors: one shape, pinned to the field, no upstream ca
     const answer = await create({ name: 'Rex', categoryId: '1' });
     expect(answer.errors?.[0]?.extensions).toEqual({ code: 'INVALID_FIELD', status: 400 });
     upstream.clearFaults();
+  });
+});
+
+describe('a name refused by the gateway says whose rule refused it', () => {
+  it("blank: the gateway's own rule, not the contract's", async () => {
+    const answer = await create({ name: ' \t ', categoryId: '1' });
+    expect(answer.errors?.[0]?.message).toMatch(/this gateway's rule/);
+    expect(upstream.requests).toEqual([]);
+  });
+
+  it('too long for the store: its own refusal, with its own code, when the gateway sets no maximum', async () => {
+    const answer = await create({ name: 'x'.repeat(201), categoryId: '1' });
+    expect(answer.errors?.[0]?.extensions).toEqual({ code: 'INVALID_FIELD', status: 400 });
+    expect(upstream.requests).toHaveLength(1);
+  });
+});
+
+describe('NAME_MAX_LENGTH: a maximum only when configured', () => {
+  let limited: RunningGateway;
+  let limitedUpstream: FakeUpstream;
+  useGateway({ tokens: [TOKEN], gateway: { limits: { ...DEFAULT_LIMITS, nameMaxLength: 5 } } }, (started) => {
+    ({ upstream: limitedUpstream, gateway: limited } = started);
+  });
+  const send = (body: Record<string, unknown>) => postJson(limited.url, body, AUTH);
+
+  it.each([
+    ['as a variable', { query: CREATE, variables: { input: { name: ' Rexford ', categoryId: '1' } } }],
+    [
+      'written in the document (a plan built once, checked per request)',
+      { query: 'mutation { createPet(input: { name: " Rexford ", categoryId: "1" }) { id } }' },
+    ],
+  ])('refuses a name past it %s, in the one input-error shape, before any call', async (_how, body) => {
+    // Again and again: prepared operations move to the fast lane, which must refuse it too.
+    for (let run = 0; run < 4; run++) {
+      const answer = await send(body);
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument: 'input.name' });
+      expect(answer.errors?.[0]?.message).toBe(
+        "input.name must be at most 5 characters long (surrounding spaces aside; this gateway's NAME_MAX_LENGTH); got 7.",
+      );
+    }
+    expect(limitedUpstream.requests).toEqual([]);
+  });
+
+  it('lets a name at it through, counted in code points after trimming', async () => {
+    const answer = await send({
+      query: CREATE,
+      variables: { input: { name: ' 🐕🐕🐕🐕🐕 ', categoryId: '1' } },
+    });
+    expect(answer.errors, answer.text).toBeUndefined();
+    expect(limitedUpstream.requests).toHaveLength(1);
   });
 });

@@ -5,12 +5,11 @@ import {
   isInt64,
   isPetStatus,
   LIST_LIMIT,
-  NAME_LENGTH,
-  nameLength,
   PET_STATUSES,
   type PetStatus,
 } from '../../src/contract/animal-store.ts';
 import { ERRORS, type ErrorCode } from '../../src/contract/errors.ts';
+import { REFERENCE_NAME, referenceNameLength, referenceNameProblem } from '../../src/petstore/names.ts';
 
 /** One request as the fake upstream saw it. */
 export interface LoggedRequest {
@@ -99,12 +98,15 @@ function newPetProblem(body: string): { code: ErrorCode; message: string } | und
     return { code: 'MISSING_FIELD', message: '"name" is required.' };
   if (typeof fields.name !== 'string' || !fields.name.isWellFormed())
     return { code: 'INVALID_FIELD', message: '"name" must be a string.' };
-  const length = nameLength(fields.name);
-  if (length < NAME_LENGTH.min || length > NAME_LENGTH.max)
+  // The contract leaves names open: the fake refuses what the reference service refuses.
+  const length = referenceNameLength(fields.name);
+  if (length < REFERENCE_NAME.min || length > REFERENCE_NAME.max)
     return {
       code: 'INVALID_FIELD',
-      message: `"name" must be ${NAME_LENGTH.min} to ${NAME_LENGTH.max} characters long.`,
+      message: `"name" must be ${REFERENCE_NAME.min} to ${REFERENCE_NAME.max} characters long.`,
     };
+  const problem = referenceNameProblem(fields.name.trim());
+  if (problem !== undefined) return { code: 'INVALID_FIELD', message: problem };
   if (fields.categoryId === undefined || fields.categoryId === null)
     return { code: 'MISSING_FIELD', message: '"categoryId" is required.' };
   const literal = /"categoryId"\s*:\s*(-?\d+)\s*[,}]/.exec(body)?.[1];
@@ -155,8 +157,8 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     // them: test/contract/table.test.ts holds both to one table of requests and answers.
     if (req.method === 'GET' && url.pathname === '/v1/pets') {
       const limits = url.searchParams.getAll('limit');
-      const limit =
-        limits.length === 0 ? LIST_LIMIT.default : /^\d{1,4}$/.test(limits[0] ?? '') ? Number(limits[0]) : 0;
+      const digits = /^0*(\d{1,3})$/.exec(limits[0] ?? '')?.[1];
+      const limit = limits.length === 0 ? LIST_LIMIT.default : digits === undefined ? 0 : Number(digits);
       if (limits.length > 1 || !(limit >= LIST_LIMIT.min && limit <= LIST_LIMIT.max))
         return errorBody(
           res,
@@ -173,7 +175,8 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     const byId = /^\/v1\/pets\/([^/]+)$/.exec(url.pathname);
     if (req.method === 'GET' && byId) {
       const raw = byId[1] ?? '';
-      const id = /^-?\d{1,20}$/.test(raw) ? BigInt(raw) : undefined;
+      const digits = /^(-?)0*(\d{1,20})$/.exec(raw);
+      const id = digits ? BigInt(`${digits[1]}${digits[2]}`) : undefined;
       if (id === undefined || !isInt64(id))
         return errorBody(
           res,
