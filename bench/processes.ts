@@ -54,21 +54,30 @@ export async function startTarget(
   file: string,
   env: Record<string, string | undefined>,
   execArgv: string[] = [],
+  options: { readStdout?: boolean } = {},
 ): Promise<TargetProcess> {
-  // stdout (the gateway's log line per operation) goes to /dev/null, not a pipe: reading thousands
-  // of lines a second in this process would take CPU from the load generator beside it, and a file
-  // would grow by ~1 MB/s. The gateway still formats and writes every line, as in production.
-  // stderr (crashes, Node's warnings) is kept to explain a child that dies.
+  // `readStdout` (the gateways): stdout, the log line per operation, is a pipe that a process of
+  // its own reads and discards, as containerd's or dockerd's log reader does: the gateway pays for
+  // every write and for the reader's wake-ups as in production, and the reader's CPU is neither the
+  // gateway's nor the load generator's. Otherwise stdout goes to /dev/null. stderr (crashes,
+  // Node's warnings) is kept to explain a child that dies.
+  const reader = options.readStdout
+    ? spawn('sh', ['-c', 'exec cat > /dev/null'], { stdio: ['pipe', 'ignore', 'ignore'], detached: true })
+    : undefined;
+  if (reader) running.add(reader);
   const child = spawn(process.execPath, [...execArgv, file], {
     cwd: new URL('..', import.meta.url),
     env: Object.fromEntries(
       Object.entries({ ...process.env, ...env }).filter(([, value]) => value !== undefined),
     ),
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    stdio: ['ignore', reader?.stdin ?? 'ignore', 'pipe', 'ipc'],
     // Its own process group, for killGroup. It still exits with the bench: on IPC disconnect.
     detached: true,
   });
   running.add(child);
+  // The child holds the pipe's write end now: once it exits, the reader sees the end and exits too.
+  reader?.stdin?.destroy();
+  reader?.once('exit', () => running.delete(reader));
   let errors = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     errors = (errors + chunk.toString()).slice(-OUTPUT_LIMIT);

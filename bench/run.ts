@@ -193,6 +193,12 @@ const HOPS: Record<HopKind, { file: string; env: Record<string, string | undefin
   // The gateway as configured by default: an inherited FAST_LANE must not choose for it.
   gateway: { file: 'bench/target-gateway.ts', env: { FAST_LANE: undefined }, gateway: true },
   'gateway-yoga': { file: 'bench/target-gateway.ts', env: { FAST_LANE: 'off' }, gateway: true },
+  // The default gateway with LOG_LEVEL=warn: what the default log line per operation costs.
+  'gateway-warn': {
+    file: 'bench/target-gateway.ts',
+    env: { FAST_LANE: undefined, LOG_LEVEL: 'warn' },
+    gateway: true,
+  },
   // src/main.ts itself with WORKERS=2: a primary and two workers, measured as one process tree.
   'gateway-workers': {
     file: 'bench/target-gateway-workers.ts',
@@ -248,7 +254,9 @@ async function startStack(kind: UpstreamKind, workloads: Workload[], settings: S
       const nodeArgs = gateway ? [...settings.gatewayNodeArgs, ...profile] : [];
       hops.set(
         hop,
-        await startTarget(`${hop} (${kind})`, file, { ...env, UPSTREAM_URL: upstream.url }, nodeArgs),
+        await startTarget(`${hop} (${kind})`, file, { ...env, UPSTREAM_URL: upstream.url }, nodeArgs, {
+          readStdout: gateway,
+        }),
       );
     }),
   );
@@ -669,6 +677,7 @@ async function runWorkload(
   }
   add('gateway', 'direct', ['rps', 'p99']);
   add('gateway', 'gateway-yoga', ['rps', 'cpu', 'p99'], 'fast lane on / off');
+  add('gateway', 'gateway-warn', ['rps', 'cpu', 'p99'], 'LOG_LEVEL info (the default) / warn');
   add(
     'gateway-workers',
     'tailcall',

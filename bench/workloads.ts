@@ -3,6 +3,8 @@ import { createdPetId, listedPets, type PetIds } from './static-upstream.ts';
 export type TargetKind =
   | 'gateway'
   | 'gateway-yoga'
+  /** The default gateway with LOG_LEVEL=warn: the price of the default log line, beside it. */
+  | 'gateway-warn'
   | 'gateway-workers'
   /** --baseline: the gateway of another checkout, beside this one's. */
   | 'gateway-baseline'
@@ -234,7 +236,7 @@ function listWorkload(
       ...gateways(query),
       'bare-proxy': restList,
       'json-hop': jsonHop('GET', `/pets?limit=${limit}`, dataField('pets', petList(limit)), exact),
-      ...(tailcall ? { tailcall: query } : {}),
+      ...(tailcall ? { tailcall: query, 'gateway-warn': query } : {}),
       ...(options.workers ? { 'gateway-workers': query } : {}),
       ...(direct ? { direct: restList } : {}),
     },
