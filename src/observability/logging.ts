@@ -64,8 +64,8 @@ export const DEFAULT_LOG_BUFFER_BYTES = 4 * 1024 * 1024;
 /**
  * stdout for the logs, never blocking the event loop: a log shipper that stalls (or Docker's
  * blocking log mode) fills the pipe, and a synchronous write would then block the gateway, /health
- * included, until the reader resumed. Lines are gathered once per event-loop turn
- * (a line per request written on its own costs a system call per request: docs/performance.md) and handed to sonic-boom (pino's own destination), which writes
+ * included, until the reader resumed. Lines are gathered into blocks of up to 64 KB or 100 ms
+ * (gatherLines) and handed to sonic-boom (pino's own destination), which writes
  * what it can and keeps the rest; its `maxLength` bounds what waits: past it lines are dropped
  * and counted, and one warn line says how many once the reader drains the backlog. A
  * write error (ENOSPC on a full disk, EPIPE, EBADF) is counted the same way and reported once on
@@ -78,7 +78,9 @@ export function createLogDestination(
   const boom = openNonBlocking(fd, options.maxBufferBytes ?? DEFAULT_LOG_BUFFER_BYTES);
   const retryLater = retryWhileBusy(boom);
   const drops = countDrops(boom, fd, retryLater);
-  const lines = gatherLines(boom);
+  // A block is a small part of what may wait for a stalled reader, so a stall drops lines, not blocks.
+  const maxBufferBytes = options.maxBufferBytes ?? DEFAULT_LOG_BUFFER_BYTES;
+  const lines = gatherLines(boom, Math.min(FLUSH_AT, Math.floor(maxBufferBytes / 8)));
   flushAtExit(() => {
     lines.flushSync();
     boom.flushSync();
@@ -201,12 +203,19 @@ function warnOnStderr(error: NodeJS.ErrnoException): void {
   }
 }
 
-/** Lines gathered over an event-loop turn (or up to FLUSH_AT characters) and handed over in one write. */
-function gatherLines(boom: Sink): { write(line: string): void; flushSync(): void } {
+/**
+ * Lines gathered into blocks and handed over in one write, as nginx's `access_log … buffer= flush=`
+ * does: when `flushAt` characters wait, or FLUSH_MS after the first of them, whichever comes first.
+ * Each write wakes the reader (containerd, dockerd, a shipper): a write per line or per event-loop
+ * turn costs both sides a system call per request under load. The drain and the exit write what
+ * waits (flushWithin, flushAtExit).
+ */
+function gatherLines(boom: Sink, flushAt: number): { write(line: string): void; flushSync(): void } {
   let waiting = '';
-  let scheduled = false;
+  let timer: NodeJS.Timeout | undefined;
   const flushSync = () => {
-    scheduled = false;
+    clearTimeout(timer);
+    timer = undefined;
     if (waiting === '') return;
     const text = waiting;
     waiting = '';
@@ -215,11 +224,9 @@ function gatherLines(boom: Sink): { write(line: string): void; flushSync(): void
   return {
     write(line) {
       waiting += line;
-      if (waiting.length >= FLUSH_AT) flushSync();
-      else if (!scheduled) {
-        scheduled = true;
-        setImmediate(flushSync);
-      }
+      if (waiting.length >= flushAt) flushSync();
+      // Unreferenced: a process with nothing else to do may exit, and its exit writes the rest.
+      else if (timer === undefined) timer = setTimeout(flushSync, FLUSH_MS).unref();
     },
     flushSync,
   };
@@ -258,8 +265,10 @@ interface SonicState {
 /** How soon what waits for a stalled reader is tried again. */
 const RETRY_MS = 50;
 
-/** Characters of log lines written at once at most, before the turn ends. */
-const FLUSH_AT = 8192;
+/** Characters of log lines gathered into one block at most. */
+const FLUSH_AT = 64 * 1024;
+/** The longest a line waits to be written: its delay on the reader's side. */
+const FLUSH_MS = 100;
 
 const unflushed = new Set<() => void>();
 

@@ -150,3 +150,35 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+describe('lines written in blocks', () => {
+  it('writes the lines of the last operations before SIGTERM before the process exits', async () => {
+    const started = await npmStart();
+    // Well under the block's 100 ms: these lines are still waiting when SIGTERM arrives.
+    const names = ['LastA', 'LastB', 'LastC'];
+    for (const name of names) expect(await pets(started.origin, started.key, name)).toBe(200);
+    await started.stop();
+    const written = started.tail().filter((line) => line.includes('"msg":"operation"'));
+    for (const name of names)
+      expect(
+        written.some((line) => line.includes(`"operationName":"${name}"`)),
+        name,
+      ).toBe(true);
+  });
+
+  it('writes a line within its time bound when nothing else comes', async () => {
+    const started = await npmStart();
+    try {
+      expect(await pets(started.origin, started.key, 'Lonely')).toBe(200);
+      const asked = performance.now();
+      while (
+        !started.tail().some((line) => line.includes('"operationName":"Lonely"')) &&
+        performance.now() - asked < 2000
+      )
+        await sleep(10);
+      expect(started.tail().some((line) => line.includes('"operationName":"Lonely"'))).toBe(true);
+    } finally {
+      await started.stop();
+    }
+  });
+});
