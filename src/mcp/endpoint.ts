@@ -63,6 +63,56 @@ function isMcpPath(url: string | undefined): boolean {
 }
 
 /**
+ * The checks before a body is read: the Origin (DNS rebinding), a browser's preflight, the key and
+ * the method. Returns the caller's `Authorization` once admitted; undefined when already answered.
+ * `headers` receives the CORS headers an admitted origin's answer carries.
+ */
+function admit(
+  req: IncomingMessage,
+  res: ServerResponse,
+  corsOrigins: readonly string[],
+  headers: Record<string, string>,
+): string | undefined {
+  const origin = req.headers.origin;
+  if (origin !== undefined) {
+    if (!originAllowed(corsOrigins, origin)) {
+      return void rpcError(
+        res,
+        403,
+        SERVER_ERROR,
+        `Requests from the origin ${JSON.stringify(origin.slice(0, 200))} are not allowed here (CORS_ORIGINS).`,
+        headers,
+      );
+    }
+    Object.assign(headers, {
+      'access-control-allow-origin': origin,
+      'access-control-expose-headers': 'mcp-session-id, www-authenticate, x-request-id',
+      vary: 'origin',
+    });
+  }
+  if (req.method === 'OPTIONS') {
+    res.writeHead(204, { ...headers, ...PREFLIGHT_HEADERS });
+    return void res.end();
+  }
+  const caller = bearerAuthorization(req.headers.authorization);
+  if (caller.authorization === undefined) {
+    const sentence = req.headers.authorization === undefined ? NO_KEY : `${caller.problem} ${NO_KEY}`;
+    return void rpcError(res, 401, SERVER_ERROR, sentence, {
+      ...headers,
+      'www-authenticate': 'Bearer realm="pet-gateway"',
+    });
+  }
+  if (req.method !== 'POST') {
+    // Stateless: no stream to open for server messages (GET), no session to end (DELETE).
+    return void rpcError(res, 405, SERVER_ERROR, 'Method not allowed: this MCP endpoint takes POST only.', {
+      ...headers,
+      allow: 'POST',
+    });
+  }
+  return caller.authorization;
+}
+
+/**
  * `/mcp`: the Model Context Protocol over Streamable HTTP, stateless (a new server and transport
  * per request, as the SDK's stateless example), answering in JSON. Returns a handler that serves
  * `/mcp` and returns true, or returns false for every other path.
@@ -74,43 +124,9 @@ export function createMcpEndpoint(
   const schemaText = printSchema(schema);
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
-    const origin = req.headers.origin;
     const headers: Record<string, string> = { 'x-request-id': requestId };
-    if (origin !== undefined) {
-      if (!originAllowed(options.corsOrigins, origin)) {
-        return rpcError(
-          res,
-          403,
-          SERVER_ERROR,
-          `Requests from the origin ${JSON.stringify(origin.slice(0, 200))} are not allowed here (CORS_ORIGINS).`,
-          headers,
-        );
-      }
-      Object.assign(headers, {
-        'access-control-allow-origin': origin,
-        'access-control-expose-headers': 'mcp-session-id, www-authenticate, x-request-id',
-        vary: 'origin',
-      });
-    }
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, { ...headers, ...PREFLIGHT_HEADERS });
-      return void res.end();
-    }
-    const caller = bearerAuthorization(req.headers.authorization);
-    if (caller.authorization === undefined) {
-      const sentence = req.headers.authorization === undefined ? NO_KEY : `${caller.problem} ${NO_KEY}`;
-      return rpcError(res, 401, SERVER_ERROR, sentence, {
-        ...headers,
-        'www-authenticate': 'Bearer realm="pet-gateway"',
-      });
-    }
-    if (req.method !== 'POST') {
-      // Stateless: no stream to open for server messages (GET), no session to end (DELETE).
-      return rpcError(res, 405, SERVER_ERROR, 'Method not allowed: this MCP endpoint takes POST only.', {
-        ...headers,
-        allow: 'POST',
-      });
-    }
+    const authorization = admit(req, res, options.corsOrigins, headers);
+    if (authorization === undefined) return;
     const text = await readCapped(req, options.maxBodyBytes);
     if (text === undefined) {
       return rpcError(
@@ -132,7 +148,7 @@ export function createMcpEndpoint(
     const call: CallContext = {
       fetch: options.fetch,
       req,
-      authorization: caller.authorization,
+      authorization,
       requestId,
       clientAddress: options.clientAddress(req),
       clientName: init ? init.name : clientOfSession(req.headers['mcp-session-id']),
