@@ -2,6 +2,7 @@ import { BlockList, isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { boolean, ConfigError, httpUrl, integer, nonEmpty, oneOf, origins } from './config/env-values.ts';
 import { type LiveSettings, liveSettings } from './config/live.ts';
+import { mcpEnabled } from './config/mcp.ts';
 import { nameMaxLength } from './config/name-limit.ts';
 import { upstreamUrl } from './config/upstream-url.ts';
 
@@ -77,6 +78,8 @@ export interface Config {
   readonly federation: boolean;
   /** Live subscriptions (src/config/live.ts); undefined with LIVE=off. */
   readonly live: LiveSettings | undefined;
+  /** The MCP endpoint at `/mcp` for assistants (src/config/mcp.ts). @default true */
+  readonly mcp: boolean;
   /** OTLP/HTTP collector base URL; tracing is off without it. */
   readonly otlpEndpoint: string | undefined;
   /** Limits on what a client may send; see README "Limits and failure behaviour". */
@@ -222,6 +225,7 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
     plans: boolean(env, 'PLANS', true),
     federation: boolean(env, 'FEDERATION', false),
     live,
+    mcp: mcpEnabled(env),
     otlpEndpoint: httpUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
     corsOrigins: origins(env, 'CORS_ORIGINS'),
     introspection: boolean(env, 'INTROSPECTION', true),

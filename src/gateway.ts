@@ -206,6 +206,7 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
     ...(parts.draining ? { draining: parts.draining } : {}),
     fastLane: config.fastLane,
     plans: config.plans,
+    mcp: config.mcp,
     federation: config.federation,
     upstream,
     ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs, callerKey } } : {}),

@@ -92,6 +92,15 @@ describe('federation configuration', () => {
   });
 });
 
+describe('MCP configuration', () => {
+  it('is on by default; MCP=off removes the /mcp endpoint; anything else is refused naming the variable', () => {
+    expect(loadConfig({}).mcp).toBe(true);
+    expect(loadConfig({ MCP: 'off' }).mcp).toBe(false);
+    expect(loadConfig({ MCP: 'on' }).mcp).toBe(true);
+    expect(() => loadConfig({ MCP: 'stateful' })).toThrowError(/^MCP must be on or off .*got "stateful"$/);
+  });
+});
+
 describe('response cache configuration', () => {
   it('is off by default, and REDIS_URL alone does not turn it on', () => {
     expect(loadConfig({})).toMatchObject({

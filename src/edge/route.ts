@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
 import { DEFAULT_LIMITS } from '../config.ts';
 import { createFastLane } from '../fast-lane/fast-lane.ts';
+import { createMcpEndpoint } from '../mcp/endpoint.ts';
 import { createLogger } from '../observability/logging.ts';
 import { maxAgeSeconds } from '../policy/cache-headers.ts';
 import { deprecatedUseReporter } from '../policy/deprecation-headers.ts';
@@ -23,6 +25,11 @@ export interface EdgeOptions extends YogaServerOptions {
   plans?: boolean;
   /** True once the process is shutting down (`/readiness` answers 503). */
   draining?: () => boolean;
+  /**
+   * Serve the Model Context Protocol at `/mcp` (src/mcp/): tools for assistants, each call a
+   * GraphQL request through Yoga; off, `/mcp` answers as any unknown path. @default true
+   */
+  mcp?: boolean;
 }
 
 export interface Edge {
@@ -36,12 +43,28 @@ export interface Edge {
 
 const peerAddress = (req: IncomingMessage) => req.socket.remoteAddress ?? '';
 
+type Handler = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+/** `/mcp` in front of Yoga, when on: its tool calls are GraphQL requests Yoga serves. */
+function mcpRoute(options: EdgeOptions, yoga: YogaServer, logger: Logger): Handler {
+  if (options.mcp === false) return () => false;
+  return createMcpEndpoint({
+    fetch: (url, init, context) => Promise.resolve(yoga.fetch(url, init, context)),
+    corsOrigins: options.corsOrigins ?? ['*'],
+    maxBodyBytes: (options.limits ?? DEFAULT_LIMITS).maxBodyBytes,
+    ...(options.persistedOperations ? { persistedOperations: options.persistedOperations } : {}),
+    logger,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    clientAddress: options.clientAddress ?? peerAddress,
+  });
+}
+
 /**
  * The gateway behind node:http: Yoga, and in front of it (unless switched off) the fast lane for
  * prepared operations.
  */
 export function createEdge(options: EdgeOptions): Edge {
-  const { fastLane = true, plans = true, draining, ...gatewayOptions } = options;
+  const { fastLane = true, plans = true, draining, mcp: _mcp, ...gatewayOptions } = options;
   const logger = options.logger ?? createLogger('info');
   const resolved: YogaServerOptions = { ...gatewayOptions, logger };
   const health = createHealthEndpoints({
@@ -51,7 +74,11 @@ export function createEdge(options: EdgeOptions): Edge {
   });
   if (!fastLane) {
     const yoga = createYogaServer(resolved);
-    return { yoga, handle: (req, res) => void (health(req, res) || signpost(req, res) || yoga(req, res)) };
+    const mcp = mcpRoute(options, yoga, logger);
+    return {
+      yoga,
+      handle: (req, res) => void (health(req, res) || signpost(req, res) || mcp(req, res) || yoga(req, res)),
+    };
   }
   const lanes = createLanes(plans);
   const yoga = createYogaServer(resolved, lanes);
@@ -69,7 +96,8 @@ export function createEdge(options: EdgeOptions): Edge {
     onDeprecatedUse: deprecatedUseReporter(logger, options.metrics),
   });
   options.metrics?.watchLanes(lanes.served);
+  const mcp = mcpRoute(options, yoga, logger);
   const handle = (req: IncomingMessage, res: ServerResponse) =>
-    void (health(req, res) || signpost(req, res) || fast(req, res));
+    void (health(req, res) || signpost(req, res) || mcp(req, res) || fast(req, res));
   return { yoga, handle, lanes };
 }

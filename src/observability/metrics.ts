@@ -14,6 +14,7 @@ import type { DocumentStoreStats } from '../stores/registered-documents.ts';
 import type { CacheStats } from '../stores/response-cache.ts';
 import type { UpstreamObserver } from '../upstream/observer.ts';
 import { createLabelBudget } from './labels.ts';
+import { type McpToolCall, mcpToolCallMetric } from './mcp-metrics.ts';
 import {
   type LiveCounts,
   watchCache,
@@ -71,6 +72,8 @@ export interface Metrics {
   watchRedis(redis: { readonly state: RedisState }): void;
   /** Exposes the APQ store's lookups, registrations and failures (see docs/mobile.md). */
   watchDocumentStore(stats: DocumentStoreStats): void;
+  /** Records one MCP tool call: tool, outcome, client name and duration (src/mcp/). */
+  mcpToolCall(call: McpToolCall): void;
 }
 
 export interface FastOperation {
@@ -113,7 +116,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const deprecatedUse = deprecatedFieldMetric(registry);
   const connectionClosed = connectionMetric(registry);
   const batch = batchMetric(registry);
+  const mcpToolCall = mcpToolCallMetric(registry);
   return {
+    mcpToolCall,
     connectionClosed,
     batch,
     watchRedis: (redis) => watchRedis(registry, redis),

@@ -13,8 +13,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const LAYERS: readonly (readonly string[])[] = [
   ['src/main.ts', 'src/process/', 'src/gateway.ts'],
   ['src/edge/'],
-  // The two lanes side by side: neither imports the other; what both do is in src/policy/.
-  ['src/fast-lane/', 'src/yoga/'],
+  // The two lanes side by side: neither imports the other; what both do is in src/policy/. MCP
+  // sits beside them: its tool calls reach Yoga only through the `fetch` the edge hands it.
+  ['src/fast-lane/', 'src/yoga/', 'src/mcp/'],
   ['src/policy/'],
   ['src/execution/'],
   ['src/schema/'],
@@ -74,8 +75,8 @@ describe('src/ layers', () => {
     expect(upward).toEqual([]);
   });
 
-  it('keeps the two lanes apart: the fast lane and Yoga share only what lies below both', () => {
-    const lanes = ['src/fast-lane/', 'src/yoga/'];
+  it('keeps the lanes apart: the fast lane, Yoga and MCP share only what lies below them', () => {
+    const lanes = ['src/fast-lane/', 'src/yoga/', 'src/mcp/'];
     const laneOf = (file: string) => lanes.find((lane) => file.startsWith(lane));
     const crossing = files.flatMap((file) => {
       const own = laneOf(file);

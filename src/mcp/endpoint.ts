@@ -1,0 +1,180 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { printSchema } from 'graphql';
+import type { Logger } from 'pino';
+import type { Metrics } from '../observability/metrics.ts';
+import { requestIdOf } from '../observability/request-id.ts';
+import { schema } from '../schema/index.ts';
+import { bearerAuthorization } from '../upstream/authorization.ts';
+import type { CallContext, GraphQLFetch } from './graphql-call.ts';
+import {
+  clientOfSession,
+  headersOf,
+  initializingClient,
+  originAllowed,
+  PARSE_ERROR,
+  readCapped,
+  rpcError,
+  SERVER_ERROR,
+  sessionIdFor,
+  writeResponse,
+} from './http.ts';
+import { operationsAsTools } from './operations-as-tools.ts';
+import { createMcpServer } from './server.ts';
+import type { ToolSpec } from './tool.ts';
+import { BUILT_IN_TOOLS } from './tools.ts';
+
+export interface McpEndpointOptions {
+  /** Yoga's `fetch`: every tool call is a GraphQL request Yoga serves. */
+  fetch: GraphQLFetch;
+  /** CORS_ORIGINS: a request with any other `Origin` is refused 403 (DNS rebinding). */
+  corsOrigins: readonly string[];
+  /** MAX_BODY_BYTES: the bound on one MCP request body. */
+  maxBodyBytes: number;
+  /** The trusted-documents manifest: its operations become tools; with `require`, the only tools. */
+  persistedOperations?: { mode: 'allow' | 'require'; documents: ReadonlyMap<string, string> };
+  logger: Logger;
+  metrics?: Metrics;
+  /** The client's address, for the log line (a trusted proxy's forwarded one). */
+  clientAddress: (req: IncomingMessage) => string;
+}
+
+/** The tools a gateway offers: the built-in ones, the manifest's beside them, or the manifest's alone. */
+export function toolsFor(persisted: McpEndpointOptions['persistedOperations']): readonly ToolSpec[] {
+  if (!persisted) return BUILT_IN_TOOLS;
+  const manifest = operationsAsTools(persisted.documents, schema);
+  if (persisted.mode === 'require') return manifest;
+  // The operator's trusted document wins over a built-in tool of the same name.
+  const taken = new Set(manifest.map((tool) => tool.name));
+  return [...manifest, ...BUILT_IN_TOOLS.filter((tool) => !taken.has(tool.name))];
+}
+
+const NO_KEY =
+  "This MCP endpoint needs your own API key: send the header Authorization: Bearer <API key> (set it in your MCP client's configuration; see docs/mcp.md).";
+
+const PREFLIGHT_HEADERS = {
+  'access-control-allow-methods': 'POST',
+  'access-control-allow-headers': 'authorization, content-type, accept, mcp-protocol-version, mcp-session-id',
+  'access-control-max-age': '600',
+};
+
+function isMcpPath(url: string | undefined): boolean {
+  return url === '/mcp' || url?.startsWith('/mcp?') === true;
+}
+
+/**
+ * The checks before a body is read: the Origin (DNS rebinding), a browser's preflight, the key and
+ * the method. Returns the caller's `Authorization` once admitted; undefined when already answered.
+ * `headers` receives the CORS headers an admitted origin's answer carries.
+ */
+function admit(
+  req: IncomingMessage,
+  res: ServerResponse,
+  corsOrigins: readonly string[],
+  headers: Record<string, string>,
+): string | undefined {
+  const origin = req.headers.origin;
+  if (origin !== undefined) {
+    if (!originAllowed(corsOrigins, origin)) {
+      return void rpcError(
+        res,
+        403,
+        SERVER_ERROR,
+        `Requests from the origin ${JSON.stringify(origin.slice(0, 200))} are not allowed here (CORS_ORIGINS).`,
+        headers,
+      );
+    }
+    Object.assign(headers, {
+      'access-control-allow-origin': origin,
+      'access-control-expose-headers': 'mcp-session-id, www-authenticate, x-request-id',
+      vary: 'origin',
+    });
+  }
+  if (req.method === 'OPTIONS') {
+    res.writeHead(204, { ...headers, ...PREFLIGHT_HEADERS });
+    return void res.end();
+  }
+  const caller = bearerAuthorization(req.headers.authorization);
+  if (caller.authorization === undefined) {
+    const sentence = req.headers.authorization === undefined ? NO_KEY : `${caller.problem} ${NO_KEY}`;
+    return void rpcError(res, 401, SERVER_ERROR, sentence, {
+      ...headers,
+      'www-authenticate': 'Bearer realm="pet-gateway"',
+    });
+  }
+  if (req.method !== 'POST') {
+    // Stateless: no stream to open for server messages (GET), no session to end (DELETE).
+    return void rpcError(res, 405, SERVER_ERROR, 'Method not allowed: this MCP endpoint takes POST only.', {
+      ...headers,
+      allow: 'POST',
+    });
+  }
+  return caller.authorization;
+}
+
+/**
+ * `/mcp`: the Model Context Protocol over Streamable HTTP, stateless (a new server and transport
+ * per request, as the SDK's stateless example), answering in JSON. Returns a handler that serves
+ * `/mcp` and returns true, or returns false for every other path.
+ */
+export function createMcpEndpoint(
+  options: McpEndpointOptions,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const tools = toolsFor(options.persistedOperations);
+  const schemaText = printSchema(schema);
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
+    const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
+    const headers: Record<string, string> = { 'x-request-id': requestId };
+    const authorization = admit(req, res, options.corsOrigins, headers);
+    if (authorization === undefined) return;
+    const text = await readCapped(req, options.maxBodyBytes);
+    if (text === undefined) {
+      return rpcError(
+        res,
+        413,
+        SERVER_ERROR,
+        `The request body is over ${options.maxBodyBytes} bytes (MAX_BODY_BYTES).`,
+        headers,
+      );
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return rpcError(res, 400, PARSE_ERROR, 'Parse error: the body is not JSON.', headers);
+    }
+    const init = initializingClient(body);
+    if (init) headers['mcp-session-id'] = sessionIdFor(init.name);
+    const call: CallContext = {
+      fetch: options.fetch,
+      req,
+      authorization,
+      requestId,
+      clientAddress: options.clientAddress(req),
+      clientName: init ? init.name : clientOfSession(req.headers['mcp-session-id']),
+      logger: options.logger,
+      metrics: options.metrics,
+    };
+    const server = createMcpServer(tools, schemaText, call);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
+    try {
+      const request = new Request(`http://gateway${req.url}`, { method: 'POST', headers: headersOf(req) });
+      await writeResponse(res, await transport.handleRequest(request, { parsedBody: body }), headers);
+    } finally {
+      await server.close();
+    }
+  };
+  return (req, res) => {
+    if (!isMcpPath(req.url)) return false;
+    serve(req, res).catch((error: unknown) => {
+      options.logger.error({ err: error }, 'mcp request failed');
+      if (!res.headersSent) rpcError(res, 500, -32603, 'Internal error: see the gateway log.');
+      else res.destroy();
+    });
+    return true;
+  };
+}

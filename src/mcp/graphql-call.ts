@@ -1,0 +1,139 @@
+import type { IncomingMessage } from 'node:http';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import type { Metrics } from '../observability/metrics.ts';
+import type { ToolRequest, ToolSpec } from './tool.ts';
+
+/** Yoga's `fetch`, with the node request as its server context (the client address, the rate limit). */
+export type GraphQLFetch = (
+  url: string,
+  init: RequestInit,
+  context: { req: IncomingMessage },
+) => Promise<Response>;
+
+/** What every tool call of one MCP HTTP request shares: the caller, and where its call is recorded. */
+export interface CallContext {
+  fetch: GraphQLFetch;
+  req: IncomingMessage;
+  /** `Bearer <key>`, as the caller sent it: Yoga forwards it upstream as any GraphQL request's. */
+  authorization: string;
+  requestId: string;
+  clientAddress: string;
+  /** The client's name from MCP `initialize`, when known. */
+  clientName: string | undefined;
+  logger: Logger;
+  metrics: Metrics | undefined;
+}
+
+interface GraphQLError {
+  message?: unknown;
+  extensions?: { code?: unknown; argument?: unknown };
+}
+
+/** One line per GraphQL error: its message and the code a client acts on (and the argument refused). */
+function errorLines(errors: readonly GraphQLError[]): { text: string; codes: string[] } {
+  const codes = errors.map((error) =>
+    typeof error.extensions?.code === 'string' ? error.extensions.code : 'INTERNAL_SERVER_ERROR',
+  );
+  const text = errors
+    .map((error, index) => {
+      const argument =
+        typeof error.extensions?.argument === 'string' ? `, argument ${error.extensions.argument}` : '';
+      return `${codes[index]}${argument}: ${String(error.message)}`;
+    })
+    .join('\n');
+  return { text, codes };
+}
+
+function toolError(text: string, codes: string[]): { result: CallToolResult; codes: string[] } {
+  return { result: { isError: true, content: [{ type: 'text', text }] }, codes };
+}
+
+/** Yoga's answer as a tool result: `data` as structured content and the same JSON as text, or a tool error. */
+async function resultOf(response: Response): Promise<{ result: CallToolResult; codes?: string[] }> {
+  let body: { data?: unknown; errors?: GraphQLError[] } | undefined;
+  try {
+    body = (await response.json()) as typeof body;
+  } catch {
+    body = undefined;
+  }
+  if (body === undefined || typeof body !== 'object' || body === null) {
+    return toolError(`The gateway answered HTTP ${response.status} without a GraphQL result.`, [
+      'INTERNAL_SERVER_ERROR',
+    ]);
+  }
+  if (Array.isArray(body.errors) && body.errors.length > 0) {
+    const { text, codes } = errorLines(body.errors);
+    const partial = body.data ? `\nPartial data: ${JSON.stringify(body.data)}` : '';
+    return toolError(text + partial, codes);
+  }
+  const data = (body.data ?? {}) as Record<string, unknown>;
+  return { result: { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data } };
+}
+
+/** The GraphQL request a call sends: through Yoga, so every limit, the cost, trusted documents and the rate limit apply. */
+function send(call: CallContext, request: ToolRequest): Promise<Response> {
+  return call.fetch(
+    'http://gateway/graphql',
+    {
+      method: 'POST',
+      headers: {
+        authorization: call.authorization,
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'x-request-id': call.requestId,
+        // Deprecated fields' uses are counted by client name, as for any GraphQL client.
+        ...(call.clientName ? { 'graphql-client-name': call.clientName } : {}),
+      },
+      body: JSON.stringify(request),
+    },
+    { req: call.req },
+  );
+}
+
+/**
+ * Runs one tool call as a GraphQL request through Yoga, the server of record, with the caller's
+ * key, and writes its log line and metrics. Never throws: every failure is a tool error a model
+ * reads, without a stack or the key.
+ */
+export async function runToolCall(
+  tool: ToolSpec,
+  args: Record<string, unknown>,
+  call: CallContext,
+): Promise<CallToolResult> {
+  const started = performance.now();
+  let outcome: { result: CallToolResult; codes?: string[] };
+  try {
+    const request = tool.request(args);
+    outcome =
+      'refused' in request
+        ? toolError(request.refused, ['BAD_USER_INPUT'])
+        : await resultOf(await send(call, request));
+  } catch (error) {
+    call.logger.error({ err: error, requestId: call.requestId, tool: tool.name }, 'mcp tool call failed');
+    outcome = toolError('The gateway could not run this tool call; see its log for the request id.', [
+      'INTERNAL_SERVER_ERROR',
+    ]);
+  }
+  const durationMs = Math.round((performance.now() - started) * 100) / 100;
+  const failed = outcome.result.isError === true;
+  call.logger.info(
+    {
+      requestId: call.requestId,
+      clientAddress: call.clientAddress,
+      tool: tool.name,
+      client: call.clientName ?? null,
+      outcome: failed ? 'error' : 'ok',
+      durationMs,
+      ...(outcome.codes ? { codes: outcome.codes } : {}),
+    },
+    'mcp tool call',
+  );
+  call.metrics?.mcpToolCall({
+    tool: tool.name,
+    outcome: failed ? 'error' : 'ok',
+    client: call.clientName,
+    seconds: durationMs / 1000,
+  });
+  return outcome.result;
+}

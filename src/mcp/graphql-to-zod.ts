@@ -1,0 +1,127 @@
+import {
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLInputType,
+  type GraphQLOutputType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  Kind,
+  type SelectionSetNode,
+} from 'graphql';
+import { z } from 'zod';
+import { LIST_LIMIT } from '../contract/animal-store.ts';
+import { int64String } from './tools.ts';
+
+/*
+ * GraphQL types as the zod schemas an MCP tool declares (the SDK turns them into JSON Schema):
+ * a manifest operation's variables become the tool's input, its selection the tool's output.
+ */
+
+function scalarInput(name: string, argument: string | undefined): z.ZodType {
+  switch (name) {
+    case 'ID':
+      return int64String();
+    case 'Int':
+      // The contract bounds every `limit` argument: the model reads the bounds, not a refusal.
+      return argument === 'limit'
+        ? z.number().int().min(LIST_LIMIT.min).max(LIST_LIMIT.max)
+        : z.number().int();
+    case 'Float':
+      return z.number();
+    case 'Boolean':
+      return z.boolean();
+    default:
+      return z.string();
+  }
+}
+
+/**
+ * A variable's type as a tool's input: ids as decimal strings, enums as their GraphQL values,
+ * input objects field by field; `argument` names the argument the variable feeds (for its bounds).
+ */
+export function inputSchemaOf(type: GraphQLInputType, argument?: string): z.ZodType {
+  if (isNonNullType(type)) return inputSchemaOf(type.ofType, argument);
+  if (isListType(type)) return z.array(inputSchemaOf(type.ofType, argument));
+  if (isEnumType(type)) return z.enum(type.getValues().map((value) => value.name) as [string, ...string[]]);
+  if (isInputObjectType(type)) {
+    const shape: Record<string, z.ZodType> = {};
+    for (const field of Object.values(type.getFields())) {
+      const inner = inputSchemaOf(field.type, field.name);
+      const described = field.description ? inner.describe(field.description) : inner;
+      shape[field.name] = isNonNullType(field.type) ? described : described.optional();
+    }
+    return z.object(shape);
+  }
+  return scalarInput(isScalarType(type) ? type.name : 'String', argument);
+}
+
+function scalarOutput(name: string): z.ZodType {
+  if (name === 'Int' || name === 'Float') return z.number();
+  if (name === 'Boolean') return z.boolean();
+  return z.string();
+}
+
+/** The fields a selection set asks for by response key, fragments expanded (merged fields share a key). */
+function fieldsByKey(
+  selections: SelectionSetNode,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  into = new Map<string, FieldNode[]>(),
+): Map<string, FieldNode[]> {
+  for (const selection of selections.selections) {
+    if (selection.kind === Kind.FIELD) {
+      const key = selection.alias?.value ?? selection.name.value;
+      into.set(key, [...(into.get(key) ?? []), selection]);
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      fieldsByKey(selection.selectionSet, fragments, into);
+    } else {
+      const fragment = fragments.get(selection.name.value);
+      if (fragment) fieldsByKey(fragment.selectionSet, fragments, into);
+    }
+  }
+  return into;
+}
+
+/** What an object type's selection answers, as a zod object of its response keys. */
+export function objectSchemaOf(
+  type: GraphQLOutputType,
+  selections: SelectionSetNode,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+): z.ZodObject {
+  const fields = isObjectType(type) ? type.getFields() : {};
+  const shape: Record<string, z.ZodType> = {};
+  for (const [key, nodes] of fieldsByKey(selections, fragments)) {
+    const name = nodes[0]?.name.value ?? key;
+    const field = fields[name];
+    if (name === '__typename' || field === undefined) {
+      shape[key] = z.string();
+      continue;
+    }
+    const merged: SelectionSetNode = {
+      kind: Kind.SELECTION_SET,
+      selections: nodes.flatMap((node) => node.selectionSet?.selections ?? []),
+    };
+    shape[key] = outputSchemaOf(field.type, merged, fragments);
+  }
+  return z.object(shape);
+}
+
+function outputSchemaOf(
+  type: GraphQLOutputType,
+  selections: SelectionSetNode,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  nullable = true,
+): z.ZodType {
+  if (isNonNullType(type)) return outputSchemaOf(type.ofType, selections, fragments, false);
+  const schema = isListType(type)
+    ? z.array(outputSchemaOf(type.ofType, selections, fragments))
+    : isEnumType(type)
+      ? z.enum(type.getValues().map((value) => value.name) as [string, ...string[]])
+      : isScalarType(type)
+        ? scalarOutput(type.name)
+        : objectSchemaOf(type, selections, fragments);
+  return nullable ? schema.nullable() : schema;
+}

@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/*
+ * The HTTP around MCP's JSON-RPC: refusals as JSON-RPC errors (never a stack or a token), the
+ * capped body, the Origin rule, and the client's name carried from `initialize` to later requests.
+ */
+
+/** Answers `status` with a JSON-RPC error (`id` null: the request's own id may not be known yet). */
+export function rpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-length': String(Buffer.byteLength(body)),
+    ...headers,
+  });
+  res.end(body);
+}
+
+/** JSON-RPC's codes for a body that is not JSON, and for this server's own refusals. */
+export const PARSE_ERROR = -32700;
+export const SERVER_ERROR = -32000;
+
+/** An Origin the gateway's CORS_ORIGINS admits: `*` is any site's origin, `null` only when listed. */
+export function originAllowed(origins: readonly string[], origin: string): boolean {
+  return origins.includes(origin) || (origins.includes('*') && origin !== 'null');
+}
+
+/** The request body, at most `maxBytes` (a lying or absent Content-Length cannot get past it); undefined when over. */
+export async function readCapped(req: IncomingMessage, maxBytes: number): Promise<string | undefined> {
+  if (Number(req.headers['content-length'] ?? '0') > maxBytes) return undefined;
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of req) {
+    length += (chunk as Buffer).length;
+    if (length > maxBytes) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A client name fit for a log line and a label: what clients send (`Claude Desktop`, `vscode`), bounded. */
+function cleanName(name: unknown): string | undefined {
+  return typeof name === 'string' && /^[\w .@/:+()-]{1,64}$/.test(name) ? name : undefined;
+}
+
+/** The client's name, when the body is (or a batch holds) MCP's `initialize`. */
+export function initializingClient(body: unknown): { name: string | undefined } | undefined {
+  const messages = Array.isArray(body) ? body : [body];
+  const init = messages.find(
+    (message) => typeof message === 'object' && message !== null && message.method === 'initialize',
+  ) as { params?: { clientInfo?: { name?: unknown } } } | undefined;
+  return init && { name: cleanName(init.params?.clientInfo?.name) };
+}
+
+/**
+ * The `Mcp-Session-Id` given with `initialize`'s answer. The server keeps no session (each request
+ * is served alone, on any worker or instance); the id only carries the client's self-declared
+ * name, which clients send back with every request, so each tool call's log line and metrics name
+ * the client. A fresh UUID keeps ids unique, as the specification asks.
+ */
+export function sessionIdFor(clientName: string | undefined): string {
+  const name = clientName === undefined ? '' : `.${Buffer.from(clientName).toString('base64url')}`;
+  return randomUUID() + name;
+}
+
+/** The client's name from a `Mcp-Session-Id` sessionIdFor made; undefined for any other. */
+export function clientOfSession(header: string | string[] | undefined): string | undefined {
+  if (typeof header !== 'string') return undefined;
+  const encoded = /^[0-9a-f-]{36}\.([\w-]{1,88})$/.exec(header)?.[1];
+  return encoded === undefined ? undefined : cleanName(Buffer.from(encoded, 'base64url').toString('utf8'));
+}
+
+/** The node request's headers as a fetch `Headers`, for the SDK's web-standard transport. */
+export function headersOf(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+    else if (Array.isArray(value)) headers.set(name, value.join(', '));
+  }
+  return headers;
+}
+
+/** Writes the transport's answer, with the gateway's own headers beside its. */
+export async function writeResponse(
+  res: ServerResponse,
+  response: Response,
+  headers: Record<string, string>,
+): Promise<void> {
+  const body = Buffer.from(await response.arrayBuffer());
+  const own: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    own[name] = value;
+  });
+  res.writeHead(response.status, { ...own, ...headers, 'content-length': String(body.length) });
+  res.end(body);
+}

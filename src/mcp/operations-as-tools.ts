@@ -1,0 +1,169 @@
+import {
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  isNonNullType,
+  Kind,
+  type OperationDefinitionNode,
+  OperationTypeNode,
+  parse,
+  print,
+  TypeInfo,
+  typeFromAST,
+  visit,
+  visitWithTypeInfo,
+} from 'graphql';
+import type { z } from 'zod';
+import { inputSchemaOf, objectSchemaOf } from './graphql-to-zod.ts';
+import type { ToolSpec } from './tool.ts';
+
+/*
+ * A trusted-documents manifest as MCP tools: each operation in it is a tool named after the
+ * operation, its input the operation's variables, its output what the operation selects. A call
+ * sends the document's id, so it runs with PERSISTED_OPERATIONS=require too.
+ */
+
+/** `CheapestSold` → `cheapest_sold`, `HTTPPets` → `http_pets`: how MCP clients name tools. */
+export function toolNameOf(operationName: string): string {
+  return operationName
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z])([A-Z][a-z])/g, '$1_$2')
+    .toLowerCase();
+}
+
+/** What each variable feeds (an argument's name, for its bounds) and the deprecated fields used. */
+function usage(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode) {
+  const argumentOf = new Map<string, string>();
+  const deprecated: string[] = [];
+  const typeInfo = new TypeInfo(schema);
+  const walk = { kind: Kind.DOCUMENT, definitions: [operation, ...fragmentsOf(document).values()] } as const;
+  visit(
+    walk,
+    visitWithTypeInfo(typeInfo, {
+      Argument(node) {
+        if (node.value.kind === Kind.VARIABLE) argumentOf.set(node.value.name.value, node.name.value);
+      },
+      Field() {
+        const field = typeInfo.getFieldDef();
+        const parent = typeInfo.getParentType();
+        if (field?.deprecationReason)
+          deprecated.push(`${parent?.name}.${field.name}: ${field.deprecationReason}`);
+      },
+    }),
+  );
+  return { argumentOf, deprecated };
+}
+
+function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  return fragments;
+}
+
+/** The document's own `#` comment lines before its first definition, the author's description. */
+function leadingComment(text: string): string | undefined {
+  const lines: string[] = [];
+  for (const line of text.split('\n')) {
+    const trimmed = line.trim();
+    if (!trimmed.startsWith('#')) break;
+    lines.push(trimmed.replace(/^#+\s?/, ''));
+  }
+  const comment = lines.join(' ').trim();
+  return comment === '' ? undefined : comment;
+}
+
+/** Without the author's words: the operation itself, and what the schema says of its root fields. */
+function describe(
+  schema: GraphQLSchema,
+  text: string,
+  operation: OperationDefinitionNode,
+  deprecated: string[],
+): string {
+  const root = schema.getRootType(operation.operation);
+  const fields = operation.selectionSet.selections.flatMap((selection) =>
+    selection.kind === Kind.FIELD ? [root?.getFields()[selection.name.value]] : [],
+  );
+  const own =
+    leadingComment(text) ??
+    [
+      `The trusted ${operation.operation} ${operation.name?.value ?? ''}: ${print(operation.selectionSet).replace(/\s+/g, ' ')}.`,
+      ...fields.flatMap((field) =>
+        field?.description ? [`${field.name}: ${field.description.split('\n')[0]}`] : [],
+      ),
+    ].join(' ');
+  const warning = deprecated.length
+    ? ` Uses a deprecated field (${deprecated.join('; ')}): it still answers, and each use is counted.`
+    : '';
+  const asks =
+    operation.operation === OperationTypeNode.MUTATION ? ' It changes the store: ask the user first.' : '';
+  return own + warning + asks;
+}
+
+function inputOf(
+  schema: GraphQLSchema,
+  operation: OperationDefinitionNode,
+  argumentOf: ReadonlyMap<string, string>,
+): Record<string, z.ZodType> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const definition of operation.variableDefinitions ?? []) {
+    const name = definition.variable.name.value;
+    const type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
+    if (type === undefined) continue;
+    const schemaOf = inputSchemaOf(type, argumentOf.get(name));
+    const required = isNonNullType(type) && definition.defaultValue === undefined;
+    shape[name] = required ? schemaOf : schemaOf.optional();
+  }
+  return shape;
+}
+
+/** One tool per query and mutation of the manifest (subscriptions answer more than once: none). */
+function toolsOfDocument(schema: GraphQLSchema, id: string, text: string): ToolSpec[] {
+  let document: DocumentNode;
+  try {
+    document = parse(text, { noLocation: true });
+  } catch {
+    return [];
+  }
+  const fragments = fragmentsOf(document);
+  return document.definitions.flatMap((operation) => {
+    if (
+      operation.kind !== Kind.OPERATION_DEFINITION ||
+      operation.operation === OperationTypeNode.SUBSCRIPTION
+    )
+      return [];
+    const root = schema.getRootType(operation.operation);
+    if (!root) return [];
+    const operationName = operation.name?.value;
+    const { argumentOf, deprecated } = usage(schema, document, operation);
+    const name = operationName
+      ? toolNameOf(operationName)
+      : `operation_${id.replace(/^sha256:/, '').slice(0, 12)}`;
+    return [
+      {
+        name,
+        title: operationName ?? name,
+        description: describe(schema, text, operation, deprecated),
+        input: inputOf(schema, operation, argumentOf),
+        output: objectSchemaOf(root, operation.selectionSet, fragments),
+        readOnly: operation.operation === OperationTypeNode.QUERY,
+        request: (args) => ({ documentId: id, ...(operationName ? { operationName } : {}), variables: args }),
+      } satisfies ToolSpec,
+    ];
+  });
+}
+
+/**
+ * Every query and mutation of a trusted-documents manifest as a tool, in the manifest's order; an
+ * operation whose tool name an earlier one took is left out (a name must call one document).
+ */
+export function operationsAsTools(documents: ReadonlyMap<string, string>, schema: GraphQLSchema): ToolSpec[] {
+  const tools = new Map<string, ToolSpec>();
+  for (const [id, text] of documents) {
+    for (const tool of toolsOfDocument(schema, id, text))
+      if (!tools.has(tool.name)) tools.set(tool.name, tool);
+  }
+  return [...tools.values()];
+}

@@ -1,0 +1,45 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { type CallContext, runToolCall } from './graphql-call.ts';
+import type { ToolSpec } from './tool.ts';
+
+/** Where the schema is offered to assistants writing their own queries. */
+export const SCHEMA_URI = 'graphql://schema';
+
+const INSTRUCTIONS =
+  "The animal store behind this GraphQL gateway, with the user's own API key: every tool call is one GraphQL request, held to the gateway's limits, cost and rate limit. Ids are 64-bit integers as decimal strings: copy them exactly. Ask the user before a tool that changes the store.";
+
+/**
+ * A new MCP server for one HTTP request (stateless: no session outlives the request), offering
+ * `tools`, each call run by runToolCall with the request's caller, and the schema as a resource.
+ */
+export function createMcpServer(
+  tools: readonly ToolSpec[],
+  schemaText: string,
+  call: CallContext,
+): McpServer {
+  const server = new McpServer({ name: 'pet-gateway', version: '0.1.0' }, { instructions: INSTRUCTIONS });
+  for (const tool of tools) {
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.input,
+        outputSchema: tool.output,
+        annotations: { readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
+      },
+      (args: Record<string, unknown>) => runToolCall(tool, args, call),
+    );
+  }
+  server.registerResource(
+    'schema',
+    SCHEMA_URI,
+    {
+      title: 'The GraphQL schema',
+      description: "The gateway's GraphQL schema (SDL), for writing run_query's queries.",
+      mimeType: 'application/graphql',
+    },
+    (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/graphql', text: schemaText }] }),
+  );
+  return server;
+}

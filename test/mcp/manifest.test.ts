@@ -1,0 +1,93 @@
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIST_LIMIT } from '../../src/contract/animal-store.ts';
+import { loadPersistedDocuments } from '../../src/yoga/request/persisted-documents.ts';
+import { BIG_ID, seedPets } from '../support/fake-upstream.ts';
+import { useGateway } from '../support/fixture.ts';
+import type { RunningGateway } from '../support/gateway.ts';
+import { call, connectMcp, textOf } from './client.ts';
+
+const KEY = 'manifest-key';
+const documents = loadPersistedDocuments(join(import.meta.dirname, '../generated/persisted-documents.json'));
+
+describe('with PERSISTED_OPERATIONS=require', () => {
+  let gateway: RunningGateway;
+  let client: Client;
+  useGateway(
+    {
+      tokens: [KEY],
+      seed: (fake) => seedPets(fake, KEY),
+      gateway: { gateway: { persistedOperations: { mode: 'require', documents } } },
+    },
+    (started) => ({ gateway } = started),
+  );
+  beforeAll(async () => {
+    client = await connectMcp(gateway.origin, KEY);
+  });
+  afterAll(async () => client?.close());
+
+  it("offers each of the manifest's operations as a tool, named after it, and no free query", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'create_pet',
+      'get_pet',
+      'list_pets',
+      'list_pets_default',
+      'repeated_pet',
+      'repeated_pets',
+    ]);
+  });
+
+  it("derives each tool's input from the operation's variables: ids as strings, enums as their values, limit's bounds", async () => {
+    const { tools } = await client.listTools();
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    const list = byName.get('list_pets')?.inputSchema;
+    expect(list?.properties?.limit).toMatchObject({
+      type: 'integer',
+      minimum: LIST_LIMIT.min,
+      maximum: LIST_LIMIT.max,
+    });
+    expect(list?.properties?.status).toMatchObject({ enum: ['AVAILABLE', 'PENDING', 'SOLD'] });
+    expect(list?.required ?? []).toEqual([]);
+    const get = byName.get('get_pet');
+    expect(get?.inputSchema.properties?.id).toMatchObject({ type: 'string' });
+    expect(get?.inputSchema.required).toEqual(['id']);
+    expect(get?.description).toMatch(/deprecated/i);
+    const create = byName.get('create_pet')?.inputSchema.properties?.input as {
+      properties: Record<string, unknown>;
+    };
+    expect(Object.keys(create.properties).sort()).toEqual(['categoryId', 'name', 'status']);
+    expect(byName.get('list_pets')?.outputSchema?.properties).toHaveProperty('pets');
+  });
+
+  it('runs a manifest tool by its document id, the int64 id exact', async () => {
+    const result = await call(client, 'list_pets', { limit: 5 });
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toContain(`"id":"${BIG_ID}"`);
+    const one = await call(client, 'get_pet', { id: BIG_ID });
+    expect(one.structuredContent).toMatchObject({ pet: { id: BIG_ID, name: 'Rex' } });
+  });
+});
+
+describe('with RATE_LIMIT_PER_MINUTE=3', () => {
+  let gateway: RunningGateway;
+  useGateway(
+    {
+      tokens: [KEY],
+      seed: (fake) => seedPets(fake, KEY),
+      gateway: { config: { rateLimit: { perMinute: 3, store: 'memory', refusedKeysPerMinute: 60 } } },
+    },
+    (started) => ({ gateway } = started),
+  );
+
+  it('answers the fourth tool call of the minute with a tool error about the rate limit', async () => {
+    const client = await connectMcp(gateway.origin, KEY);
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push(await call(client, 'list_pets', { limit: 1 }));
+    expect(results.map((result) => result.isError ?? false)).toEqual([false, false, false, true]);
+    expect(textOf(results[3] as (typeof results)[number])).toMatch(/RATE_LIMITED.*|Too many requests/);
+    expect(textOf(results[3] as (typeof results)[number])).toContain('RATE_LIMITED');
+    await client.close();
+  });
+});
