@@ -1,18 +1,11 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
-import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { describe, expect, it } from 'vitest';
+import { useGateway } from '../support/fixture.ts';
+import type { RunningGateway } from '../support/gateway.ts';
 
-let upstream: FakeUpstream;
 let gateway: RunningGateway;
-
-beforeAll(async () => {
-  upstream = await startFakeUpstream();
-  gateway = await startGateway({ upstreamUrl: upstream.url });
-});
-afterAll(async () => {
-  await gateway.close();
-  await upstream.close();
+useGateway({ tokens: [] }, (started) => {
+  ({ gateway } = started);
 });
 
 /** Writes `head` (and a small JSON body) on a fresh connection and reads until the server closes or 2 s pass. */

@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
-import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { describe, expect, it } from 'vitest';
+import { useGateway } from '../support/fixture.ts';
+import type { RunningGateway } from '../support/gateway.ts';
 
 // Paths people try before reading (#44 item 5): each answers with where to go, never an empty 404.
 describe('the paths people try first', () => {
-  let upstream: FakeUpstream;
   let gateway: RunningGateway;
-  beforeAll(async () => {
-    upstream = await startFakeUpstream();
-    gateway = await startGateway({ upstreamUrl: upstream.url });
-  });
-  afterAll(async () => {
-    await gateway.close();
-    await upstream.close();
+  useGateway({ tokens: [] }, (started) => {
+    ({ gateway } = started);
   });
 
   it.each([

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './ports.ts';
 
 /** Debian's redis-server, installed by .ci/run. */
 export const REDIS_SERVER = process.env.REDIS_SERVER_PATH ?? '/usr/bin/redis-server';
@@ -32,16 +32,6 @@ export interface RunningRedis {
   resume(): void;
   /** Starts a new, empty server on the same port (after kill or stop), as a restarted Redis. */
   restart(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Starts a private, persistence-free redis-server on a free loopback port. */
