@@ -127,9 +127,18 @@ function portNumber(container: Container, port: string | number): number | undef
     : container.ports.find((entry) => entry.name === port)?.containerPort;
 }
 
-/** The variables src/config.ts reads: each reader is called as `reader(env, 'NAME', …)`. */
+/**
+ * The variables the configuration reads (src/config.ts and the readers in src/config/): each is
+ * read as `reader(env, 'NAME', …)`.
+ */
+const CONFIG_SOURCES = [
+  'src/config.ts',
+  ...readdirSync(new URL('src/config/', ROOT)).map((name) => `src/config/${name}`),
+];
 const CONFIG_READS = new Set(
-  [...read('src/config.ts').matchAll(/\(env, '([A-Z][A-Z0-9_]*)'/g)].map((match) => match[1] as string),
+  CONFIG_SOURCES.flatMap((file) =>
+    [...read(file).matchAll(/\(env, '([A-Z][A-Z0-9_]*)'/g)].map((match) => match[1] as string),
+  ),
 );
 function unreadSettings(names: string[]): string[] {
   return names.filter((name) => !CONFIG_READS.has(name));
