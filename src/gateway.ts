@@ -120,6 +120,40 @@ function upstreamClientOf(
   });
 }
 
+/** The one Redis the configuration's stores share, with its state watched; undefined when none uses it. */
+function sharedRedisOf(config: Config, parts: GatewayParts): SharedRedis | undefined {
+  const usesRedis =
+    config.responseCache === 'redis' ||
+    config.rateLimit?.store === 'redis' ||
+    config.apq?.store === 'redis' ||
+    config.live?.store === 'redis';
+  if (!usesRedis || !config.redisUrl) return undefined;
+  const redis = createSharedRedis(
+    config.redisUrl,
+    parts.onRedisState ? { onStateChange: parts.onRedisState } : {},
+  );
+  parts.metrics?.watchRedis(redis);
+  return redis;
+}
+
+/**
+ * The long-lived streams: WebSockets on /graphql's upgrade, and how every stream ends on the drain:
+ * each subscription completes first (SSE `complete`, graphql-ws `complete`), then the sockets close
+ * as going away, so clients reconnect to another instance.
+ */
+function streamsOf(config: Config, edge: Edge, live: LiveLists | undefined) {
+  const webSockets = createWebSockets({
+    yoga: (request, serverContext) => edge.yoga.fetch(request, serverContext),
+    maxPayloadBytes: config.limits.maxBodyBytes,
+    origins: config.corsOrigins,
+  });
+  const endStreams = async () => {
+    await live?.close();
+    await webSockets.close();
+  };
+  return { webSockets, endStreams };
+}
+
 /**
  * The live lists LIVE asks for: polled through the upstream client, creates announced through the
  * shared Redis with LIVE_STORE=redis, a log line per subscription that ends, counted in /metrics.
@@ -172,16 +206,7 @@ function connectionCloseObserver(
  */
 export function composeGateway(config: Config, parts: GatewayParts): ComposedGateway {
   const { logger, metrics, tracing, overrides = {} } = parts;
-  const usesRedis =
-    config.responseCache === 'redis' ||
-    config.rateLimit?.store === 'redis' ||
-    config.apq?.store === 'redis' ||
-    config.live?.store === 'redis';
-  const redis =
-    usesRedis && config.redisUrl
-      ? createSharedRedis(config.redisUrl, parts.onRedisState ? { onStateChange: parts.onRedisState } : {})
-      : undefined;
-  if (redis && metrics) metrics.watchRedis(redis);
+  const redis = sharedRedisOf(config, parts);
   // Without a secret (no caller's key goes to Redis): this process's own.
   const callerKey = createCallerKey(config.redisKeySecret ?? parts.workersSecret);
   const cacheStore = responseCacheOf(config, redis);
@@ -234,18 +259,8 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
     ...(onClose ? { onClose } : {}),
     ...overrides.server,
   });
-  const webSockets = createWebSockets({
-    yoga: (request, serverContext) => edge.yoga.fetch(request, serverContext),
-    maxPayloadBytes: config.limits.maxBodyBytes,
-    origins: config.corsOrigins,
-  });
+  const { webSockets, endStreams } = streamsOf(config, edge, live);
   server.on('upgrade', webSockets.upgrade);
-  const endStreams = async () => {
-    // Each subscription completes first (SSE `complete`, graphql-ws `complete`), then the sockets
-    // close as going away: clients reconnect to another instance.
-    await live?.close();
-    await webSockets.close();
-  };
   return {
     edge,
     server,

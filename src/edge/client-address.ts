@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import { parseTrustedProxies } from '../config.ts';
+import { parseTrustedProxies } from '../config/trusted-proxies.ts';
 
 /**
  * Who the client is, for the per-address bounds and the log line: the socket's peer, unless the

@@ -56,6 +56,35 @@ export interface HttpServer extends Server {
 }
 
 /**
+ * Node's parser refused a request (bad header bytes, oversized headers, a timeout): answered with
+ * the JSON error body a client reads, never a bare status line.
+ */
+function answerClientError(
+  onClose: (reason: ConnectionClose) => void,
+): (error: NodeJS.ErrnoException, socket: Duplex) => void {
+  return (error, socket) => {
+    // A pipelined request's answer may already be on the wire: a status line written now would
+    // land inside it. Node's own handler makes the same check.
+    const inFlight = (socket as ClientSocket)._httpMessage;
+    if (!socket.writable || error.code === 'ECONNRESET' || inFlight?.headersSent) return socket.destroy();
+    const [status, body] =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? [
+            '431 Request Header Fields Too Large',
+            errorBody('HEADERS_TOO_LARGE', 'The request headers are too large.'),
+          ]
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? ['408 Request Timeout', errorBody('REQUEST_TIMEOUT', 'The request did not arrive in time.')]
+          : ['400 Bad Request', errorBody('BAD_REQUEST', 'Malformed HTTP request.')];
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') onClose('timeout');
+    socket.end(
+      `HTTP/1.1 ${status}\r\n` +
+        `content-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  };
+}
+
+/**
  * The Node HTTP server in front of the gateway. It refuses what must never reach GraphQL (an
  * ambiguous pair of Authorization headers: Node would silently keep the first) and answers
  * requests Node's parser rejects (bad header bytes such as CR/LF, oversized headers) with a JSON
@@ -126,26 +155,7 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
       NetServer.prototype.close.call(server, () => resolve());
     });
 
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    // A pipelined request's answer may already be on the wire: a status line written now would
-    // land inside it. Node's own handler makes the same check.
-    const inFlight = (socket as ClientSocket)._httpMessage;
-    if (!socket.writable || error.code === 'ECONNRESET' || inFlight?.headersSent) return socket.destroy();
-    const [status, body] =
-      error.code === 'HPE_HEADER_OVERFLOW'
-        ? [
-            '431 Request Header Fields Too Large',
-            errorBody('HEADERS_TOO_LARGE', 'The request headers are too large.'),
-          ]
-        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? ['408 Request Timeout', errorBody('REQUEST_TIMEOUT', 'The request did not arrive in time.')]
-          : ['400 Bad Request', errorBody('BAD_REQUEST', 'Malformed HTTP request.')];
-    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') onClose('timeout');
-    socket.end(
-      `HTTP/1.1 ${status}\r\n` +
-        `content-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    );
-  });
+  server.on('clientError', answerClientError(onClose));
   return Object.assign(server, { drain });
 }
 

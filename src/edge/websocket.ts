@@ -79,32 +79,7 @@ export function createWebSockets(options: WebSocketOptions): WebSockets {
     maxPayload: options.maxPayloadBytes,
     handleProtocols: (protocols) => (protocols.has(PROTOCOL) ? PROTOCOL : false),
   });
-  useServer(
-    {
-      onConnect: (ctx) => {
-        const params = ctx.connectionParams as { authorization?: unknown } | undefined;
-        const fromParams = typeof params?.authorization === 'string' ? params.authorization : undefined;
-        (ctx.extra as { authorization?: string }).authorization =
-          fromParams ?? ctx.extra.request.headers.authorization;
-        return true;
-      },
-      onSubscribe: (ctx, _id, payload) => ({
-        schema: undefined as never,
-        document: FORWARDED,
-        contextValue: {
-          payload,
-          authorization: (ctx.extra as { authorization?: string }).authorization,
-          req: ctx.extra.request,
-        } satisfies Forward,
-      }),
-      subscribe: (args) => relayed(args.contextValue as Forward),
-      // Yoga has already formatted each result (masked errors, codes): sent on as they are.
-      onNext: (_ctx, _id, _payload, _args, result) => result,
-      execute: (args) => relayed(args.contextValue as Forward),
-    },
-    server,
-    options.keepAliveMs ?? 12_000,
-  );
+  serveGraphqlWs(server, relayed, options.keepAliveMs ?? 12_000);
   return {
     upgrade(req, socket, head) {
       const refusal = refusalOf(req, options.origins);
@@ -136,6 +111,44 @@ export function createWebSockets(options: WebSocketOptions): WebSockets {
       for (const ws of server.clients) ws.close(GOING_AWAY, 'The gateway is shutting down');
     },
   };
+}
+
+/**
+ * graphql-ws's protocol on `server`'s sockets: the key taken at connection_init, each operation
+ * handed to `relay` whole (graphql-ws picks subscribe or execute from FORWARDED's type, and both
+ * relay), Yoga's formatted results sent on as they are.
+ */
+function serveGraphqlWs(
+  server: WebSocketServer,
+  relay: (forward: Forward) => AsyncGenerator<ExecutionResult>,
+  keepAliveMs: number,
+): void {
+  useServer(
+    {
+      onConnect: (ctx) => {
+        const params = ctx.connectionParams as { authorization?: unknown } | undefined;
+        const fromParams = typeof params?.authorization === 'string' ? params.authorization : undefined;
+        (ctx.extra as { authorization?: string }).authorization =
+          fromParams ?? ctx.extra.request.headers.authorization;
+        return true;
+      },
+      onSubscribe: (ctx, _id, payload) => ({
+        schema: undefined as never,
+        document: FORWARDED,
+        contextValue: {
+          payload,
+          authorization: (ctx.extra as { authorization?: string }).authorization,
+          req: ctx.extra.request,
+        } satisfies Forward,
+      }),
+      subscribe: (args) => relay(args.contextValue as Forward),
+      // Yoga has already formatted each result (masked errors, codes): sent on as they are.
+      onNext: (_ctx, _id, _payload, _args, result) => result,
+      execute: (args) => relay(args.contextValue as Forward),
+    },
+    server,
+    keepAliveMs,
+  );
 }
 
 /** Why an upgrade is refused: not /graphql, not graphql-ws's subprotocol, or a foreign Origin. */

@@ -109,91 +109,78 @@ const listKey = (query: ListPetsQuery) => `${query.status ?? ''}|${query.limit}`
  * breaker); a failure is an event and polling goes on; a 401 ends the pair's streams.
  */
 export function createLiveLists(options: LiveListsOptions): LiveLists {
-  const watches = new Map<string, Watch>();
-  const perCaller = new Map<string, number>();
-  const stats: LiveStats = {
+  return new Hub(options);
+}
+
+/** The watches of one instance, by caller and arguments; a class so its parts have names. */
+class Hub implements LiveLists {
+  readonly stats: LiveStats = {
     open: 0,
     polls: 0,
     pollFailures: 0,
     changesSent: 0,
     refused: { per_key: 0, instance: 0 },
   };
-  const byCaller = (caller: string) => [...watches.values()].filter((watch) => watch.caller === caller);
+  readonly #options: LiveListsOptions;
+  readonly #watches = new Map<string, Watch>();
+  readonly #perCaller = new Map<string, number>();
 
-  function leave(watch: Watch, sink: Sink, reason: LiveEnd['reason']): void {
-    if (!watch.sinks.delete(sink)) return;
-    stats.open--;
-    const count = (perCaller.get(watch.caller) ?? 1) - 1;
-    if (count === 0) perCaller.delete(watch.caller);
-    else perCaller.set(watch.caller, count);
-    if (watch.sinks.size === 0) {
-      clearInterval(watch.timer);
-      watches.delete(watch.key);
+  constructor(options: LiveListsOptions) {
+    this.#options = options;
+    options.announcements?.listen((caller) => this.#pollCaller(caller));
+  }
+
+  open(auth: string, query: ListPetsQuery): AsyncIterableIterator<LiveEvent> {
+    const { maxPerKey, maxStreams } = this.#options;
+    const caller = this.#options.callerKey(auth);
+    if ((this.#perCaller.get(caller) ?? 0) >= maxPerKey) {
+      this.stats.refused.per_key++;
+      throw new LiveLimitError('per_key', maxPerKey);
     }
-    options.onEnd?.({
-      caller: watch.caller,
-      query: watch.query,
-      durationMs: Math.round(performance.now() - sink.opened),
-      events: sink.events,
-      reason,
-    });
-  }
-
-  function send(sink: Sink, event: LiveEvent): void {
-    sink.events++;
-    sink.started = true;
-    sink.channel.push(event);
-  }
-
-  function poll(watch: Watch): Promise<void> {
-    if (watch.polling) {
-      watch.again = true;
-      return watch.polling;
+    if (this.stats.open >= maxStreams) {
+      this.stats.refused.instance++;
+      throw new LiveLimitError('instance', maxStreams);
     }
-    stats.polls++;
-    watch.polling = options.upstream
-      .listPets(watch.auth, watch.query)
-      .then(
-        (pets) => answered(watch, pets),
-        (error: unknown) => failed(watch, error),
-      )
-      .finally(() => {
-        watch.polling = undefined;
-        if (watch.again && watches.get(watch.key) === watch) {
-          watch.again = false;
-          void poll(watch);
-        }
-      });
-    return watch.polling;
+    const watch = this.#watchFor(auth, caller, query);
+    const sink: Sink = {
+      channel: new Channel<LiveEvent>(() => this.#leave(watch, sink, 'client')),
+      opened: performance.now(),
+      events: 0,
+      started: false,
+    };
+    watch.sinks.add(sink);
+    this.stats.open++;
+    this.#perCaller.set(caller, (this.#perCaller.get(caller) ?? 0) + 1);
+    if (watch.pets !== undefined) this.#send(sink, { pets: watch.pets });
+    else void this.#poll(watch);
+    return sink.channel;
   }
 
-  function answered(watch: Watch, pets: PetDto[]): void {
-    const text = JSON.stringify(pets);
-    const changed = text !== watch.last;
-    watch.last = text;
-    watch.pets = pets;
-    for (const sink of watch.sinks) {
-      if (!changed && sink.started) continue;
-      if (sink.started) stats.changesSent++;
-      send(sink, { pets });
-    }
+  created(auth: string): void {
+    // Nothing watched here and nobody else to tell: not even the caller's HMAC is worth computing.
+    if (this.#watches.size === 0 && !this.#options.announcements) return;
+    const caller = this.#options.callerKey(auth);
+    this.#pollCaller(caller);
+    this.#options.announcements?.announce(caller);
   }
 
-  function failed(watch: Watch, error: unknown): void {
-    stats.pollFailures++;
-    const final = error instanceof UpstreamResponseError && error.status === 401;
-    for (const sink of [...watch.sinks]) {
-      send(sink, { error, final });
-      if (final) {
+  async close(): Promise<void> {
+    for (const watch of [...this.#watches.values()]) {
+      for (const sink of [...watch.sinks]) {
         sink.channel.end();
-        leave(watch, sink, 'unauthorized');
+        this.#leave(watch, sink, 'shutdown');
       }
     }
+    await this.#options.announcements?.close();
   }
 
-  function watchFor(auth: string, caller: string, query: ListPetsQuery): Watch {
+  #pollCaller(caller: string): void {
+    for (const watch of this.#watches.values()) if (watch.caller === caller) void this.#poll(watch);
+  }
+
+  #watchFor(auth: string, caller: string, query: ListPetsQuery): Watch {
     const key = `${caller}\u0000${listKey(query)}`;
-    const known = watches.get(key);
+    const known = this.#watches.get(key);
     if (known) return known;
     const watch: Watch = {
       key,
@@ -207,54 +194,80 @@ export function createLiveLists(options: LiveListsOptions): LiveLists {
       polling: undefined,
       again: false,
     };
-    watches.set(key, watch);
-    watch.timer = setInterval(() => void poll(watch), options.pollMs);
+    this.#watches.set(key, watch);
+    watch.timer = setInterval(() => void this.#poll(watch), this.#options.pollMs);
     return watch;
   }
 
-  options.announcements?.listen((caller) => {
-    for (const watch of byCaller(caller)) void poll(watch);
-  });
+  #leave(watch: Watch, sink: Sink, reason: LiveEnd['reason']): void {
+    if (!watch.sinks.delete(sink)) return;
+    this.stats.open--;
+    const count = (this.#perCaller.get(watch.caller) ?? 1) - 1;
+    if (count === 0) this.#perCaller.delete(watch.caller);
+    else this.#perCaller.set(watch.caller, count);
+    if (watch.sinks.size === 0) {
+      clearInterval(watch.timer);
+      this.#watches.delete(watch.key);
+    }
+    this.#options.onEnd?.({
+      caller: watch.caller,
+      query: watch.query,
+      durationMs: Math.round(performance.now() - sink.opened),
+      events: sink.events,
+      reason,
+    });
+  }
 
-  return {
-    open(auth, query) {
-      const caller = options.callerKey(auth);
-      if ((perCaller.get(caller) ?? 0) >= options.maxPerKey) {
-        stats.refused.per_key++;
-        throw new LiveLimitError('per_key', options.maxPerKey);
-      }
-      if (stats.open >= options.maxStreams) {
-        stats.refused.instance++;
-        throw new LiveLimitError('instance', options.maxStreams);
-      }
-      const watch = watchFor(auth, caller, query);
-      const sink: Sink = {
-        channel: new Channel<LiveEvent>(() => leave(watch, sink, 'client')),
-        opened: performance.now(),
-        events: 0,
-        started: false,
-      };
-      watch.sinks.add(sink);
-      stats.open++;
-      perCaller.set(caller, (perCaller.get(caller) ?? 0) + 1);
-      if (watch.pets !== undefined) send(sink, { pets: watch.pets });
-      else void poll(watch);
-      return sink.channel;
-    },
-    created(auth) {
-      const caller = options.callerKey(auth);
-      for (const watch of byCaller(caller)) void poll(watch);
-      options.announcements?.announce(caller);
-    },
-    async close() {
-      for (const watch of [...watches.values()]) {
-        for (const sink of [...watch.sinks]) {
-          sink.channel.end();
-          leave(watch, sink, 'shutdown');
+  #send(sink: Sink, event: LiveEvent): void {
+    sink.events++;
+    sink.started = true;
+    sink.channel.push(event);
+  }
+
+  /** One poll of the pair, or, while one is in flight, one more right after it. */
+  #poll(watch: Watch): Promise<void> {
+    if (watch.polling) {
+      watch.again = true;
+      return watch.polling;
+    }
+    this.stats.polls++;
+    watch.polling = this.#options.upstream
+      .listPets(watch.auth, watch.query)
+      .then(
+        (pets) => this.#answered(watch, pets),
+        (error: unknown) => this.#failed(watch, error),
+      )
+      .finally(() => {
+        watch.polling = undefined;
+        if (watch.again && this.#watches.get(watch.key) === watch) {
+          watch.again = false;
+          void this.#poll(watch);
         }
+      });
+    return watch.polling;
+  }
+
+  #answered(watch: Watch, pets: PetDto[]): void {
+    const text = JSON.stringify(pets);
+    const changed = text !== watch.last;
+    watch.last = text;
+    watch.pets = pets;
+    for (const sink of watch.sinks) {
+      if (!changed && sink.started) continue;
+      if (sink.started) this.stats.changesSent++;
+      this.#send(sink, { pets });
+    }
+  }
+
+  #failed(watch: Watch, error: unknown): void {
+    this.stats.pollFailures++;
+    const final = error instanceof UpstreamResponseError && error.status === 401;
+    for (const sink of [...watch.sinks]) {
+      this.#send(sink, { error, final });
+      if (final) {
+        sink.channel.end();
+        this.#leave(watch, sink, 'unauthorized');
       }
-      await options.announcements?.close();
-    },
-    stats,
-  };
+    }
+  }
 }

@@ -77,6 +77,33 @@ const ALLOWED: RateLimitDecision = Object.freeze({ limited: false });
 const MAX_ACCEPTED_KEYS = 10_000;
 
 /**
+ * Requests without a key make no upstream call, but each still costs parsing, validation and
+ * (introspection) a large answer: unlimited, a few keyless clients slowed every keyed caller. They
+ * count against their client address, `perMinute` a minute. In memory only: an address is not a
+ * secret to name in Redis, and this needs no sharing to work.
+ */
+function keylessLimit(
+  options: RateLimitOptions,
+  addressOf: (req: IncomingMessage) => string,
+  stats: RateLimitStats,
+): (req: IncomingMessage | undefined) => Promise<RateLimitDecision> {
+  const keyless = createPointCounter(
+    { name: 'keyless', points: options.perMinute, duration: 60 },
+    options.acrossWorkers ?? false,
+  );
+  return async (req) => {
+    try {
+      await keyless.consume(req ? addressOf(req) : 'unknown');
+      return ALLOWED;
+    } catch (error) {
+      if (!(error instanceof RateLimiterRes)) return ALLOWED;
+      stats.limited++;
+      return { limited: true, reason: 'address', retryAfterSeconds: secondsLeft(error) };
+    }
+  };
+}
+
+/**
  * Creates the limit: `perMinute` requests per API key per minute, counted where the counts live
  * (stores/rate-limit-counts.ts: this process, or Redis shared by every instance, falling back to this
  * process while Redis fails), and a budget of keys the upstream refused per client address.
@@ -104,23 +131,7 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
   );
   const addressOf =
     options.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown');
-  // Requests without a key make no upstream call, but each still costs parsing, validation and
-  // (introspection) a large answer: unlimited, a few keyless clients slowed every keyed caller.
-  // In memory only: an address is not a secret to name in Redis, and this needs no sharing to work.
-  const keyless = createPointCounter(
-    { name: 'keyless', points: options.perMinute, duration: 60 },
-    options.acrossWorkers ?? false,
-  );
-  const keylessDecision = async (req: IncomingMessage | undefined): Promise<RateLimitDecision> => {
-    try {
-      await keyless.consume(req ? addressOf(req) : 'unknown');
-      return ALLOWED;
-    } catch (error) {
-      if (!(error instanceof RateLimiterRes)) return ALLOWED;
-      stats.limited++;
-      return { limited: true, reason: 'address', retryAfterSeconds: secondsLeft(error) };
-    }
-  };
+  const keylessDecision = keylessLimit(options, addressOf, stats);
   const accepted = new Map<string, true>();
   /** Keys being checked: the address whose point each holds. */
   const checking = new Map<string, string>();

@@ -133,6 +133,21 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): ResponseCac
     }
   };
 
+  return withStats(read, write, stats, () => {
+    clearInterval(timer);
+    entries.clear();
+    stats.entries = 0;
+    stats.bytes = 0;
+  });
+}
+
+/** The ResponseCache interface over an in-process store's `read` and `write`, counting hits and misses. */
+function withStats(
+  read: (key: string) => string | undefined,
+  write: (key: string, value: string, ttlMs: number) => void,
+  stats: MemoryCacheStats,
+  close: () => void,
+): ResponseCache & { readonly stats: MemoryCacheStats } {
   return {
     async get(key) {
       const value = read(key);
@@ -154,10 +169,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): ResponseCac
     },
     stats,
     async close() {
-      clearInterval(timer);
-      entries.clear();
-      stats.entries = 0;
-      stats.bytes = 0;
+      close();
     },
   };
 }

@@ -23,7 +23,7 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import { useEndpoint } from './endpoints.ts';
 import { asksForPage, useGraphiQLPage, useGraphiQLRefusal } from './graphiql/graphiql.ts';
 import { usePreparation } from './preparation.ts';
-import { createBatches } from './request/batches.ts';
+import { type Batches, createBatches } from './request/batches.ts';
 import { useRequestBody } from './request/body.ts';
 import { useOperationChoice } from './request/operation-choice.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './request/persisted-documents.ts';
@@ -127,18 +127,18 @@ function useGraphiQL(options: YogaServerOptions): Plugin {
 }
 
 /**
- * Builds the gateway: GraphQL (and GraphiQL) at `/graphql`, metrics at `/metrics` when given
- * (`/health` and `/readiness` are answered at the edge: edge/health.ts). Reads no environment and opens no port;
- * `main.ts` does both.
+ * The plugins of a request's own phases, in the order they run: the body and its batches, the
+ * query string, the rate limit, the document limits, operation choice, incremental delivery,
+ * deprecation notices, the log line, and the end of the upstream deadline.
  */
-export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): YogaServer {
-  const limits = options.limits ?? DEFAULT_LIMITS;
-  // Built once, not per request: the fast lane builds its own from the same options.
-  const deps = contextDepsOf(options);
-  const logger = options.logger ?? createLogger('info');
-  const { metrics, tracing } = options;
-  const batches = createBatches(options.persistedOperations?.documents, metrics?.batch);
-  const plugins: Plugin[] = [
+function requestPlugins(
+  options: YogaServerOptions,
+  limits: Limits,
+  logger: Logger,
+  batches: Batches,
+): Plugin[] {
+  const { metrics } = options;
+  return [
     batches.plugin,
     useRequestBody(
       limits.maxBodyBytes,
@@ -161,6 +161,21 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
       onExecute: () => ({ onExecuteDone: ({ args }) => (args.contextValue as unknown as Context).release() }),
     },
   ];
+}
+
+/**
+ * Builds the gateway: GraphQL (and GraphiQL) at `/graphql`, metrics at `/metrics` when given
+ * (`/health` and `/readiness` are answered at the edge: edge/health.ts). Reads no environment and opens no port;
+ * `main.ts` does both.
+ */
+export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): YogaServer {
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  // Built once, not per request: the fast lane builds its own from the same options.
+  const deps = contextDepsOf(options);
+  const logger = options.logger ?? createLogger('info');
+  const { metrics, tracing } = options;
+  const batches = createBatches(options.persistedOperations?.documents, metrics?.batch);
+  const plugins = requestPlugins(options, limits, logger, batches);
   // Tracing first, so its span wraps the whole execution; metrics serve /metrics.
   if (tracing) plugins.unshift(tracing.plugin);
   // Before tracing: it wraps whatever execute function is set when its own hook runs.
