@@ -227,8 +227,11 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
   const apqStore = apqStoreOf(config, redis);
   if (apqStore && metrics) metrics.watchDocumentStore(apqStore.stats);
   const live = liveListsOf(config, { upstream, callerKey, redis, logger, metrics });
+  let sockets: { readonly open: number } | undefined;
   const edge = createEdge({
     ...(parts.draining ? { draining: parts.draining } : {}),
+    // The WebSockets are made once the edge exists (they relay to its Yoga): read when asked.
+    streams: () => ({ subscriptions: live?.stats.open ?? 0, webSockets: sockets?.open ?? 0 }),
     fastLane: config.fastLane,
     plans: config.plans,
     mcp: config.mcp,
@@ -260,6 +263,7 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
     ...overrides.server,
   });
   const { webSockets, endStreams } = streamsOf(config, edge, live);
+  sockets = webSockets;
   server.on('upgrade', webSockets.upgrade);
   return {
     edge,

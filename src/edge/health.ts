@@ -10,6 +10,11 @@ export interface HealthOptions {
   redis?: RedisHealth;
   /** True once the process is shutting down: readiness fails at once, so load balancers stop sending. */
   draining?: () => boolean;
+  /**
+   * The long-lived streams held now (live subscriptions, WebSockets): reported in both answers, so
+   * an operator sees what a drain or a rolling restart will end.
+   */
+  streams?: () => { subscriptions: number; webSockets: number };
 }
 
 /**
@@ -38,6 +43,7 @@ export function createHealthEndpoints(
       },
       ...(redis ? { redis: redis.state } : {}),
       ...(degraded.length > 0 ? { degraded } : {}),
+      ...(options.streams ? { streams: options.streams() } : {}),
     };
   };
   const answer = (res: ServerResponse, status: number, body: object) => {

@@ -25,6 +25,8 @@ export interface EdgeOptions extends YogaServerOptions {
   plans?: boolean;
   /** True once the process is shutting down (`/readiness` answers 503). */
   draining?: () => boolean;
+  /** The long-lived streams held now, for `/health` and `/readiness`. */
+  streams?: () => { subscriptions: number; webSockets: number };
   /**
    * Serve the Model Context Protocol at `/mcp` (src/mcp/): tools for assistants, each call a
    * GraphQL request through Yoga; off, `/mcp` answers as any unknown path. @default true
@@ -71,6 +73,7 @@ export function createEdge(options: EdgeOptions): Edge {
     upstream: options.upstream,
     ...(options.redis ? { redis: options.redis } : {}),
     ...(draining ? { draining } : {}),
+    ...(options.streams ? { streams: options.streams } : {}),
   });
   if (!fastLane) {
     const yoga = createYogaServer(resolved);

@@ -158,6 +158,21 @@ describe('subscription { pets }', () => {
     expect(subscription.events[0]?.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 
+  it('reports the open streams in /health and /readiness, which a drain will end', async () => {
+    const before = (await (await fetch(`${gateway.origin}/health`)).json()) as {
+      streams: { subscriptions: number };
+    };
+    const subscription = await subscribe(ALICE, { limit: 70 });
+    await subscription.waitForEvents(1);
+    const health = (await (await fetch(`${gateway.origin}/health`)).json()) as {
+      streams: { subscriptions: number; webSockets: number };
+    };
+    expect(health.streams.subscriptions).toBe(before.streams.subscriptions + 1);
+    expect(health.streams.webSockets).toBe(0);
+    const readiness = (await (await fetch(`${gateway.origin}/readiness`)).json()) as { streams: unknown };
+    expect(readiness.streams).toEqual(health.streams);
+  });
+
   it('counts open subscriptions, polls and changes in /metrics', async () => {
     const subscription = await subscribe(ALICE, { limit: 60 });
     await subscription.waitForEvents(1);

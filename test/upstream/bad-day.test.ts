@@ -114,6 +114,7 @@ describe('/health and /readiness say why', () => {
       upstream: { breaker: 'closed' },
       redis: 'down',
       degraded: ['response cache'],
+      streams: { subscriptions: 0, webSockets: 0 },
     });
   });
 
@@ -125,16 +126,19 @@ describe('/health and /readiness say why', () => {
       upstream: { reachable: true, breaker: 'closed' },
       redis: 'down',
       degraded: ['response cache'],
+      streams: { subscriptions: 0, webSockets: 0 },
     });
     const notReady = await fetch(`${dead.origin}/readiness?probe=lb`);
     expect(notReady.status).toBe(503);
     expect(await notReady.json()).toEqual({
       status: 'not ready',
       upstream: { reachable: false, breaker: 'closed' },
+      streams: { subscriptions: 0, webSockets: 0 },
     });
     expect(await (await fetch(`${dead.origin}/health`)).json()).toEqual({
       status: 'ok',
       upstream: { breaker: 'closed' },
+      streams: { subscriptions: 0, webSockets: 0 },
     });
   });
 });
