@@ -44,21 +44,9 @@ export function useOperationLog(
       if (list) list.push(record);
       else byRequest.set(request, [record]);
     },
-    onExecute({ args }) {
-      const context = args.contextValue as { upstreamCalls?: () => number };
-      const record = records.get(context);
-      if (!record) return;
-      const operation = (args.document as DocumentNode).definitions.find(
-        (definition: DefinitionNode) =>
-          definition.kind === 'OperationDefinition' &&
-          (args.operationName == null || definition.name?.value === args.operationName),
-      );
-      if (operation?.kind === 'OperationDefinition') {
-        record.operationType = operation.operation;
-        if (operation.name) record.operationName = operation.name.value;
-      }
-      if (context.upstreamCalls) record.upstreamCalls = context.upstreamCalls;
-    },
+    // A subscription runs through subscribe, not execute: its line names it the same way.
+    onExecute: ({ args }) => noteOperation(records, args),
+    onSubscribe: ({ args }) => noteOperation(records, args),
     onResultProcess({ request, result }) {
       const list = byRequest.get(request);
       if (!list) return;
@@ -98,4 +86,24 @@ function countBatchCallsOnce(list: OperationRecord[]): void {
   const first = list.reduce((a, b) => ((a.batch?.index ?? 0) <= (b.batch?.index ?? 0) ? a : b));
   const total = list.reduce((most, record) => Math.max(most, record.upstreamCalls?.() ?? 0), 0);
   for (const record of list) record.upstreamCalls = record === first ? () => total : () => 0;
+}
+
+/** The operation's type and name, and its upstream calls, on the record of its context. */
+function noteOperation(
+  records: WeakMap<object, OperationRecord>,
+  args: { contextValue: unknown; document: unknown; operationName?: string | null | undefined },
+): void {
+  const context = args.contextValue as { upstreamCalls?: () => number };
+  const record = records.get(context);
+  if (!record) return;
+  const operation = (args.document as DocumentNode).definitions.find(
+    (definition: DefinitionNode) =>
+      definition.kind === 'OperationDefinition' &&
+      (args.operationName == null || definition.name?.value === args.operationName),
+  );
+  if (operation?.kind === 'OperationDefinition') {
+    record.operationType = operation.operation;
+    if (operation.name) record.operationName = operation.name.value;
+  }
+  if (context.upstreamCalls) record.upstreamCalls = context.upstreamCalls;
 }

@@ -72,6 +72,32 @@ describe.skipIf(!haveChromium)('GraphiQL in a real browser', () => {
     }
   });
 
+  it('runs a subscription (over SSE) and shows its first event', async () => {
+    const browser = await launch();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+      const pageErrors: string[] = [];
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      const subscribed: string[] = [];
+      page.on('request', (request) => {
+        if (request.headers().accept === 'text/event-stream') subscribed.push(request.url());
+      });
+      const query = 'subscription Live { pets(status: PENDING, limit: 3) { name } }';
+      await page.goto(`${url}?query=${encodeURIComponent(query)}`, { waitUntil: 'load' });
+      await page.locator('.graphiql-execute-button').waitFor({ timeout: 20_000 });
+      const editor = (await page.locator('.graphiql-query-editor').innerText()).replace(/\s+/g, ' ');
+      expect(editor).toContain('subscription Live');
+      await page.locator('.graphiql-execute-button').click();
+      const result = page.locator('.graphiql-response');
+      await expect.poll(() => result.innerText(), { timeout: 20_000 }).toContain('"name"');
+      expect(await result.innerText()).not.toContain('"errors"');
+      expect(subscribed.some((request) => request.includes('subscription'))).toBe(true);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+
   it('shows the answer’s list as a table: rows and columns as in the JSON, sortable, status counts, CSV and JSON downloads', async () => {
     const browser = await launch();
     try {

@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { loadConfig } from '../../src/config.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
@@ -220,5 +222,44 @@ describe('a create through the gateway', () => {
     const alice = await subscribe(ALICE, { limit: 3 }, slow.url);
     await alice.waitForEvents(1);
     expect(alice.events[0]?.errors).toBeUndefined();
+  });
+});
+
+describe('the log of a subscription', () => {
+  it('names the operation a subscription, and writes a line when it ends', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const logged = await startGateway({
+      upstreamUrl: upstream.url,
+      config: live(),
+      gateway: { logger: pino({ level: 'info' }, sink) },
+    });
+    try {
+      const subscription = await subscribeSse(
+        logged.url,
+        { query: LIST, variables: { limit: 80 } },
+        `Bearer ${ALICE}`,
+      );
+      await subscription.waitForEvents(1);
+      subscription.close();
+      await expect
+        .poll(() => lines.some((line) => line.msg === 'subscription ended'), { timeout: 3000 })
+        .toBe(true);
+      const operation = lines.find((line) => line.msg === 'operation' && line.operationName === 'Live');
+      expect(operation).toMatchObject({ operationType: 'subscription', status: 200, outcome: 'ok' });
+      expect(lines.find((line) => line.msg === 'subscription ended')).toMatchObject({
+        subscription: 'pets',
+        limit: 80,
+        reason: 'client',
+        events: 1,
+      });
+    } finally {
+      await logged.close();
+    }
   });
 });
