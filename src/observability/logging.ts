@@ -303,7 +303,7 @@ export interface OperationRecord {
   codes?: string[];
   upstreamCalls?: () => number;
   /** Where the operation stood in a batched request; undefined for a single request. */
-  batch?: { readonly index: number; readonly size: number };
+  batch?: { readonly index: number; readonly size: number; readonly shared?: boolean };
 }
 
 /**

@@ -6,15 +6,17 @@ import { MAX_OPERATION_NAME } from './labels.ts';
 import { logOperation, type OperationRecord } from './logging.ts';
 import { requestIdOf } from './request-id.ts';
 
-type BatchEntryOf = (context: object) => { readonly index: number; readonly size: number } | undefined;
+type BatchEntryOf = (
+  context: object,
+) => { readonly index: number; readonly size: number; readonly shared: boolean } | undefined;
 
 /**
  * One log line per GraphQL operation: request id (the caller's `x-request-id` when it is sane, else
  * a new one, echoed in the response), client address, operation name and type, duration, upstream
  * calls made, the HTTP status, and the error codes if any. Never a header, a variable or a token.
  * Each operation of a batch has its own line, with its place in the batch and its own status (the
- * highest its errors ask for, else 200); the batch's upstream calls, shared by its operations, are
- * counted once, on the line of its first operation.
+ * highest its errors ask for, else 200); the upstream calls of a batch of reads, shared by its
+ * operations, are counted once, on the line of its first operation.
  */
 export function useOperationLog(
   logger: Logger,
@@ -65,7 +67,8 @@ export function useOperationLog(
       const list = byRequest.get(request);
       if (!list?.[0]) return;
       response.headers.set('x-request-id', list[0].requestId);
-      if (list.length > 1) countBatchCallsOnce(list);
+      // Entries that share their loaders share their calls: counted once. Others count their own.
+      if (list.length > 1 && list[0].batch?.shared) countBatchCallsOnce(list);
       for (const record of list) logOperation(logger, record, statuses.get(record) ?? response.status);
     },
   };

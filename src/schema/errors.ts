@@ -136,9 +136,9 @@ export function toGraphQLError(error: unknown): Error {
 /**
  * A subscription on a gateway that serves none (LIVE=off), refused before anything runs.
  */
-export function subscriptionNotSupported(nodes: ASTNode): GraphQLError {
+export function subscriptionNotSupported(nodes?: ASTNode): GraphQLError {
   return new GraphQLError('This gateway serves no subscriptions (LIVE=off).', {
-    nodes,
+    ...(nodes ? { nodes } : {}),
     extensions: { code: 'SUBSCRIPTION_NOT_SUPPORTED', http: { status: 400 } },
   });
 }

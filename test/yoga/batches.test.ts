@@ -185,6 +185,27 @@ describe('batched operations, defaults', () => {
     expect(names(3)).toContain('Second');
     const methods = upstream.requests.map((request) => `${request.method} ${request.path.split('?')[0]}`);
     expect(methods).toEqual(['POST /v1/pets', 'GET /v1/pets', 'POST /v1/pets', 'GET /v1/pets']);
+    // Entries run in order do not share loaders: each line counts its own call.
+    const operations = lines.filter((line) => line.msg === 'operation');
+    expect(operations.map((line) => line.upstreamCalls)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('counts a batch of reads’ shared upstream calls once, on its first operation’s line', async () => {
+    await batch(gateway.url, [
+      { query: 'query R0 { pets(limit: 4) { id } }' },
+      { query: 'query R1 { pets(limit: 4) { id } }' },
+      { query: 'query R2 { pets(limit: 5) { id } }' },
+    ]);
+    const operations = lines.filter((line) => line.msg === 'operation');
+    const calls = new Map(operations.map((line) => [line.operationName, line.upstreamCalls]));
+    expect(calls).toEqual(
+      new Map([
+        ['R0', 2],
+        ['R1', 0],
+        ['R2', 0],
+      ]),
+    );
+    expect(upstream.requests).toHaveLength(2);
   });
 
   it('writes one log line per operation, each naming its place in the batch', async () => {

@@ -6,6 +6,8 @@ import type { PersistedDocuments } from './persisted-documents.ts';
 export interface BatchEntry {
   readonly index: number;
   readonly size: number;
+  /** Whether the entries share the caller's loaders, and so their upstream calls (see `shareOf`). */
+  readonly shared: boolean;
 }
 
 /** One batched request: its size, whether its entries run one after another, what they share. */
@@ -65,7 +67,7 @@ export function createBatches(documents?: PersistedDocuments, onBatch?: (size: n
       operation({ context, request }, run) {
         const batch = batches.get(request);
         if (!batch) return run();
-        entries.set(context, { index: batch.next++, size: batch.size });
+        entries.set(context, { index: batch.next++, size: batch.size, shared: !batch.ordered });
         if (!batch.ordered) return run();
         const previous = batch.tail;
         let done = () => {};
@@ -91,8 +93,7 @@ export function createBatches(documents?: PersistedDocuments, onBatch?: (size: n
 
 /** Whether an entry may be a mutation: its text says so, or its text is not in the body. */
 function mayMutate(params: GraphQLParams, documents: PersistedDocuments | undefined): boolean {
-  const { query, extensions } = params as GraphQLParams & { documentId?: unknown };
-  const documentId = (params as { documentId?: unknown }).documentId;
+  const { query, extensions, documentId } = params as GraphQLParams & { documentId?: unknown };
   const text =
     typeof query === 'string'
       ? query
