@@ -174,7 +174,7 @@ builder.subscriptionType({
         field: 1,
         multiplier: Math.min(Math.max(args.limit ?? LIST_LIMIT.default, LIST_LIMIT.min), LIST_LIMIT.max),
       }),
-      subscribe: (_root, args, ctx) => openLiveList(ctx, listPets.request(args)),
+      subscribe: (_root, args, ctx, info) => openLiveList(ctx, info, listPets.request(args)),
       resolve: (event: LiveEvent) => {
         if ('error' in event) throw toGraphQLError(event.error);
         return event.pets;

@@ -113,9 +113,20 @@ describe('batched operations, defaults', () => {
       { query: '{ pets(limit: 1) { nope } }' },
       { query: '{ pets(limit: 500) { id } }' },
       { query: '{ pets(limit: 2) { id } }' },
+      // Three lists of 100 with four fields: 1,203 over MAX_COST's 1,000, refused on its own.
+      {
+        query:
+          '{ a: pets(limit: 100) { id name categoryId status } b: pets(limit: 100) { id name categoryId status } c: pets(limit: 100) { id name categoryId status } }',
+      },
     ]);
     expect(answer.status).toBe(200);
-    expect(codes(answer)).toEqual(['ok', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'ok']);
+    expect(codes(answer)).toEqual([
+      'ok',
+      'GRAPHQL_VALIDATION_FAILED',
+      'BAD_USER_INPUT',
+      'ok',
+      'COST_LIMIT_EXCEEDED',
+    ]);
     expect(field(answer, 3, 'pets')).toHaveLength(2);
   });
 

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../../src/config.ts';
+import { createRateLimit, type RateLimit } from '../../src/policy/rate-limit.ts';
+import { loadPersistedDocuments } from '../../src/yoga/request/persisted-documents.ts';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { subscribeSse } from '../support/sse.ts';
+
+// A subscription is one more way in: the rules of a single request hold when it opens (the rate
+// limit counts it, trusted documents and the cost refuse it), before anything is watched.
+
+const KEY = 'live-rules-key';
+const MANIFEST = new URL('../generated/persisted-documents.json', import.meta.url).pathname;
+const LIVE = { live: { pollMs: 30_000, maxPerKey: 10, maxStreams: 100, store: 'memory' as const } };
+const LIST = 'subscription { pets(limit: 5) { id } }';
+
+let upstream: FakeUpstream;
+beforeAll(async () => {
+  upstream = await startFakeUpstream();
+  upstream.tokens.add(KEY);
+});
+afterAll(async () => {
+  await upstream.close();
+});
+
+const firstCode = async (url: string, query: string) => {
+  const subscription = await subscribeSse(url, { query }, `Bearer ${KEY}`);
+  try {
+    await subscription.waitForEvents(1);
+    return subscription.events[0]?.errors?.[0]?.extensions?.code ?? 'ok';
+  } finally {
+    subscription.close();
+  }
+};
+
+describe('a subscription under the per-key rate limit', () => {
+  let gateway: RunningGateway;
+  let limit: RateLimit;
+  beforeAll(async () => {
+    limit = createRateLimit({ perMinute: 2 });
+    gateway = await startGateway({ upstreamUrl: upstream.url, config: LIVE, gateway: { rateLimit: limit } });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await limit.close();
+  });
+
+  it('counts once when it opens: the third of RATE_LIMIT_PER_MINUTE=2 is RATE_LIMITED', async () => {
+    expect([await firstCode(gateway.url, LIST), await firstCode(gateway.url, LIST)]).toEqual(['ok', 'ok']);
+    expect(await firstCode(gateway.url, LIST)).toBe('RATE_LIMITED');
+  });
+});
+
+describe('a subscription with trusted documents required', () => {
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    gateway = await startGateway({
+      upstreamUrl: upstream.url,
+      config: LIVE,
+      gateway: { persistedOperations: { mode: 'require', documents: loadPersistedDocuments(MANIFEST) } },
+    });
+  });
+  afterAll(async () => {
+    await gateway.close();
+  });
+
+  it('is refused as text, as any operation is, with nothing watched', async () => {
+    const polls = upstream.requests.length;
+    expect(await firstCode(gateway.url, LIST)).toBe('PERSISTED_OPERATION_REQUIRED');
+    expect(upstream.requests.length).toBe(polls);
+    expect(gateway.live?.stats.open).toBe(0);
+  });
+});
+
+describe('a subscription over MAX_COST', () => {
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    gateway = await startGateway({
+      upstreamUrl: upstream.url,
+      config: LIVE,
+      limits: { ...DEFAULT_LIMITS, maxCost: 50 },
+    });
+  });
+  afterAll(async () => {
+    await gateway.close();
+  });
+
+  it('is refused COST_LIMIT_EXCEEDED before anything is watched; one within it opens', async () => {
+    const polls = upstream.requests.length;
+    expect(await firstCode(gateway.url, 'subscription { pets(limit: 100) { id name } }')).toBe(
+      'COST_LIMIT_EXCEEDED',
+    );
+    expect(upstream.requests.length).toBe(polls);
+    expect(await firstCode(gateway.url, 'subscription { pets(limit: 10) { id } }')).toBe('ok');
+  });
+});
