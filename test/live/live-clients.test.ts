@@ -2,10 +2,11 @@ import { ApolloClient, gql, InMemoryCache } from '@apollo/client';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { Client, fetchExchange } from '@urql/core';
 import { createClient } from 'graphql-ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
-import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import type { FakeUpstream } from '../support/fake-upstream.ts';
+import { useGateway } from '../support/fixture.ts';
+import type { RunningGateway } from '../support/gateway.ts';
 import { post } from '../support/graphql.ts';
 
 // The clients front ends ship, subscribed to live pets: Apollo Client 4 over graphql-ws
@@ -19,19 +20,16 @@ const PETS = 'subscription Live { pets(limit: 100) { id name } }';
 let upstream: FakeUpstream;
 let gateway: RunningGateway;
 
-beforeAll(async () => {
-  upstream = await startFakeUpstream();
-  upstream.tokens.add(KEY);
-  upstream.seed(KEY, { id: '1', name: 'Rex', categoryId: '1' });
-  gateway = await startGateway({
-    upstreamUrl: upstream.url,
-    config: { live: { pollMs: POLL_MS, maxPerKey: 10, maxStreams: 100, store: 'memory' } },
-  });
-});
-afterAll(async () => {
-  await gateway.close();
-  await upstream.close();
-});
+useGateway(
+  {
+    tokens: [KEY],
+    seed: (u) => u.seed(KEY, { id: '1', name: 'Rex', categoryId: '1' }),
+    gateway: { config: { live: { pollMs: POLL_MS, maxPerKey: 10, maxStreams: 100, store: 'memory' } } },
+  },
+  (started) => {
+    ({ upstream, gateway } = started);
+  },
+);
 
 /** Collects the names of each list a subscription receives; resolves `until` a list holds `name`. */
 function collector() {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
-import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { useGateway } from '../support/fixture.ts';
+import type { RunningGateway } from '../support/gateway.ts';
 import { post } from '../support/graphql.ts';
 import { haveNginx, type RunningNginx, startNginx } from '../support/nginx.ts';
 import { subscribeSse } from '../support/sse.ts';
@@ -12,24 +12,24 @@ import { subscribeSse } from '../support/sse.ts';
 const KEY = 'nginx-live-key';
 
 describe.skipIf(!haveNginx())('live subscriptions through deploy/nginx.conf', () => {
-  let upstream: FakeUpstream;
   let gateway: RunningGateway;
   let nginx: RunningNginx;
 
+  useGateway(
+    {
+      tokens: [KEY],
+      seed: (u) => u.seed(KEY, { id: '1', name: 'Rex', categoryId: '1' }),
+      gateway: { config: { live: { pollMs: 30_000, maxPerKey: 10, maxStreams: 100, store: 'memory' } } },
+    },
+    (started) => {
+      ({ gateway } = started);
+    },
+  );
   beforeAll(async () => {
-    upstream = await startFakeUpstream();
-    upstream.tokens.add(KEY);
-    upstream.seed(KEY, { id: '1', name: 'Rex', categoryId: '1' });
-    gateway = await startGateway({
-      upstreamUrl: upstream.url,
-      config: { live: { pollMs: 30_000, maxPerKey: 10, maxStreams: 100, store: 'memory' } },
-    });
     nginx = await startNginx(Number(new URL(gateway.origin).port));
   });
   afterAll(async () => {
     await nginx?.stop();
-    await gateway?.close();
-    await upstream?.close();
   });
 
   it('passes each SSE event on while the stream stays open', async () => {
