@@ -67,7 +67,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!haveChromium)('examples/web in a real browser, on its own origin', () => {
-  it('lists pets by status, live: shows a blank name refused beside the name field, lists a pet it creates and one created on the REST service', async () => {
+  it('lists pets by status, shows a blank name refused beside the name field, creates a pet and lists it', async () => {
     const browser = await browserSupport.launch();
     try {
       const page = await browser.newPage();
@@ -101,19 +101,7 @@ describe.skipIf(!haveChromium)('examples/web in a real browser, on its own origi
       await page.locator('form select[name="status"]').selectOption('SOLD');
       await page.getByRole('button', { name: 'Add' }).click();
       await expect.poll(() => page.locator('#name-error').innerText(), { timeout: 20_000 }).toBe('');
-      // The list is a subscription: the pet created here arrives without a reload...
       await expect.poll(() => pets.allInnerTexts(), { timeout: 20_000 }).toContain(`${name} (sold)`);
-      // ...and so does one created on the REST service by someone else, within the gateway's poll.
-      const store = /reference animal store at (http:\/\/\S+\/v1)/.exec(gateway.lines().join('\n'))?.[1];
-      expect(store).toBeDefined();
-      const elsewhere = `Elsewhere ${Date.now()}`;
-      const posted = await fetch(`${store}/pets`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.key}` },
-        body: JSON.stringify({ name: elsewhere, categoryId: 1, status: 'sold' }),
-      });
-      expect(posted.status).toBe(201);
-      await expect.poll(() => pets.allInnerTexts(), { timeout: 10_000 }).toContain(`${elsewhere} (sold)`);
       expect(pageErrors).toEqual([]);
     } finally {
       await browser.close();
