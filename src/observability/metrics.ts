@@ -12,7 +12,7 @@ import type { RateLimitStats } from '../stores/rate-limit-counts.ts';
 import type { RedisState } from '../stores/redis.ts';
 import type { DocumentStoreStats } from '../stores/registered-documents.ts';
 import type { CacheStats } from '../stores/response-cache.ts';
-import type { UpstreamObserver } from '../upstream/observer.ts';
+import type { AttemptEnd, UpstreamObserver } from '../upstream/observer.ts';
 import { createLabelBudget } from './labels.ts';
 import { type McpToolCall, mcpToolCallMetric } from './mcp-metrics.ts';
 import {
@@ -25,6 +25,7 @@ import {
   watchRateLimit,
   watchRedis,
 } from './metric-watchers.ts';
+import { counterSeries, histogramSeries, seriesCache } from './series.ts';
 
 /** Why the listener closed a client connection itself. */
 export type ConnectionClose =
@@ -152,6 +153,8 @@ function operationMetrics(registry: Registry): Pick<Metrics, 'plugin' | 'servedF
     operationType: params.operationType ?? 'unknown',
   });
   const { operations, operationDuration, httpDuration } = requestSeries(registry, operationLabels);
+  const operationSeries = seriesCache<{ count: () => void; duration: (seconds: number) => void }>();
+  const httpSeries = seriesCache<(seconds: number) => void>();
   const prometheus = usePrometheus({
     registry,
     // Served at /metrics by yoga/server.ts's useEndpoint: the plugin's own endpoint check parses every request's URL.
@@ -179,18 +182,24 @@ function operationMetrics(registry: Registry): Pick<Metrics, 'plugin' | 'servedF
       },
     },
     servedFast(operation) {
-      // The label values Yoga's plugin records for the same operation (envelop names an
-      // unnamed one "Anonymous").
-      const labels = operationLabels({
-        operationName: operation.operationName ?? 'Anonymous',
-        operationType: operation.operationType,
-      } as FillLabelsFnParams);
-      operations.counter.inc(labels);
-      operationDuration.histogram.observe(labels, operation.executeSeconds);
-      httpDuration.histogram.observe(
-        { method: operation.method, statusCode: operation.status },
-        operation.httpSeconds,
-      );
+      const { operationName, operationType, method, status } = operation;
+      const forOperation = operationSeries(`${operationType}\u0000${operationName ?? '\u0001'}`, () => {
+        // The label values Yoga's plugin records for the same operation (envelop names an
+        // unnamed one "Anonymous").
+        const labels = operationLabels({
+          operationName: operationName ?? 'Anonymous',
+          operationType,
+        } as FillLabelsFnParams);
+        return {
+          count: counterSeries(operations.counter, labels),
+          duration: histogramSeries(operationDuration.histogram, labels),
+        };
+      });
+      forOperation.count();
+      forOperation.duration(operation.executeSeconds);
+      httpSeries(`${method} ${status}`, () =>
+        histogramSeries(httpDuration.histogram, { method, statusCode: status }),
+      )(operation.httpSeconds);
     },
   };
 }
@@ -328,13 +337,16 @@ function upstreamMetrics(registry: Registry): UpstreamObserver {
     registers: [registry],
   });
   breakerState.set(0);
+  const attemptSeries = seriesCache<(seconds: number) => void>();
+  // One function for every attempt: no closure per upstream call.
+  const observeAttempt = (end: AttemptEnd) => {
+    const status = end.status === undefined ? 'none' : String(end.status);
+    attemptSeries(`${end.route} ${status} ${end.outcome}`, () =>
+      histogramSeries(upstreamDuration, { route: end.route, status, outcome: end.outcome }),
+    )(end.durationMs / 1000);
+  };
   return {
-    attempt: (route) => (end) => {
-      upstreamDuration.observe(
-        { route, status: end.status === undefined ? 'none' : String(end.status), outcome: end.outcome },
-        end.durationMs / 1000,
-      );
-    },
+    attempt: () => observeAttempt,
     retry: (route, reason) => retries.inc({ route, reason }),
     shortCircuit: (route) => shortCircuits.inc({ route }),
     coalesced: (route) => coalesced.inc({ route }),

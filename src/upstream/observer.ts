@@ -7,6 +7,7 @@ export type AttemptOutcome = 'ok' | 'http_error' | 'timeout' | 'unavailable' | '
 
 /** How one attempt (one HTTP exchange) ended. */
 export interface AttemptEnd {
+  route: UpstreamRoute;
   outcome: AttemptOutcome;
   /** The HTTP status, when one arrived. */
   status?: number;

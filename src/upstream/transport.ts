@@ -102,7 +102,7 @@ function exchangeOver(pool: Pool, basePath: string, observers: readonly Upstream
           if (ends) {
             const outcome = response.status < 300 ? 'ok' : 'http_error';
             for (const end of ends)
-              end({ outcome, status: response.status, durationMs: performance.now() - started });
+              end({ route, outcome, status: response.status, durationMs: performance.now() - started });
           }
           resolve(response);
         },
@@ -110,7 +110,7 @@ function exchangeOver(pool: Pool, basePath: string, observers: readonly Upstream
           const failure = classify(error, scope);
           if (ends) {
             const outcome = outcomeOf(failure);
-            for (const end of ends) end({ outcome, durationMs: performance.now() - started });
+            for (const end of ends) end({ route, outcome, durationMs: performance.now() - started });
           }
           reject(failure);
         },
