@@ -1,6 +1,7 @@
 import type { YogaLogger } from 'graphql-yoga';
 import { type DestinationStream, type Logger, pino } from 'pino';
 import { MAX_OPERATION_NAME } from './labels.ts';
+import type { RequestId } from './request-id.ts';
 
 /**
  * The gateway's JSON logger. `authorization` is redacted where a header bag would carry it, as a
@@ -295,11 +296,11 @@ export function yogaLogger(logger: Logger): YogaLogger {
 /** What the operation log line says about one operation; both lanes fill one. */
 export interface OperationRecord {
   started: number;
-  requestId: string;
+  requestId: RequestId;
   /** The client's address: the peer, or the client a trusted proxy forwarded. */
   clientAddress: string;
   operationName?: string;
-  operationType?: string;
+  operationType?: 'query' | 'mutation' | 'subscription';
   codes?: string[];
   upstreamCalls?: () => number;
   /** Where the operation stood in a batched request; undefined for a single request. */
@@ -338,16 +339,27 @@ export function logOperation(logger: Logger, record: OperationRecord, status: nu
     record.operationName === undefined
       ? 'null'
       : JSON.stringify(record.operationName.slice(0, MAX_OPERATION_NAME));
-  const type = record.operationType === undefined ? 'null' : JSON.stringify(record.operationType);
+  const type = record.operationType === undefined ? 'null' : `"${record.operationType}"`;
   const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym];
   const bindings = (logger as unknown as Record<symbol, string>)[pino.symbols.chindingsSym];
+  // The request id (a RequestId) and the operation type (one of three words) need no escaping;
+  // the address may come from a header, so it is escaped.
   stream?.write(
-    `{"level":${logger.levels.values.info},"time":"${new Date().toISOString()}"${bindings}` +
-      `,"requestId":${JSON.stringify(record.requestId)},"clientAddress":${JSON.stringify(record.clientAddress)}` +
-      `,"operationName":${name},"operationType":${type}` +
-      `,"durationMs":${durationMs},"upstreamCalls":${upstreamCalls},"status":${status}` +
-      (record.codes ? `,"outcome":"error","codes":${JSON.stringify(record.codes)}` : ',"outcome":"ok"') +
-      (record.batch ? `,"batch":{"index":${record.batch.index},"size":${record.batch.size}}` : '') +
-      ',"msg":"operation"}\n',
+    `{"level":${logger.levels.values.info},"time":"${isoNow()}"${bindings},"requestId":"${record.requestId}","clientAddress":${JSON.stringify(record.clientAddress)},"operationName":${name},"operationType":${type},"durationMs":${durationMs},"upstreamCalls":${upstreamCalls},"status":${status}${
+      record.codes ? `,"outcome":"error","codes":${JSON.stringify(record.codes)}` : ',"outcome":"ok"'
+    }${record.batch ? `,"batch":{"index":${record.batch.index},"size":${record.batch.size}}` : ''},"msg":"operation"}\n`,
   );
+}
+
+let isoMillisecond = 0;
+let isoText = '';
+
+/** `new Date().toISOString()`, made once per millisecond: many lines share one under load. */
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== isoMillisecond) {
+    isoMillisecond = now;
+    isoText = new Date(now).toISOString();
+  }
+  return isoText;
 }

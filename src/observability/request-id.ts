@@ -6,7 +6,11 @@ import { randomUUID } from 'node:crypto';
  */
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+declare const sane: unique symbol;
+/** A request id that is a UUID or matched REQUEST_ID: JSON and header safe as it is. */
+export type RequestId = string & { readonly [sane]: true };
+
 /** The caller's `x-request-id` when it is sane, else a new one. */
-export function requestIdOf(header: string | null | undefined): string {
-  return header && REQUEST_ID.test(header) ? header : randomUUID();
+export function requestIdOf(header: string | null | undefined): RequestId {
+  return (header && REQUEST_ID.test(header) ? header : randomUUID()) as RequestId;
 }
