@@ -26,11 +26,13 @@ export interface DeprecationNotice {
 
 /** Collects, for one request, the deprecated fields it touched and what the upstream said about them. */
 export class DeprecationNotices {
-  readonly #byField = new Map<string, DeprecationNotice>();
+  // Made on first use: most operations touch nothing deprecated, and one is made per operation.
+  #byField: Map<string, DeprecationNotice> | undefined;
   #upstreamPet: { deprecation?: string; sunset?: string } | undefined;
 
   /** Records that `pet(id)` ran in this operation. */
   usePet(): void {
+    this.#byField ??= new Map();
     if (this.#byField.has('Query.pet')) return;
     const notice: DeprecationNotice = {
       field: 'Query.pet',
@@ -49,15 +51,15 @@ export class DeprecationNotices {
    */
   upstreamPet(headers: { deprecation?: string; sunset?: string }): void {
     this.#upstreamPet ??= headers;
-    const notice = this.#byField.get('Query.pet');
+    const notice = this.#byField?.get('Query.pet');
     if (notice && !notice.upstream) notice.upstream = headers;
   }
 
   get size(): number {
-    return this.#byField.size;
+    return this.#byField?.size ?? 0;
   }
 
   list(): DeprecationNotice[] {
-    return [...this.#byField.values()];
+    return this.#byField ? [...this.#byField.values()] : [];
   }
 }

@@ -152,21 +152,27 @@ function coalescedGet(call: Send, observers: readonly UpstreamObserver[], coales
   // deduplicate interceptor: its key holds every request header verbatim on a diagnostics channel,
   // and the first request's abort fails every request that joined it, whereas here each operation
   // keeps its own deadline and the call ends only when all gave up.
-  const coalescer = coalesce ? createCoalescer() : undefined;
+  const coalescer = coalesce ? createCoalescer(copyUpstreamError) : undefined;
+  // One function per route, not one per call.
+  const joined = new Map<UpstreamRoute, () => void>();
+  const joinedOn = (route: UpstreamRoute) => {
+    let tell = joined.get(route);
+    if (tell === undefined) {
+      tell = () => {
+        for (const observer of observers) observer.coalesced?.(route);
+      };
+      joined.set(route, tell);
+    }
+    return tell;
+  };
   return (getRoute: UpstreamRoute, path: string, auth: Authorization, deadline: Deadline) => {
     if (coalescer === undefined || auth === undefined) return call(getRoute, path, auth, undefined, deadline);
-    return coalescer
-      .run(
-        `${auth} ${path}`,
-        deadline,
-        (shared) => call(getRoute, path, auth, undefined, shared),
-        () => {
-          for (const observer of observers) observer.coalesced?.(getRoute);
-        },
-      )
-      .catch((error: unknown) => {
-        throw copyUpstreamError(error);
-      });
+    return coalescer.run(
+      `${auth} ${path}`,
+      deadline,
+      (shared) => call(getRoute, path, auth, undefined, shared),
+      joinedOn(getRoute),
+    );
   };
 }
 

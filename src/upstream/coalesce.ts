@@ -31,26 +31,64 @@ interface Waiter {
   resolve(value: unknown): void;
   reject(error: unknown): void;
   /** Forgets this waiter's deadline hook. */
-  forget(): void;
+  forget: () => void;
 }
 
-/** One call in flight: its waiters, and the scope the call runs under. */
+/**
+ * One call in flight: its waiters, and the scope the call runs under. Most calls are never joined,
+ * so the first waiter is a field and a list is made only when a second one comes.
+ */
 class Flight extends ExpiringScope {
-  readonly waiters = new Set<Waiter>();
+  first: Waiter | undefined;
+  others: Waiter[] | undefined;
   end: number;
 
   constructor(end: number) {
     super();
     this.end = end;
   }
+
+  get size(): number {
+    return (this.first ? 1 : 0) + (this.others?.length ?? 0);
+  }
+
+  add(waiter: Waiter): void {
+    if (this.first === undefined && this.others === undefined) this.first = waiter;
+    else {
+      this.others ??= [];
+      this.others.push(waiter);
+    }
+  }
+
+  remove(waiter: Waiter): void {
+    if (this.first === waiter) this.first = undefined;
+    else if (this.others) {
+      const index = this.others.indexOf(waiter);
+      if (index !== -1) this.others.splice(index, 1);
+    }
+  }
+
+  /** Takes every waiter out, each told to forget its deadline hook. */
+  takeAll(): Waiter[] | Waiter | undefined {
+    const { first, others } = this;
+    this.first = undefined;
+    this.others = undefined;
+    first?.forget();
+    if (others === undefined) return first;
+    for (const waiter of others) waiter.forget();
+    return first ? [first, ...others] : others;
+  }
 }
 
-/** Creates an empty coalescer. */
-export function createCoalescer(): Coalescer {
+/**
+ * Creates an empty coalescer. `share` gives each waiter its own copy of a failure (default: the
+ * failure itself), so that no two operations hold the same error object.
+ */
+export function createCoalescer(share: (error: unknown) => unknown = (error) => error): Coalescer {
   const flights = new Map<string, Flight>();
   return {
     run<T>(key: string, waiter: Deadline, start: (shared: CallScope) => Promise<T>, joined?: () => void) {
-      if (waiter.expired) return Promise.reject(new UpstreamTimeoutError('deadline passed'));
+      if (waiter.expired) return Promise.reject(share(new UpstreamTimeoutError('deadline passed')));
       let flight = flights.get(key);
       if (flight !== undefined) {
         joined?.();
@@ -64,30 +102,34 @@ export function createCoalescer(): Coalescer {
       const promise = wait(key, started, waiter) as Promise<T>;
       // Removed the moment the call settles: a later waiter starts a new call.
       start(started).then(
-        (value) => settle(key, started, (w) => w.resolve(value)),
-        (error: unknown) => settle(key, started, (w) => w.reject(error)),
+        (value) => {
+          const waiters = settle(key, started);
+          if (Array.isArray(waiters)) for (const each of waiters) each.resolve(value);
+          else waiters?.resolve(value);
+        },
+        (error: unknown) => {
+          const waiters = settle(key, started);
+          if (Array.isArray(waiters)) for (const each of waiters) each.reject(share(error));
+          else waiters?.reject(share(error));
+        },
       );
       return promise;
     },
   };
 
-  function settle(key: string, flight: Flight, each: (waiter: Waiter) => void): void {
+  function settle(key: string, flight: Flight): Waiter[] | Waiter | undefined {
     if (flights.get(key) === flight) flights.delete(key);
-    for (const waiter of flight.waiters) {
-      waiter.forget();
-      each(waiter);
-    }
-    flight.waiters.clear();
+    return flight.takeAll();
   }
 
   function wait(key: string, flight: Flight, deadline: Deadline): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject, forget: () => {} };
-      flight.waiters.add(waiter);
+      const waiter: Waiter = { resolve, reject, forget: noop };
+      flight.add(waiter);
       waiter.forget = deadline.onExpire(() => {
-        flight.waiters.delete(waiter);
-        reject(new UpstreamTimeoutError('deadline passed'));
-        if (flight.waiters.size === 0) {
+        flight.remove(waiter);
+        reject(share(new UpstreamTimeoutError('deadline passed')));
+        if (flight.size === 0) {
           // Nobody is left to read the answer: cancel the call, and let the next one start afresh.
           if (flights.get(key) === flight) flights.delete(key);
           flight.expire();
@@ -96,3 +138,5 @@ export function createCoalescer(): Coalescer {
     });
   }
 }
+
+const noop = () => {};
