@@ -124,6 +124,7 @@ describe('npm run bench -- --smoke', () => {
       /^- list20: gateway req\/s \d+\.\d\d× tailcall's \(goal ≥ 0\.70×\) (PASS|FAIL)$/m,
       /^- list20-bigids: gateway CPU\/req \d+\.\d\d× tailcall's /m,
       /^- list20-bigids: gateway req\/s \d+\.\d\d× tailcall's /m,
+      /^- list20: gateway req\/s \d+\.\d\d× hive-mesh's \(goal ≥ 10\.00×\) (PASS|FAIL)$/m,
       /^- dedup: gateway req\/s \d+\.\d\d× bare-proxy's \(goal ≥ 0\.60×\) (PASS|FAIL)$/m,
       /^- create-pet: gateway req\/s \d+\.\d\d× bare-proxy's \(goal ≥ 0\.45×\) (PASS|FAIL)$/m,
       /^- cold: gateway req\/s \d+\.\d\d× gateway-yoga's on new documents \(goal ≥ 0\.90×\) (PASS|FAIL)$/m,
@@ -341,11 +342,22 @@ describe('the report', () => {
     );
   });
 
+  it('judges the goal against hive-mesh, flagged where its answer was wrong', () => {
+    const goals = formatGoals(
+      [ratio('list20', 'gateway', 'hive-mesh', 'rps', 12)],
+      [summary('list20', 'hive-mesh', { wrongAnswer: 'expected 20 pets' })],
+    );
+    expect(goals).toEqual([
+      "- list20: gateway req/s 12.00× hive-mesh's (goal ≥ 10.00×) PASS (hive-mesh answered wrongly: see the table)",
+    ]);
+  });
+
   it('judges each goal from the measured value, and leaves out goals whose workloads did not run', () => {
     const goals = formatGoals(
       [
         ratio('list20', 'gateway', 'tailcall', 'cpu', 1.6),
         ratio('list20', 'gateway', 'tailcall', 'rps', 0.7),
+        ratio('list20', 'gateway', 'hive-mesh', 'rps', 9.99),
         ratio('dedup', 'gateway', 'bare-proxy', 'rps', 0.59),
         ratio('list20-steady', 'gateway', 'bare-proxy', 'p99', 2),
       ],
@@ -358,6 +370,7 @@ describe('the report', () => {
     expect(goals).toEqual([
       "- list20: gateway CPU/req 1.60× tailcall's (goal ≤ 1.30×) FAIL",
       "- list20: gateway req/s 0.70× tailcall's (goal ≥ 0.70×) PASS",
+      "- list20: gateway req/s 9.99× hive-mesh's (goal ≥ 10.00×) FAIL",
       "- dedup: gateway req/s 0.59× bare-proxy's (goal ≥ 0.60×) FAIL",
       "- list20-steady: gateway p99 2.00× bare-proxy's (goal ≤ 2.00×) PASS",
       "- list20: gateway peak RSS 265 MB (goal ≤ bare-proxy's 200 MB + 48 MB = 248 MB) FAIL",
