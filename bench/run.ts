@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: the gateway (fast lane on and off) against hand-written Node hops (a bare proxy
- * and a JSON-rewriting hop), Tailcall (the fastest peer, a Rust binary) and the upstream itself, on
+ * and a JSON-rewriting hop), Tailcall (the fastest peer, a Rust binary), Hive Gateway + GraphQL Mesh
+ * (The Guild's REST-to-GraphQL stack, the goal's 10× reference) and the upstream itself, on
  * the static upstream (the hop is the bottleneck) and on the reference service, each request
  * carrying one of --keys bearer keys in turn. Every target runs in its own process; wrk (or,
  * without it, autocannon in this process) drives them, target by target in alternating rounds.
@@ -208,6 +209,8 @@ const HOPS: Record<HopKind, { file: string; env: Record<string, string | undefin
   'bare-proxy': { file: 'bench/target-bare-proxy.ts', env: {}, gateway: false },
   'json-hop': { file: 'bench/target-json-hop.ts', env: {}, gateway: false },
   tailcall: { file: 'bench/target-tailcall.ts', env: {}, gateway: false },
+  // At Hive Gateway's defaults: an inherited LOG_LEVEL, which its logger reads, must not choose for it.
+  'hive-mesh': { file: 'bench/target-hive-mesh.ts', env: { LOG_LEVEL: undefined }, gateway: false },
   // --baseline's checkout: its own bench/target-gateway.ts (the file is resolved in startStack).
   'gateway-baseline': { file: 'bench/target-gateway.ts', env: { FAST_LANE: undefined }, gateway: true },
 };
@@ -292,9 +295,10 @@ let keyTurn = 0;
  * Targets that are not this checkout's: a wrong answer from one of them is reported beside its
  * figures (and in every ratio to it), not taken for a broken harness. The --baseline checkout may
  * lack a workload's feature (batch5 before batches existed). Tailcall returns ids as JSON
- * numbers, which the checks read from their source text, so it passes them unless it rounds.
+ * numbers, which the checks read from their source text, so it passes them unless it rounds;
+ * Hive Gateway + Mesh reads the contract's int64 as BigInt, so it passes them unless it rounds too.
  */
-const PEERS: ReadonlySet<TargetKind> = new Set(['tailcall', 'gateway-baseline']);
+const PEERS: ReadonlySet<TargetKind> = new Set(['tailcall', 'hive-mesh', 'gateway-baseline']);
 
 /**
  * One request outside the load, to check the answer is the expected one before measuring it; the
@@ -668,12 +672,13 @@ async function runWorkload(
     const problem = wrongAnswers.get(target);
     return problem === undefined ? undefined : `${target} answers wrongly: ${problem}`;
   };
-  // The gateway against the floor (bare hop), the floor for rewriting a body (JSON hop) and the
-  // fastest peer, side by side; then each of the others against the bare hop.
+  // The gateway against the floor (bare hop), the floor for rewriting a body (JSON hop), the
+  // fastest peer and The Guild's stack, side by side; then each of the others against the bare hop.
   add('gateway', 'bare-proxy', ['rps', 'cpu', 'p99'], workload.baselineNote);
   add('gateway', 'json-hop', ['rps', 'cpu', 'p99']);
   add('gateway', 'tailcall', ['rps', 'cpu', 'p99'], wrong('tailcall'));
-  for (const hop of ['gateway-yoga', 'json-hop', 'tailcall'] as const) {
+  add('gateway', 'hive-mesh', ['rps', 'cpu'], wrong('hive-mesh'));
+  for (const hop of ['gateway-yoga', 'json-hop', 'tailcall', 'hive-mesh'] as const) {
     add(hop, 'bare-proxy', ['rps', 'cpu', 'p99'], wrong(hop) ?? workload.baselineNote);
   }
   add('gateway', 'direct', ['rps', 'p99']);

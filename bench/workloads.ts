@@ -11,6 +11,8 @@ export type TargetKind =
   | 'bare-proxy'
   | 'json-hop'
   | 'tailcall'
+  /** Hive Gateway serving a GraphQL Mesh OpenAPI source (hive-mesh.ts). */
+  | 'hive-mesh'
   | 'direct';
 /** Targets that sit between the load and the upstream, each in its own process. */
 export type HopKind = Exclude<TargetKind, 'direct'>;
@@ -98,6 +100,14 @@ function graphql(query: string, check: (data: unknown) => string | undefined, ex
     check: envelopeCheck(check, exact),
   } satisfies RequestSpec;
 }
+
+/**
+ * `{ pets(limit: N) { … } }` asked of hive-mesh's schema (hive-mesh.ts), which Mesh names after the
+ * contract: the field after the operationId (`listPets`), each item a union of the 200 answer
+ * (`Pet`) and the error bodies, so the fields are selected on `Pet`. The alias keeps the answer in
+ * the gateway's shape, so the gateway's check reads it.
+ */
+const hiveMeshList = (limit: number) => `{ pets: listPets(limit: ${limit}) { ... on Pet { ${FIELDS} } } }`;
 
 /** The same spec for both gateway processes: fast lane on (the default) and off. */
 const gateways = (spec: RequestSpec) => ({ gateway: spec, 'gateway-yoga': spec });
@@ -213,16 +223,19 @@ function listWorkload(
     direct?: boolean;
     /** Tailcall answers the same query (its ids as JSON numbers, which the checks read exactly). */
     tailcall?: boolean;
+    /** Hive Gateway + Mesh answers the same list under its own names, checked as the gateway's answer. */
+    hiveMesh?: boolean;
     /** `WORKERS=2 npm start` answers it too: what a user gets per machine (reported, not a goal). */
     workers?: boolean;
     titleNote?: string;
   } = {},
 ): Workload {
-  const { steady, direct = true, tailcall = false } = options;
+  const { steady, direct = true, tailcall = false, hiveMesh = false } = options;
   const ids = petIdsOf(upstream);
   // On a static upstream every id is known: each target must return them exactly.
   const exact = ids === undefined ? undefined : sameIds(listedPets(ids, limit));
   const query = graphql(`{ pets(limit: ${limit}) { ${FIELDS} } }`, dataField('pets', petList(limit)), exact);
+  const meshQuery = graphql(hiveMeshList(limit), dataField('pets', petList(limit)), exact);
   const restList = rest('GET', `/pets?limit=${limit}`, 200, petList(limit), undefined, exact);
   return {
     name,
@@ -237,6 +250,7 @@ function listWorkload(
       'bare-proxy': restList,
       'json-hop': jsonHop('GET', `/pets?limit=${limit}`, dataField('pets', petList(limit)), exact),
       ...(tailcall ? { tailcall: query, 'gateway-warn': query } : {}),
+      ...(hiveMesh ? { 'hive-mesh': meshQuery } : {}),
       ...(options.workers ? { 'gateway-workers': query } : {}),
       ...(direct ? { direct: restList } : {}),
     },
@@ -284,9 +298,9 @@ const RUN_TAG = Date.now().toString(36);
 
 /** Every workload, in the order they run. */
 export const WORKLOADS: readonly Workload[] = [
-  listWorkload('list20', 20, 'static', { tailcall: true, workers: true }),
+  listWorkload('list20', 20, 'static', { tailcall: true, hiveMesh: true, workers: true }),
   listWorkload('list20-steady', 20, 'static', { steady: STEADY }),
-  listWorkload('list100', 100, 'static', { tailcall: true }),
+  listWorkload('list100', 100, 'static', { tailcall: true, hiveMesh: true }),
   {
     name: 'dedup',
     title: `10 aliased pet(id) over ${DEDUP_IDS.length} distinct ids in one operation  ≙  ${DEDUP_IDS.length} × GET /v1/pets/{id}`,
@@ -331,6 +345,7 @@ export const WORKLOADS: readonly Workload[] = [
   listWorkload('list20-bigids', 20, 'static-bigids', {
     direct: false,
     tailcall: true,
+    hiveMesh: true,
     titleNote: ', every id and categoryId a 19-digit int64 beyond 2^53 (returned exactly, as strings)',
   }),
   listWorkload('list20-reference', 20, 'reference'),
