@@ -185,10 +185,9 @@ function screen(books: Books, req: IncomingMessage, res: ServerResponse): boolea
     }
   }
   if (!req.complete && hasBody(req)) {
+    // No 'end' listener to clear it: the sweep skips a body that has arrived, and the next request
+    // on the connection replaces it (a listener per request was a closure and a wrapper each).
     entry.body = { req, res, since: Date.now(), bytesAtStart: req.socket.bytesRead };
-    req.once('end', () => {
-      if (entry.body?.req === req) entry.body = undefined;
-    });
   }
   return true;
 }

@@ -61,11 +61,12 @@ export function createFastLane(
     if (getKey !== undefined) {
       // Yoga reads a GET's parameters from the query string itself (its body parser reads `parsed`
       // for POSTs only).
-      const toYoga = (handOff?: HandOff) => handOver(req, res, undefined, options, handOff);
-      serve(req, res, getParams(req.url as string), getKey, performance.now(), options, toYoga).catch(() => {
-        if (!res.headersSent) toYoga();
-        else res.destroy();
-      });
+      serve(req, res, undefined, getParams(req.url as string), getKey, performance.now(), options).catch(
+        () => {
+          if (!res.headersSent) handOver(req, res, undefined, options);
+          else res.destroy();
+        },
+      );
       return;
     }
     const headersKey = plainRequest(req, options.maxBodyBytes);
@@ -76,8 +77,7 @@ export function createFastLane(
     req.on('error', () => res.destroy());
     req.on('end', () => {
       const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      const toYoga = (handOff?: HandOff) => handOver(req, res, body, options, handOff);
-      serve(req, res, plainBody(body), headersKey, started, options, toYoga).catch(() => {
+      serve(req, res, body, plainBody(body), headersKey, started, options).catch(() => {
         // Only a bug of ours gets here (serve hands every unexpected case to Yoga): Yoga answers
         // it, which may run the operation again; nothing has been written yet.
         if (!res.headersSent) handOver(req, res, body, options);
@@ -88,21 +88,21 @@ export function createFastLane(
 }
 
 /**
- * Serves one request whose GraphQL parameters were read (from the body or the query string), or
- * gives it to Yoga with `toYoga`, saying what it knows; `params` undefined: they are not the plain
- * case.
+ * Serves one request whose GraphQL parameters were read (from the body, or the query string when
+ * `body` is undefined), or gives it to Yoga with the body and what it knows; `params` undefined:
+ * they are not the plain case.
  */
 async function serve(
   req: IncomingMessage,
   res: ServerResponse,
+  body: Buffer | undefined,
   params: PlainParams | undefined,
   headersKey: string,
   started: number,
   options: FastLaneOptions,
-  toYoga: (handOff?: HandOff) => void,
 ): Promise<void> {
   const { lanes } = options;
-  if (params === undefined) return toYoga();
+  if (params === undefined) return handOver(req, res, body, options);
   const parsed = params as GraphQLParams;
   const key = operationKey(
     params.query,
@@ -110,21 +110,23 @@ async function serve(
     params.operationName,
     params.extensions?.persistedQuery?.sha256Hash,
   );
-  if (key === undefined) return toYoga({ parsed });
+  if (key === undefined) return handOver(req, res, body, options, { parsed });
   // A JSON number past 2^53 was rounded by the parse: Yoga's lane refuses it where an ID is expected.
-  if (params.variables && hasUnsafeNumber(params.variables)) return toYoga({ parsed });
+  if (params.variables && hasUnsafeNumber(params.variables))
+    return handOver(req, res, body, options, { parsed });
   const prepared = lanes.prepared.get(key);
   const headers = lanes.headers.get(headersKey);
   if (prepared === undefined || headers === undefined) {
-    return toYoga({ parsed, toPrepare: { operation: key, headers: headersKey } });
+    return handOver(req, res, body, options, { parsed, toPrepare: { operation: key, headers: headersKey } });
   }
   // Only queries run over GET: Yoga answers anything else 405.
-  if (req.method === 'GET' && prepared.operationType !== 'query') return toYoga({ parsed });
+  if (req.method === 'GET' && prepared.operationType !== 'query')
+    return handOver(req, res, body, options, { parsed });
 
   // A refused request goes to Yoga, which answers the 429; the limit remembers its decision for
   // this request, so Yoga's check does not count it again (nor does it for a result with errors).
   if (options.rateLimit && (await options.rateLimit.check(req, req.headers.authorization)).limited)
-    return toYoga({ parsed });
+    return handOver(req, res, body, options, { parsed });
 
   const variables = params.variables ?? {};
   const context = createContext(req.headers.authorization, options.context, variables);
@@ -152,7 +154,7 @@ async function serve(
   if (result.errors?.length || result.data == null) {
     // Yoga ends the span with the errors it finally answers.
     if (span) context.operationSpan = span;
-    return toYoga({ parsed, executed: { context, result } });
+    return handOver(req, res, body, options, { parsed, executed: { context, result } });
   }
   span?.end();
   if (planned) lanes.served.planned++;
