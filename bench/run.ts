@@ -569,7 +569,7 @@ async function main(): Promise<void> {
   if (goals.length > 0) {
     console.log('');
     console.log(
-      `goals (issue #28: medians of this run's rounds, on the static upstream; set for ${DEFAULT_KEYS} keys` +
+      `goals (issues #43 and #28: medians of this run's rounds, on the static upstream; set for ${DEFAULT_KEYS} keys` +
         (settings.keys.length === DEFAULT_KEYS ? '' : `, this run used ${settings.keys.length}`) +
         '):',
     );

@@ -120,8 +120,9 @@ describe('npm run bench -- --smoke', () => {
     expect(Number(row(stdout, 'list20', 'static', 'tailcall')?.[15])).toBeGreaterThan(1);
     const goals = stdout.slice(stdout.indexOf('\ngoals ('));
     for (const goal of [
-      /^- list20: gateway CPU\/req \d+\.\d\d× tailcall's \(goal ≤ 1\.30×\) (PASS|FAIL)$/m,
-      /^- list20: gateway req\/s \d+\.\d\d× tailcall's \(goal ≥ 0\.70×\) (PASS|FAIL)$/m,
+      /^- list20: gateway CPU\/req \d+\.\d\d× tailcall's \(goal ≤ 1\.20×\) (PASS|FAIL)$/m,
+      /^- list20: gateway req\/s \d+\.\d\d× tailcall's \(goal ≥ 0\.75×\) (PASS|FAIL)$/m,
+      /^- list20: gateway CPU\/req \d+\.\d\d× gateway-warn's \(LOG_LEVEL=warn; goal ≤ 1\.05×\) (PASS|FAIL)$/m,
       /^- list20-bigids: gateway CPU\/req \d+\.\d\d× tailcall's /m,
       /^- list20-bigids: gateway req\/s \d+\.\d\d× tailcall's /m,
       /^- list20: gateway req\/s \d+\.\d\d× hive-mesh's \(goal ≥ 10\.00×\) (PASS|FAIL)$/m,
@@ -356,7 +357,8 @@ describe('the report', () => {
     const goals = formatGoals(
       [
         ratio('list20', 'gateway', 'tailcall', 'cpu', 1.6),
-        ratio('list20', 'gateway', 'tailcall', 'rps', 0.7),
+        ratio('list20', 'gateway', 'tailcall', 'rps', 0.75),
+        ratio('list20', 'gateway', 'gateway-warn', 'cpu', 1.06),
         ratio('list20', 'gateway', 'hive-mesh', 'rps', 9.99),
         ratio('dedup', 'gateway', 'bare-proxy', 'rps', 0.59),
         ratio('list20-steady', 'gateway', 'bare-proxy', 'p99', 2),
@@ -368,8 +370,9 @@ describe('the report', () => {
       ],
     );
     expect(goals).toEqual([
-      "- list20: gateway CPU/req 1.60× tailcall's (goal ≤ 1.30×) FAIL",
-      "- list20: gateway req/s 0.70× tailcall's (goal ≥ 0.70×) PASS",
+      "- list20: gateway CPU/req 1.60× tailcall's (goal ≤ 1.20×) FAIL",
+      "- list20: gateway req/s 0.75× tailcall's (goal ≥ 0.75×) PASS",
+      "- list20: gateway CPU/req 1.06× gateway-warn's (LOG_LEVEL=warn; goal ≤ 1.05×) FAIL",
       "- list20: gateway req/s 9.99× hive-mesh's (goal ≥ 10.00×) FAIL",
       "- dedup: gateway req/s 0.59× bare-proxy's (goal ≥ 0.60×) FAIL",
       "- list20-steady: gateway p99 2.00× bare-proxy's (goal ≤ 2.00×) PASS",
