@@ -44,6 +44,14 @@ export function killAll(): void {
   running.clear();
 }
 
+/** What is known of a running child: its stderr so far, whether it exited, who waits for its stats. */
+interface ChildState {
+  errors: string;
+  exited: boolean;
+  readonly exit: Promise<void>;
+  readonly waiters: Array<{ resolve: (stats: ChildStats) => void; reject: (error: Error) => void }>;
+}
+
 /**
  * Spawns `node <file>` (the same Node binary as the bench), waits for its `ready` message and
  * returns a handle. The child's stderr is kept and shown if it dies early. `env` is laid over the
@@ -56,12 +64,41 @@ export async function startTarget(
   execArgv: string[] = [],
   options: { readStdout?: boolean } = {},
 ): Promise<TargetProcess> {
+  const child = spawnTarget(file, env, execArgv, options.readStdout === true);
+  const state = watch(child, name);
+  const url = await readyUrl(child, name, state);
+  const pid = child.pid ?? 0;
+  const stats = () => askStats(child, name, state);
+  return {
+    name,
+    url,
+    pid,
+    stats,
+    async cpuMicros() {
+      return processTreeCpuMicros(pid) ?? (await stats()).cpuMicros;
+    },
+    async stop() {
+      if (state.exited) return;
+      child.send({ type: 'stop' });
+      const timer = setTimeout(() => killGroup(child), STOP_TIMEOUT_MS);
+      await state.exit;
+      clearTimeout(timer);
+    },
+  };
+}
+
+function spawnTarget(
+  file: string,
+  env: Record<string, string | undefined>,
+  execArgv: string[],
+  readStdout: boolean,
+): ChildProcess {
   // `readStdout` (the gateways): stdout, the log line per operation, is a pipe that a process of
   // its own reads and discards, as containerd's or dockerd's log reader does: the gateway pays for
   // every write and for the reader's wake-ups as in production, and the reader's CPU is neither the
   // gateway's nor the load generator's. Otherwise stdout goes to /dev/null. stderr (crashes,
   // Node's warnings) is kept to explain a child that dies.
-  const reader = options.readStdout
+  const reader = readStdout
     ? spawn('sh', ['-c', 'exec cat > /dev/null'], { stdio: ['pipe', 'ignore', 'ignore'], detached: true })
     : undefined;
   if (reader) running.add(reader);
@@ -78,26 +115,40 @@ export async function startTarget(
   // The child holds the pipe's write end now: once it exits, the reader sees the end and exits too.
   reader?.stdin?.destroy();
   reader?.once('exit', () => running.delete(reader));
-  let errors = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    errors = (errors + chunk.toString()).slice(-OUTPUT_LIMIT);
-  });
-  let exited = false;
-  const waiters: Array<{ resolve: (stats: ChildStats) => void; reject: (error: Error) => void }> = [];
-  const exitedPromise = new Promise<void>((resolve) => {
-    child.once('exit', (code, signal) => {
-      exited = true;
-      running.delete(child);
-      for (const waiter of waiters.splice(0)) {
-        waiter.reject(new Error(`${name} exited (${signal ?? code}) while asked for stats:\n${errors}`));
-      }
-      resolve();
-    });
-  });
+  return child;
+}
 
-  const url = await new Promise<string>((resolve, reject) => {
+/** Keeps the child's stderr and, when it exits, fails whoever still waits for its stats. */
+function watch(child: ChildProcess, name: string): ChildState {
+  const waiters: ChildState['waiters'] = [];
+  let resolveExit: () => void = () => {};
+  const state: ChildState = {
+    errors: '',
+    exited: false,
+    exit: new Promise<void>((resolve) => {
+      resolveExit = resolve;
+    }),
+    waiters,
+  };
+  child.stderr?.on('data', (chunk: Buffer) => {
+    state.errors = (state.errors + chunk.toString()).slice(-OUTPUT_LIMIT);
+  });
+  child.once('exit', (code, signal) => {
+    state.exited = true;
+    running.delete(child);
+    for (const waiter of waiters.splice(0)) {
+      waiter.reject(new Error(`${name} exited (${signal ?? code}) while asked for stats:\n${state.errors}`));
+    }
+    resolveExit();
+  });
+  return state;
+}
+
+/** The URL the child announces once ready; its stats messages go to whoever waits for them. */
+function readyUrl(child: ChildProcess, name: string, state: ChildState): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
-      () => reject(new Error(`${name} did not start in time:\n${errors}`)),
+      () => reject(new Error(`${name} did not start in time:\n${state.errors}`)),
       READY_TIMEOUT_MS,
     );
     child.on('message', (message: ChildMessage) => {
@@ -106,46 +157,30 @@ export async function startTarget(
         resolve(message.url);
       } else if (message.type === 'stats') {
         const { type: _, ...stats } = message;
-        waiters.shift()?.resolve(stats);
+        state.waiters.shift()?.resolve(stats);
       }
     });
-    void exitedPromise.then(() => {
+    void state.exit.then(() => {
       clearTimeout(timer);
-      reject(new Error(`${name} exited before it was ready:\n${errors}`));
+      reject(new Error(`${name} exited before it was ready:\n${state.errors}`));
     });
   });
+}
 
-  const pid = child.pid ?? 0;
-  const stats = () =>
-    new Promise<ChildStats>((resolve, reject) => {
-      if (exited) return reject(new Error(`${name} is not running:\n${errors}`));
-      const timer = setTimeout(() => reject(new Error(`${name} did not report stats`)), STATS_TIMEOUT_MS);
-      waiters.push({
-        resolve: (stats) => {
-          clearTimeout(timer);
-          resolve(stats);
-        },
-        reject: (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      });
-      child.send({ type: 'stats' });
+function askStats(child: ChildProcess, name: string, state: ChildState): Promise<ChildStats> {
+  return new Promise<ChildStats>((resolve, reject) => {
+    if (state.exited) return reject(new Error(`${name} is not running:\n${state.errors}`));
+    const timer = setTimeout(() => reject(new Error(`${name} did not report stats`)), STATS_TIMEOUT_MS);
+    state.waiters.push({
+      resolve: (stats) => {
+        clearTimeout(timer);
+        resolve(stats);
+      },
+      reject: (error) => {
+        clearTimeout(timer);
+        reject(error);
+      },
     });
-  return {
-    name,
-    url,
-    pid,
-    stats,
-    async cpuMicros() {
-      return processTreeCpuMicros(pid) ?? (await stats()).cpuMicros;
-    },
-    async stop() {
-      if (exited) return;
-      child.send({ type: 'stop' });
-      const timer = setTimeout(() => killGroup(child), STOP_TIMEOUT_MS);
-      await exitedPromise;
-      clearTimeout(timer);
-    },
-  };
+    child.send({ type: 'stats' });
+  });
 }
