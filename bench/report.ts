@@ -34,7 +34,7 @@ export interface RunResult {
 export type Summary = Omit<RunResult, 'round' | 'requests'> & {
   /** Upstream requests per operation, counted on the static upstream with nothing else running. */
   upstreamCallsPerOp: number | undefined;
-  /** What was wrong with a peer's checked answer (see PEERS in run.ts); undefined when it was right. */
+  /** What was wrong with a peer's checked answer (see PEERS in measure.ts); undefined when it was right. */
   wrongAnswer: string | undefined;
 };
 

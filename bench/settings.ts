@@ -1,0 +1,156 @@
+/**
+ * The bench's command line: its options, their defaults and checks, and the Settings a run follows.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { apiKeys, WORKLOADS, type Workload } from './workloads.ts';
+import { findWrk } from './wrk.ts';
+
+/** Bearer keys per run unless --keys says otherwise: a crowd, as real traffic is (the goals assume it). */
+export const DEFAULT_KEYS = 200;
+
+export const USAGE = `Usage: npm run bench -- [options]
+  --smoke              1 round of 1 s per target, 10 connections, no warm-up (checks the harness)
+  --duration <s>       seconds per target per round (default 4)
+  --rounds <n>         rounds; targets alternate within each round (default 3)
+  --warmup <s>         unmeasured seconds per target before the first round (default 3: a gateway's
+                       first seconds are JIT compilation, not its cost per request)
+  --connections <n>    connections (default 50)
+  --keys <n>           bearer keys the requests of every workload take in turn (default 200): a crowd of
+                       callers, so nothing keyed by caller merges their upstream calls; 1 = one caller
+  --generator <name>   auto (default: wrk when on PATH, else autocannon), wrk or autocannon;
+                       a fixed-rate workload (list20-steady) always uses autocannon
+  --workload <name>    run only this workload; repeatable (${WORKLOADS.map((w) => w.name).join(', ')})
+  --json <file>        also write the settings, every run and the summary as JSON
+  --chart <file>       also draw list20's headline comparison as an SVG chart (docs/performance-list20.svg)
+  --profile            run the gateways under --cpu-prof and print their top self-time functions
+  --baseline <dir>     also run the gateway of another checkout (with its node_modules, or a link to
+                       these), e.g. \`git worktree add ../base main\`, beside this one in every workload
+                       with a gateway, and print this checkout's ratios to it: is a change slower?
+  --gateway-node-args=<flags>  Node flags for the gateway process only (default: those of package.json's
+                       start script, as npm start runs it), e.g. --gateway-node-args="--max-semi-space-size=0"
+                       for V8's own young-generation size; the other Node targets keep Node's defaults`;
+
+type GeneratorChoice = 'auto' | 'wrk' | 'autocannon';
+
+export interface Settings {
+  smoke: boolean;
+  generator: GeneratorChoice;
+  rounds: number;
+  duration: number;
+  warmup: number;
+  connections: number;
+  /** The bearer keys requests rotate through (apiKeys(--keys)). */
+  keys: string[];
+  workloads: Workload[];
+  json: string | undefined;
+  chart: string | undefined;
+  profile: boolean;
+  gatewayNodeArgs: string[];
+  /** Another checkout whose gateway runs beside this one (gateway-baseline); undefined: none. */
+  baseline: string | undefined;
+}
+
+export function parseSettings(argv: string[]): Settings {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      smoke: { type: 'boolean', default: false },
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      keys: { type: 'string' },
+      generator: { type: 'string', default: 'auto' },
+      workload: { type: 'string', multiple: true },
+      json: { type: 'string' },
+      chart: { type: 'string' },
+      profile: { type: 'boolean', default: false },
+      'gateway-node-args': { type: 'string' },
+      baseline: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const number = (name: string, raw: string | undefined, fallback: number, integer: boolean) => {
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < (integer ? 1 : 0) || (integer && !Number.isInteger(value))) {
+      throw new UsageError(
+        `--${name} must be a ${integer ? 'positive integer' : 'number ≥ 0'}, got "${raw}"`,
+      );
+    }
+    return value;
+  };
+  const names = values.workload ?? [];
+  for (const name of names) {
+    if (!WORKLOADS.some((w) => w.name === name)) throw new UsageError(`unknown workload "${name}"`);
+  }
+  const generator = values.generator as GeneratorChoice;
+  if (!['auto', 'wrk', 'autocannon'].includes(generator)) {
+    throw new UsageError(`--generator must be auto, wrk or autocannon, got "${generator}"`);
+  }
+  const smoke = values.smoke;
+  const baseline = values.baseline === undefined ? undefined : resolve(values.baseline);
+  if (baseline !== undefined && !existsSync(join(baseline, 'bench/target-gateway.ts'))) {
+    throw new UsageError(
+      `--baseline ${values.baseline}: no bench/target-gateway.ts there (a checkout of this project)`,
+    );
+  }
+  return {
+    smoke,
+    generator,
+    rounds: number('rounds', values.rounds, smoke ? 1 : 3, true),
+    duration: number('duration', values.duration, smoke ? 1 : 4, true),
+    warmup: number('warmup', values.warmup, smoke ? 0 : 3, false),
+    connections: number('connections', values.connections, smoke ? 10 : 50, true),
+    keys: apiKeys(number('keys', values.keys, DEFAULT_KEYS, true)),
+    workloads: WORKLOADS.filter((w) => names.length === 0 || names.includes(w.name)),
+    json: values.json,
+    chart: values.chart,
+    profile: values.profile,
+    gatewayNodeArgs: nodeArgs(values['gateway-node-args'] ?? startFlags().join(' ')),
+    baseline,
+  };
+}
+
+/**
+ * The Node flags `npm start` runs the gateway with (package.json's start script): the gateway is
+ * measured as it is started, unless --gateway-node-args says otherwise.
+ */
+function startFlags(): string[] {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    scripts: { start: string };
+  };
+  return manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
+}
+
+/** Only `--flag` or `--flag=value` words: this reaches a command line, so nothing else passes. */
+function nodeArgs(raw: string | undefined): string[] {
+  const words = (raw ?? '').split(/\s+/).filter(Boolean);
+  for (const word of words) {
+    if (!/^--[a-z][a-z0-9-]*(=[\w.,-]+)?$/.test(word)) {
+      throw new UsageError(
+        `--gateway-node-args takes Node flags like --max-old-space-size=128, got "${word}"`,
+      );
+    }
+  }
+  return words;
+}
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** The wrk binary when it is to be used, per --generator. */
+export function chooseWrk(choice: GeneratorChoice): string | undefined {
+  if (choice === 'autocannon') return undefined;
+  const wrk = findWrk();
+  if (choice === 'wrk' && wrk === undefined) throw new UsageError('--generator wrk: wrk is not on PATH');
+  return wrk;
+}

@@ -1,0 +1,118 @@
+/**
+ * The targets' processes: how each hop is started, and the stack of one upstream kind (the upstream
+ * and the hops its workloads use), started and stopped together.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTarget, type TargetProcess } from './processes.ts';
+import type { Settings } from './settings.ts';
+import {
+  type HopKind,
+  petIdsOf,
+  type RequestSpec,
+  type TargetKind,
+  type UpstreamKind,
+  type Workload,
+} from './workloads.ts';
+
+/** How each hop target is started: the two gateways differ only in FAST_LANE. */
+const HOPS: Record<HopKind, { file: string; env: Record<string, string | undefined>; gateway: boolean }> = {
+  // The gateway as configured by default: an inherited FAST_LANE must not choose for it.
+  gateway: { file: 'bench/target-gateway.ts', env: { FAST_LANE: undefined }, gateway: true },
+  'gateway-yoga': { file: 'bench/target-gateway.ts', env: { FAST_LANE: 'off' }, gateway: true },
+  // The default gateway with LOG_LEVEL=warn: what the default log line per operation costs.
+  'gateway-warn': {
+    file: 'bench/target-gateway.ts',
+    env: { FAST_LANE: undefined, LOG_LEVEL: 'warn' },
+    gateway: true,
+  },
+  // src/main.ts itself with WORKERS=2: a primary and two workers, measured as one process tree.
+  'gateway-workers': {
+    file: 'bench/target-gateway-workers.ts',
+    env: { FAST_LANE: undefined },
+    gateway: true,
+  },
+  'bare-proxy': { file: 'bench/target-bare-proxy.ts', env: {}, gateway: false },
+  'json-hop': { file: 'bench/target-json-hop.ts', env: {}, gateway: false },
+  tailcall: { file: 'bench/target-tailcall.ts', env: {}, gateway: false },
+  // At Hive Gateway's defaults: an inherited LOG_LEVEL, which its logger reads, must not choose for it.
+  'hive-mesh': { file: 'bench/target-hive-mesh.ts', env: { LOG_LEVEL: undefined }, gateway: false },
+  // --baseline's checkout: its own bench/target-gateway.ts (the file is resolved in startStack).
+  'gateway-baseline': { file: 'bench/target-gateway.ts', env: { FAST_LANE: undefined }, gateway: true },
+};
+
+/** A workload's targets: its own, and the baseline's gateway beside this one's when --baseline is given. */
+export function targetsOf(workload: Workload, settings: Settings): Partial<Record<TargetKind, RequestSpec>> {
+  const { gateway } = workload.targets;
+  return settings.baseline !== undefined && gateway !== undefined
+    ? { ...workload.targets, 'gateway-baseline': gateway }
+    : workload.targets;
+}
+
+/** The processes behind one upstream kind: the upstream, and the hops its workloads use. */
+export interface Stack {
+  upstream: TargetProcess;
+  hops: Map<HopKind, TargetProcess>;
+}
+
+export async function startStack(
+  kind: UpstreamKind,
+  workloads: Workload[],
+  settings: Settings,
+): Promise<Stack> {
+  const ids = petIdsOf(kind);
+  const keys = settings.keys.join(',');
+  const upstream =
+    ids === undefined
+      ? await startTarget('reference service', 'bench/target-petstore.ts', { BENCH_API_KEYS: keys })
+      : await startTarget(`${kind} upstream`, 'bench/target-static-upstream.ts', {
+          BENCH_API_KEYS: keys,
+          BENCH_PET_IDS: ids,
+        });
+  const needed = new Set(
+    workloads
+      .filter((w) => w.upstream === kind)
+      .flatMap((w) => Object.keys(targetsOf(w, settings)) as TargetKind[])
+      .filter((t): t is HopKind => t !== 'direct'),
+  );
+  const hops = new Map<HopKind, TargetProcess>();
+  await Promise.all(
+    [...needed].map(async (hop) => {
+      const { env, gateway } = HOPS[hop];
+      const file =
+        hop === 'gateway-baseline' ? join(settings.baseline as string, HOPS[hop].file) : HOPS[hop].file;
+      // The workers target's flags reach its primary and workers; profiles are taken of this gateway only.
+      const profile =
+        hop === 'gateway-workers' || hop === 'gateway-baseline' ? [] : profileArgs(hop, kind, settings);
+      const nodeArgs = gateway ? [...settings.gatewayNodeArgs, ...profile] : [];
+      hops.set(
+        hop,
+        await startTarget(`${hop} (${kind})`, file, { ...env, UPSTREAM_URL: upstream.url }, nodeArgs, {
+          readStdout: gateway,
+        }),
+      );
+    }),
+  );
+  return { upstream, hops };
+}
+
+export async function stopStack(stack: Stack): Promise<void> {
+  await Promise.all([stack.upstream, ...stack.hops.values()].map((p) => p.stop()));
+}
+
+export const profileDir = join(tmpdir(), `pet-gateway-bench-${process.pid}`);
+
+function profileArgs(hop: HopKind, kind: UpstreamKind, settings: Settings): string[] {
+  if (!settings.profile) return [];
+  return [
+    '--cpu-prof',
+    `--cpu-prof-dir=${profileDir}`,
+    `--cpu-prof-name=${hop}-${kind}-${process.pid}.cpuprofile`,
+  ];
+}
+
+export function processFor(stack: Stack, target: TargetKind): TargetProcess {
+  const process = target === 'direct' ? stack.upstream : stack.hops.get(target);
+  if (process === undefined) throw new Error(`no ${target} process`);
+  return process;
+}
