@@ -99,7 +99,7 @@ describe('README and docs/', () => {
       for (const { script, flag } of shownCommands(read(page)).npmFlags) {
         flags++;
         const file = /^node (\S+)$/.exec(scripts[script] ?? '')?.[1];
-        const source = file ? read(file) : '';
+        const source = file ? withRelativeImports(file) : '';
         if (!source.includes(`${flag}: {`) && !source.includes(`'${flag}': {`)) {
           unknown.push(`${page}: npm run ${script} -- --${flag}`);
         }
@@ -175,3 +175,13 @@ describe('the Markdown reader behind these checks', () => {
     ]);
   });
 });
+
+/** A script's source and that of the files it imports by relative path (where its options may be parsed). */
+function withRelativeImports(file: string): string {
+  const source = read(file);
+  const dir = file.slice(0, file.lastIndexOf('/') + 1);
+  const imported = [...source.matchAll(/from '\.\/([\w./-]+\.ts)'/g)].map((match) =>
+    read(`${dir}${match[1]}`),
+  );
+  return [source, ...imported].join('\n');
+}
