@@ -57,6 +57,7 @@ function mcpRoute(options: EdgeOptions, yoga: YogaServer, logger: Logger): Handl
     ...(options.persistedOperations ? { persistedOperations: options.persistedOperations } : {}),
     logger,
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.tracing ? { tracing: options.tracing } : {}),
     clientAddress: options.clientAddress ?? peerAddress,
   });
 }

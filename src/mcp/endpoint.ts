@@ -4,6 +4,7 @@ import { printSchema } from 'graphql';
 import type { Logger } from 'pino';
 import type { Metrics } from '../observability/metrics.ts';
 import { requestIdOf } from '../observability/request-id.ts';
+import type { Tracing } from '../observability/tracing.ts';
 import { schema } from '../schema/index.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { CallContext, GraphQLFetch } from './graphql-call.ts';
@@ -35,6 +36,8 @@ export interface McpEndpointOptions {
   persistedOperations?: { mode: 'allow' | 'require'; documents: ReadonlyMap<string, string> };
   logger: Logger;
   metrics?: Metrics;
+  /** Tracing, when on: a span per tool call (observability/tracing.ts). */
+  tracing?: Tracing;
   /** The client's address, for the log line (a trusted proxy's forwarded one). */
   clientAddress: (req: IncomingMessage) => string;
 }
@@ -154,6 +157,7 @@ export function createMcpEndpoint(
       clientName: init ? init.name : clientOfSession(req.headers['mcp-session-id']),
       logger: options.logger,
       metrics: options.metrics,
+      tracing: options.tracing,
     };
     const server = createMcpServer(tools, schemaText, call);
     const transport = new WebStandardStreamableHTTPServerTransport({

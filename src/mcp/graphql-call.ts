@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Metrics } from '../observability/metrics.ts';
+import type { ToolCallSpan, Tracing } from '../observability/tracing.ts';
 import type { ToolRequest, ToolSpec } from './tool.ts';
 
 /** Yoga's `fetch`, with the node request as its server context (the client address, the rate limit). */
@@ -23,6 +24,8 @@ export interface CallContext {
   clientName: string | undefined;
   logger: Logger;
   metrics: Metrics | undefined;
+  /** Tracing, when on: each tool call gets a span, its GraphQL operation's parent. */
+  tracing: Tracing | undefined;
 }
 
 interface GraphQLError {
@@ -72,7 +75,7 @@ async function resultOf(response: Response): Promise<{ result: CallToolResult; c
 }
 
 /** The GraphQL request a call sends: through Yoga, so every limit, the cost, trusted documents and the rate limit apply. */
-function send(call: CallContext, request: ToolRequest): Promise<Response> {
+function send(call: CallContext, request: ToolRequest, span: ToolCallSpan | undefined): Promise<Response> {
   return call.fetch(
     'http://gateway/graphql',
     {
@@ -84,6 +87,7 @@ function send(call: CallContext, request: ToolRequest): Promise<Response> {
         'x-request-id': call.requestId,
         // Deprecated fields' uses are counted by client name, as for any GraphQL client.
         ...(call.clientName ? { 'graphql-client-name': call.clientName } : {}),
+        ...span?.headers(),
       },
       body: JSON.stringify(request),
     },
@@ -102,13 +106,14 @@ export async function runToolCall(
   call: CallContext,
 ): Promise<CallToolResult> {
   const started = performance.now();
+  const span = call.tracing?.startToolCall((name) => headerOf(call.req, name), tool.name);
   let outcome: { result: CallToolResult; codes?: string[] };
   try {
     const request = tool.request(args);
     outcome =
       'refused' in request
         ? toolError(request.refused, ['BAD_USER_INPUT'])
-        : await resultOf(await send(call, request));
+        : await resultOf(await send(call, request, span));
   } catch (error) {
     call.logger.error({ err: error, requestId: call.requestId, tool: tool.name }, 'mcp tool call failed');
     outcome = toolError('The gateway could not run this tool call; see its log for the request id.', [
@@ -117,6 +122,7 @@ export async function runToolCall(
   }
   const durationMs = Math.round((performance.now() - started) * 100) / 100;
   const failed = outcome.result.isError === true;
+  span?.end(failed ? { codes: outcome.codes ?? [] } : undefined);
   call.logger.info(
     {
       requestId: call.requestId,
@@ -136,4 +142,9 @@ export async function runToolCall(
     seconds: durationMs / 1000,
   });
   return outcome.result;
+}
+
+function headerOf(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return typeof value === 'string' ? value : undefined;
 }

@@ -1,4 +1,11 @@
-import { context, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import {
+  context,
+  defaultTextMapSetter,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -28,6 +35,11 @@ export interface Tracing {
   ): OperationSpan;
   /** A span per upstream attempt, child of the operation's, with `traceparent` sent upstream. */
   upstream: UpstreamObserver;
+  /**
+   * Opens an MCP tool call's span, child of the caller's `traceparent` when it sent one. The call's
+   * GraphQL request carries `headers()`, so its operation's span is the tool call's child.
+   */
+  startToolCall(header: (name: string) => string | undefined, tool: string): ToolCallSpan;
   /** Flushes and stops the exporter. */
   shutdown(): Promise<void>;
 }
@@ -37,6 +49,14 @@ export interface OperationSpan {
   run<T>(work: () => T): T;
   /** Ends the span, marked as failed with the errors' codes when there are any. */
   end(errors?: ReadonlyArray<{ extensions?: Record<string, unknown> }>): void;
+}
+
+/** An MCP tool call's span. */
+export interface ToolCallSpan {
+  /** The W3C trace context headers that make a request's spans this call's children. */
+  headers(): Record<string, string>;
+  /** Ends the span, marked as failed with the codes the tool result carried when it failed. */
+  end(failure?: { codes?: readonly string[] }): void;
 }
 
 export interface TracingOptions {
@@ -65,6 +85,7 @@ export function createTracing(options: TracingOptions): Tracing {
     plugin: operationPlugin(startOperation),
     startOperation,
     upstream: upstreamSpans(tracer),
+    startToolCall: toolCallSpans(tracer),
     shutdown: () => provider.shutdown(),
   };
 }
@@ -115,6 +136,34 @@ function operationSpans(tracer: Tracer): Tracing['startOperation'] {
           span.setAttribute('graphql.error.codes', [
             ...new Set(errors.map((e) => String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR'))),
           ]);
+        }
+        span.end();
+      },
+    };
+  };
+}
+
+/** Opens tool call spans (src/mcp/): the tool's name only, never its arguments. */
+function toolCallSpans(tracer: Tracer): Tracing['startToolCall'] {
+  return (header, tool) => {
+    const parent = propagator.extract(context.active(), header, headerGetter);
+    const name = tool.slice(0, MAX_OPERATION_NAME);
+    const span = tracer.startSpan(
+      `mcp.tools/call ${name}`,
+      { kind: SpanKind.SERVER, attributes: { 'mcp.tool.name': name } },
+      parent,
+    );
+    const active = trace.setSpan(parent, span);
+    return {
+      headers() {
+        const carrier: Record<string, string> = {};
+        propagator.inject(active, carrier, defaultTextMapSetter);
+        return carrier;
+      },
+      end(failure) {
+        if (failure) {
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          if (failure.codes?.length) span.setAttribute('mcp.error.codes', [...new Set(failure.codes)]);
         }
         span.end();
       },

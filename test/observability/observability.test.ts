@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { createTracing, type Tracing } from '../../src/observability/tracing.ts';
+import { call, connectMcp } from '../mcp/client.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { execute, postJson } from '../support/graphql.ts';
@@ -244,6 +245,60 @@ describe('OpenTelemetry', () => {
       });
       const spans = exporter.getFinishedSpans();
       expect(spans.map((span) => span.spanContext().traceId)).toEqual([traceId, traceId]);
+    }
+  });
+});
+
+describe('an MCP tool call', () => {
+  const traceId = '0af7651916cd43dd8448eb211c80319c';
+  const callerSpan = 'b7ad6b7169203331';
+
+  it("has a span of its own: the caller's trace continues through it into the GraphQL operation and the upstream", async () => {
+    const client = await connectMcp(origin, TOKEN, 'trace-assistant', {
+      traceparent: `00-${traceId}-${callerSpan}-01`,
+    });
+    try {
+      exporter.reset();
+      const result = await call(client, 'list_pets', { limit: 1 });
+      expect(result.isError).toBeFalsy();
+      const spans = exporter.getFinishedSpans();
+      const tool = spans.find((span) => span.name === 'mcp.tools/call list_pets');
+      const operation = spans.find((span) => span.name.startsWith('graphql.query'));
+      const upstreamCall = spans.find((span) => span.name === 'GET /pets');
+      expect(tool?.spanContext().traceId).toBe(traceId);
+      expect(tool?.parentSpanContext?.spanId).toBe(callerSpan);
+      expect(tool?.attributes).toEqual({ 'mcp.tool.name': 'list_pets' });
+      expect(operation?.parentSpanContext?.spanId).toBe(tool?.spanContext().spanId);
+      expect(upstreamCall?.parentSpanContext?.spanId).toBe(operation?.spanContext().spanId);
+      expect(new Set(spans.map((span) => span.spanContext().traceId))).toEqual(new Set([traceId]));
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('is marked failed with the codes its result carried, and never holds the arguments', async () => {
+    const client = await connectMcp(origin, TOKEN);
+    try {
+      exporter.reset();
+      // The upstream refuses the call: the tool result is an error with the upstream's code.
+      upstream.fault(
+        /^\/v1\/pets\?/,
+        (_req, res) => {
+          res.writeHead(400, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ code: 'INVALID_QUERY', message: 'no', status: 400 }));
+        },
+        1,
+      );
+      const result = await call(client, 'list_pets', { limit: 77 });
+      expect(result.isError).toBe(true);
+      const tool = exporter.getFinishedSpans().find((span) => span.name === 'mcp.tools/call list_pets');
+      expect(tool?.status.code).toBe(2); // SpanStatusCode.ERROR
+      expect(tool?.attributes['mcp.error.codes']).toEqual(['INVALID_QUERY']);
+      const attributes = JSON.stringify(exporter.getFinishedSpans().map((span) => span.attributes));
+      expect(attributes).not.toContain('77');
+      expect(attributes).not.toContain(TOKEN);
+    } finally {
+      await client.close();
     }
   });
 });
