@@ -14,6 +14,7 @@ const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 
 let gateway: Watched | undefined;
 let url = '';
+let key = '';
 
 beforeAll(async () => {
   if (!haveChromium) return;
@@ -21,6 +22,7 @@ beforeAll(async () => {
   gateway = startMain({ PORT: '0', HOST: '127.0.0.1', PETSTORE_DB: ':memory:' });
   [, url = ''] = await gateway.waitFor(/GraphiQL at (http:\/\/\S+\/graphql)/);
   await gateway.waitFor(/API key for this run/);
+  [, key = ''] = await gateway.waitFor(/export KEY=(\S+)/);
 });
 
 afterAll(() => gateway?.stop());
@@ -72,17 +74,19 @@ describe.skipIf(!haveChromium)('GraphiQL in a real browser', () => {
     }
   });
 
-  it('runs a subscription (over SSE) and shows its first event', async () => {
+  it('runs a subscription (over SSE), shows its first event, then the list again once a pet is created', async () => {
     const browser = await launch();
     try {
-      const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+      // Tall enough that the response editor renders every line of the list (it renders only
+      // the lines in view): 12 seeded pending pets and the one created below.
+      const page = await browser.newPage({ viewport: { width: 1400, height: 2400 } });
       const pageErrors: string[] = [];
       page.on('pageerror', (error) => pageErrors.push(error.message));
       const subscribed: string[] = [];
       page.on('request', (request) => {
         if (request.headers().accept === 'text/event-stream') subscribed.push(request.url());
       });
-      const query = 'subscription Live { pets(status: PENDING, limit: 3) { name } }';
+      const query = 'subscription Live { pets(status: PENDING, limit: 100) { name } }';
       await page.goto(`${url}?query=${encodeURIComponent(query)}`, { waitUntil: 'load' });
       await page.locator('.graphiql-execute-button').waitFor({ timeout: 20_000 });
       const editor = (await page.locator('.graphiql-query-editor').innerText()).replace(/\s+/g, ' ');
@@ -92,6 +96,17 @@ describe.skipIf(!haveChromium)('GraphiQL in a real browser', () => {
       await expect.poll(() => result.innerText(), { timeout: 20_000 }).toContain('"name"');
       expect(await result.innerText()).not.toContain('"errors"');
       expect(subscribed.some((request) => request.includes('subscription'))).toBe(true);
+      // A create through the gateway makes the live list ask again at once: the next event holds it.
+      const later = `Later${Date.now()}`;
+      const created = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({
+          query: `mutation { createPet(input: { name: "${later}", categoryId: "1", status: PENDING }) { id } }`,
+        }),
+      });
+      expect(((await created.json()) as { errors?: unknown }).errors).toBeUndefined();
+      await expect.poll(() => result.innerText(), { timeout: 20_000 }).toContain(later);
       expect(pageErrors).toEqual([]);
     } finally {
       await browser.close();
