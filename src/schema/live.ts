@@ -36,9 +36,12 @@ function refuseOverCost(ctx: Context, info: GraphQLResolveInfo): void {
     kind: Kind.DOCUMENT,
     definitions: [info.operation, ...Object.values(info.fragments)],
   };
+  // The variables as the caller sent them, which the plugin coerces itself: `info.variableValues`
+  // are already coerced (an enum holds its internal value, the contract's `sold`), and coercing
+  // them again refused every subscription that passed its status as a variable.
   const { complexity } = complexityFromQuery(document, {
     schema: info.schema,
-    variables: info.variableValues,
+    variables: ctx.variables,
   });
   if (complexity > ctx.maxCost) throw costLimitExceeded(complexity, ctx.maxCost);
 }

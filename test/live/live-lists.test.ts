@@ -87,6 +87,25 @@ describe('subscription { pets }', () => {
     expect(subscription.events[0]).toEqual(query.body);
   });
 
+  it('takes its status as a variable, as a client such as urql sends it, and answers as the query does', async () => {
+    const document = '($status: PetStatus, $limit: Int) { pets(status: $status, limit: $limit) { id name } }';
+    const variables = { status: 'AVAILABLE', limit: 100 };
+    const query = await post(
+      gateway.url,
+      { query: `query ByStatus${document}`, variables },
+      { authorization: `Bearer ${ALICE}` },
+    );
+    expect(query.body).not.toHaveProperty('errors');
+    const subscription = await subscribeSse(
+      gateway.url,
+      { query: `subscription ByStatus${document}`, variables },
+      `Bearer ${ALICE}`,
+    );
+    open.push(subscription);
+    await subscription.waitForEvents(1);
+    expect(subscription.events[0]).toEqual(query.body);
+  });
+
   it('sends a pet posted straight to the REST service within one poll, and nothing while nothing changes', async () => {
     const subscription = await subscribe(ALICE, { limit: 50 });
     await subscription.waitForEvents(1);
