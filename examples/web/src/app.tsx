@@ -6,10 +6,10 @@ import {
   fetchExchange,
   Provider,
   useMutation,
-  useQuery,
+  useSubscription,
 } from 'urql';
 import type { PetStatus } from './gql/graphql.ts';
-import { AddPet, PetsByStatus } from './operations.ts';
+import { AddPet, LivePets } from './operations.ts';
 
 /** Where the gateway is: `VITE_GATEWAY_URL`, read by `npm run dev` and `vite build` alike. */
 const GATEWAY_URL: string = import.meta.env.VITE_GATEWAY_URL ?? 'http://localhost:4000/graphql';
@@ -29,6 +29,8 @@ export function App() {
         exchanges: [cacheExchange, fetchExchange],
         fetchOptions: { headers: { authorization: `Bearer ${key}` } },
         preferGetMethod: false,
+        // Subscriptions over SSE through the same fetch: the list stays true without a reload.
+        fetchSubscriptions: true,
       }),
     [key],
   );
@@ -58,10 +60,14 @@ export function App() {
   );
 }
 
+/**
+ * The list, live: `subscription { pets }` sends it now and again whenever it changes (a pet added
+ * here at once, one added elsewhere within the gateway's poll), so nothing needs a reload.
+ */
 function PetList() {
   const [status, setStatus] = useState<PetStatus | ''>('');
-  const [{ data, fetching, error }] = useQuery({
-    query: PetsByStatus,
+  const [{ data, fetching, error }] = useSubscription({
+    query: LivePets,
     variables: { status: status || null, limit: 100 },
   });
   return (

@@ -1,7 +1,8 @@
 import { graphql } from './gql/index.ts';
 
-export const PetsByStatus = graphql(`
-  query PetsByStatus($status: PetStatus, $limit: Int) {
+/** The pets of one status (or all), kept true as they change: the list now, then one per change. */
+export const LivePets = graphql(`
+  subscription LivePets($status: PetStatus, $limit: Int) {
     pets(status: $status, limit: $limit) {
       id
       name
