@@ -15,6 +15,10 @@ const CASES: Array<[string, { query: string; variables?: Record<string, unknown>
     { query: 'query($s: PetStatus) { pets(status: $s) { id } }', variables: { s: 'AVAILABL' } },
   ],
   [
+    "an enum value in a subscription's variables",
+    { query: 'subscription($s: PetStatus) { pets(status: $s) { id } }', variables: { s: 'AVAILABL' } },
+  ],
+  [
     'an enum value nested in an input variable',
     {
       query: 'mutation($i: NewPetInput!) { createPet(input: $i) { id } }',

@@ -2,6 +2,8 @@ import {
   type ASTVisitor,
   coerceInputValue,
   type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
   GraphQLError,
   type GraphQLInputType,
   type GraphQLSchema,
@@ -36,38 +38,47 @@ export function useCodedRequestErrors(maxDirectives: number): Plugin {
       };
     },
     onExecute({ args }) {
+      return { onExecuteDone: ({ result, setResult }) => codeRequestErrors(args, result, setResult) };
+    },
+    // A subscription's variables are coerced by subscribe, not execute: the same errors, worded
+    // the same way (its result is then one ExecutionResult, not a stream).
+    onSubscribe({ args }) {
       return {
-        onExecuteDone({ result, setResult }) {
-          // Only results without data: these errors stopped the request before any field ran.
-          if (!('errors' in result) || !result.errors || result.data !== undefined) return;
-          if (result.errors.every((error) => error.extensions?.code !== undefined && !hasSuggestion(error)))
-            return;
-          const argumentOf = variableArguments(
-            args.schema,
-            args.document,
-            args.operationName,
-            args.variableValues,
-          );
-          setResult({
-            ...result,
-            errors: result.errors.map((error) => {
-              if (error.extensions?.code !== undefined) return withoutSuggestion(error);
-              const { argument, message = error.message } = argumentOf(error.message) ?? {};
-              return new GraphQLError(message.replace(SUGGESTION, ''), {
-                nodes: error.nodes ?? null,
-                extensions: {
-                  ...error.extensions,
-                  code: 'BAD_USER_INPUT',
-                  ...(argument === undefined ? {} : { argument }),
-                  http: { status: 400 },
-                },
-              });
-            }),
-          });
+        onSubscribeResult: ({ result, setResult }) => {
+          if (Symbol.asyncIterator in result) return;
+          codeRequestErrors(args, result, setResult);
         },
       };
     },
   };
+}
+
+/** Gives the errors that stopped a request before any field ran their code, argument and plain message. */
+function codeRequestErrors(
+  args: ExecutionArgs,
+  result: ExecutionResult | AsyncIterableIterator<ExecutionResult>,
+  setResult: (result: ExecutionResult) => void,
+): void {
+  // Only results without data: these errors stopped the request before any field ran.
+  if (!('errors' in result) || !result.errors || result.data !== undefined) return;
+  if (result.errors.every((error) => error.extensions?.code !== undefined && !hasSuggestion(error))) return;
+  const argumentOf = variableArguments(args.schema, args.document, args.operationName, args.variableValues);
+  setResult({
+    ...result,
+    errors: result.errors.map((error) => {
+      if (error.extensions?.code !== undefined) return withoutSuggestion(error);
+      const { argument, message = error.message } = argumentOf(error.message) ?? {};
+      return new GraphQLError(message.replace(SUGGESTION, ''), {
+        nodes: error.nodes ?? null,
+        extensions: {
+          ...error.extensions,
+          code: 'BAD_USER_INPUT',
+          ...(argument === undefined ? {} : { argument }),
+          http: { status: 400 },
+        },
+      });
+    }),
+  });
 }
 
 const SUGGESTION = / ?Did you mean .*$/s;
