@@ -144,6 +144,19 @@ export function subscriptionNotSupported(nodes?: ASTNode): GraphQLError {
 }
 
 /**
+ * A subscription asked for by a client that accepts no stream (only JSON), or inside a batch: its
+ * events could never be sent, so it is refused before a live list opens.
+ */
+export function subscriptionNeedsStream(where: 'accept' | 'batch'): GraphQLError {
+  return new GraphQLError(
+    where === 'batch'
+      ? 'A subscription cannot be part of a batch: send it on its own, with Accept: text/event-stream, or over graphql-ws.'
+      : 'A subscription sends events: ask for them with Accept: text/event-stream (or multipart/mixed), or over graphql-ws.',
+    { extensions: { code: 'SUBSCRIPTION_NEEDS_STREAM', http: { status: where === 'batch' ? 400 : 406 } } },
+  );
+}
+
+/**
  * A live subscription past a bound: the caller's key holds LIVE_MAX_PER_KEY open subscriptions on
  * this instance (429), or the instance holds LIVE_MAX_STREAMS (503, another instance may have room).
  */

@@ -151,7 +151,7 @@ function requestPlugins(
     ...useDocumentLimits(limits),
     useExactInt64Variables(),
     useOperationChoice(options.live !== undefined),
-    ...useIncrementalDelivery(),
+    ...useIncrementalDelivery(batches.entryOf),
     useDeprecationNotices({
       onUse: deprecatedUseReporter(logger, metrics),
     }),

@@ -94,3 +94,58 @@ describe('a subscription over MAX_COST', () => {
     expect(await firstCode(gateway.url, 'subscription { pets(limit: 10) { id } }')).toBe('ok');
   });
 });
+
+describe('a subscription that could never be sent its events', () => {
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    gateway = await startGateway({ upstreamUrl: upstream.url, config: LIVE });
+  });
+  afterAll(async () => {
+    await gateway.close();
+  });
+
+  const post = (body: unknown, accept?: string) =>
+    fetch(gateway.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${KEY}`,
+        ...(accept === undefined ? {} : { accept }),
+      },
+      body: JSON.stringify(body),
+      // It used to wait here forever: the JSON answer merged a stream that never ends.
+      signal: AbortSignal.timeout(5000),
+    });
+  type Answer = { errors?: Array<{ extensions?: { code?: string } }>; data?: unknown };
+
+  it('is 406 SUBSCRIPTION_NEEDS_STREAM for a client that accepts only JSON, with nothing watched', async () => {
+    const polls = upstream.requests.length;
+    for (const accept of ['application/json', 'application/graphql-response+json, application/json;q=0.9']) {
+      const response = await post({ query: LIST }, accept);
+      expect(response.status).toBe(406);
+      const body = (await response.json()) as Answer;
+      expect(body.errors?.[0]?.extensions?.code).toBe('SUBSCRIPTION_NEEDS_STREAM');
+    }
+    expect(upstream.requests.length).toBe(polls);
+    expect(gateway.live?.stats.open).toBe(0);
+  });
+
+  it('is refused inside a batch, whose other entries are answered', async () => {
+    const response = await post([{ query: LIST }, { query: '{ pets(limit: 1) { id } }' }]);
+    // A batch answers 200 with each entry's own result, as for any entry refused on its own.
+    expect(response.status).toBe(200);
+    const [subscription, query] = (await response.json()) as Answer[];
+    expect(subscription?.errors?.[0]?.extensions?.code).toBe('SUBSCRIPTION_NEEDS_STREAM');
+    expect(query?.data).toEqual({ pets: expect.any(Array) });
+    expect(gateway.live?.stats.open).toBe(0);
+  });
+
+  it('is sent as SSE to a client that accepts anything, as Yoga chooses', async () => {
+    for (const accept of ['*/*', undefined]) {
+      const response = await post({ query: LIST }, accept);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      await response.body?.cancel();
+    }
+  });
+});

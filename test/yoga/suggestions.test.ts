@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
-import { postJson } from '../support/graphql.ts';
+import { post, postJson } from '../support/graphql.ts';
 
 // No message may hint at schema names a caller did not write ("Did you mean …?"): with
 // introspection off that would hand the schema out one guess at a time. Every path that words an
@@ -72,7 +72,10 @@ afterAll(async () => {
 
 describe.each(['off', 'on'] as const)('introspection %s: no message suggests a schema name', (mode) => {
   it.each(CASES)('%s', async (_name, body) => {
-    const result = await postJson(gateways[mode].url, body, AUTH);
+    // A subscription is asked for as a stream, as its clients do (JSON alone is refused first).
+    const result = body.query.startsWith('subscription')
+      ? await postStream(gateways[mode].url, body)
+      : await postJson(gateways[mode].url, body, AUTH);
     expect(result.status).toBe(400);
     expect(result.errors?.length).toBeGreaterThan(0);
     for (const error of result.errors ?? []) {
@@ -83,3 +86,13 @@ describe.each(['off', 'on'] as const)('introspection %s: no message suggests a s
     }
   });
 });
+
+/** A subscription asked for over SSE: its status, and the first event's errors (Yoga words them as one). */
+async function postStream(url: string, body: unknown) {
+  const answer = await post(url, body, { authorization: AUTH, accept: 'text/event-stream' });
+  const data = /^data: (.+)$/m.exec(answer.text)?.[1] ?? '{}';
+  return {
+    status: answer.status,
+    ...(JSON.parse(data) as { errors?: Array<{ message: string; extensions?: { code?: string } }> }),
+  };
+}

@@ -2,6 +2,7 @@ import { isAsyncIterable, mergeIncrementalResult } from '@graphql-tools/utils';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { subscriptionNeedsStream } from '../../schema/errors.ts';
 
 /** The media types that carry a result in parts: multipart/mixed (Apollo's clients) and SSE. */
 const INCREMENTAL_MEDIA = /(^|,)\s*(multipart\/mixed|text\/event-stream)\s*(;|,|$)/i;
@@ -12,16 +13,44 @@ const INCREMENTAL_MEDIA = /(^|,)\s*(multipart\/mixed|text\/event-stream)\s*(;|,|
  * without the header, or one behind a proxy that buffers) gets the whole result in one JSON
  * answer: the parts are merged here as they arrive, never refused.
  */
-export function useIncrementalDelivery(): Plugin[] {
+export function useIncrementalDelivery(batchEntryOf: (context: object) => unknown): Plugin[] {
+  // Requests whose operation is a subscription: its events never end, so they are never merged.
+  const subscriptions = new WeakSet<Request>();
   return [
     useDeferStream(),
     {
+      // A client that accepts no stream (only JSON), or a batch (answered as one JSON array), could
+      // never be sent a subscription's events: refused before a live list opens.
+      onSubscribe({ args, setResultAndStopExecution }) {
+        const { request } = args.contextValue as { request?: Request };
+        if (!request) return;
+        subscriptions.add(request);
+        if (batchEntryOf(args.contextValue) !== undefined)
+          setResultAndStopExecution({ errors: [subscriptionNeedsStream('batch')] });
+        else if (!acceptsStream(request.headers.get('accept')))
+          setResultAndStopExecution({ errors: [subscriptionNeedsStream('accept')] });
+      },
       onExecutionResult({ request, result, setResult }) {
-        if (!isAsyncIterable(result) || acceptsParts(request.headers.get('accept'))) return;
+        if (!isAsyncIterable(result) || subscriptions.has(request)) return;
+        if (acceptsParts(request.headers.get('accept'))) return;
         return whole(result as AsyncIterable<ExecutionResult>).then(setResult);
       },
     },
   ];
+}
+
+/**
+ * Whether a subscription's events can be sent: `Accept` names SSE or multipart/mixed, or a wildcard
+ * that covers one (Yoga then answers SSE), or is absent.
+ */
+function acceptsStream(accept: string | null): boolean {
+  if (!accept || acceptsParts(accept)) return true;
+  return accept
+    .split(',')
+    .some(
+      (entry) =>
+        /^\s*(\*\/\*|text\/\*|multipart\/\*)\s*(;|$)/i.test(entry) && !/;\s*q=0(\.0*)?\s*(;|$)/i.test(entry),
+    );
 }
 
 /** Whether `Accept` names a media type that carries a result in parts (with a quality above 0). */
