@@ -151,7 +151,7 @@ function requestPlugins(
     ...useDocumentLimits(limits),
     useExactInt64Variables(),
     useOperationChoice(options.live !== undefined),
-    ...useIncrementalDelivery(batches.entryOf),
+    ...useIncrementalDelivery(batches),
     useDeprecationNotices({
       onUse: deprecatedUseReporter(logger, metrics),
     }),

@@ -107,6 +107,25 @@ describe('batched operations, defaults', () => {
     expect(results(answer)).toHaveLength(3);
   });
 
+  it('answers an entry with @defer whole, whatever the client accepts: a batch is one JSON array', async () => {
+    for (const accept of ['multipart/mixed', 'text/event-stream', 'application/json']) {
+      const response = await fetch(gateway.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept, authorization: AUTH },
+        body: JSON.stringify([
+          { query: '{ pets(limit: 1) { id ... @defer { name } } }' },
+          { query: '{ pets(limit: 1) { id } }' },
+        ]),
+      });
+      expect(response.status).toBe(200);
+      // The array is the one payload, however it is framed (a part, an SSE event, the body).
+      const line = (await response.text()).split('\n').find((text) => /^(data: )?\[/.test(text)) ?? '[]';
+      const [deferred, plain] = JSON.parse(line.replace(/^data: /, '')) as Array<{ data?: unknown }>;
+      expect(deferred?.data).toEqual({ pets: [{ id: expect.any(String), name: expect.any(String) }] });
+      expect(plain?.data).toEqual({ pets: [{ id: expect.any(String) }] });
+    }
+  });
+
   it('keeps one bad entry’s error in its own result and serves the others', async () => {
     const answer = await batch(gateway.url, [
       { query: '{ pets(limit: 1) { id } }' },

@@ -32,6 +32,8 @@ export interface Batches {
    * an earlier entry received.
    */
   shareOf(request: Request): { loaders?: Loaders } | undefined;
+  /** Whether a request is a batch (answered as one JSON array, whatever it accepts). */
+  isBatch(request: Request): boolean;
 }
 
 /**
@@ -84,6 +86,7 @@ export function createBatches(documents?: PersistedDocuments, onBatch?: (size: n
   return {
     plugin,
     entryOf: (context) => entries.get(context),
+    isBatch: (request) => batches.has(request),
     shareOf: (request) => {
       const batch = batches.get(request);
       return batch && !batch.ordered ? batch.share : undefined;

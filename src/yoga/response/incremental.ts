@@ -3,6 +3,7 @@ import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { subscriptionNeedsStream } from '../../schema/errors.ts';
+import type { Batches } from '../request/batches.ts';
 
 /** The media types that carry a result in parts: multipart/mixed (Apollo's clients) and SSE. */
 const INCREMENTAL_MEDIA = /(^|,)\s*(multipart\/mixed|text\/event-stream)\s*(;|,|$)/i;
@@ -10,10 +11,10 @@ const INCREMENTAL_MEDIA = /(^|,)\s*(multipart\/mixed|text\/event-stream)\s*(;|,|
 /**
  * `@defer` and `@stream`: Yoga's plugin executes them and answers in parts as multipart/mixed or
  * SSE, chosen by `Accept`. A client that accepts neither (an older app that sends `@defer`
- * without the header, or one behind a proxy that buffers) gets the whole result in one JSON
- * answer: the parts are merged here as they arrive, never refused.
+ * without the header, or one behind a proxy that buffers), and every entry of a batch, gets the
+ * whole result in one JSON answer: the parts are merged here as they arrive, never refused.
  */
-export function useIncrementalDelivery(batchEntryOf: (context: object) => unknown): Plugin[] {
+export function useIncrementalDelivery(batches: Pick<Batches, 'entryOf' | 'isBatch'>): Plugin[] {
   // Requests whose operation is a subscription: its events never end, so they are never merged.
   const subscriptions = new WeakSet<Request>();
   return [
@@ -25,14 +26,15 @@ export function useIncrementalDelivery(batchEntryOf: (context: object) => unknow
         const { request } = args.contextValue as { request?: Request };
         if (!request) return;
         subscriptions.add(request);
-        if (batchEntryOf(args.contextValue) !== undefined)
+        if (batches.entryOf(args.contextValue) !== undefined)
           setResultAndStopExecution({ errors: [subscriptionNeedsStream('batch')] });
         else if (!acceptsStream(request.headers.get('accept')))
           setResultAndStopExecution({ errors: [subscriptionNeedsStream('accept')] });
       },
       onExecutionResult({ request, result, setResult }) {
         if (!isAsyncIterable(result) || subscriptions.has(request)) return;
-        if (acceptsParts(request.headers.get('accept'))) return;
+        // A batch is one JSON array whatever the client accepts: an entry in parts would be lost.
+        if (!batches.isBatch(request) && acceptsParts(request.headers.get('accept'))) return;
         return whole(result as AsyncIterable<ExecutionResult>).then(setResult);
       },
     },
