@@ -1,19 +1,16 @@
 import { printSubgraphSchema } from '@apollo/subgraph';
-import { complexityFromQuery } from '@pothos/plugin-complexity';
 import {
-  type DocumentNode,
   type GraphQLFieldConfig,
   type GraphQLFieldResolver,
   GraphQLObjectType,
-  type GraphQLResolveInfo,
   GraphQLSchema,
   isUnionType,
-  Kind,
   lexicographicSortSchema,
 } from 'graphql';
 import { builder } from './builder.ts';
 import type { Context } from './context.ts';
-import { badUserInput, costLimitExceeded, representationsLimitExceeded } from './errors.ts';
+import { refuseOverCost } from './cost.ts';
+import { badUserInput, representationsLimitExceeded } from './errors.ts';
 import './pet.ts';
 
 /** The plugin's default, spelled out: a plugin upgrade must not change the committed SDL unseen. */
@@ -75,7 +72,7 @@ function limitEntities(schema: GraphQLSchema): GraphQLSchema {
         },
         resolve: (root, args, ctx, info) => {
           checkCount(args.representations, ctx);
-          checkCost(ctx, info);
+          refuseOverCost(ctx, info);
           checkShapes(args.representations, entityTypes);
           return resolve(root, args, ctx, info);
         },
@@ -96,23 +93,6 @@ function checkCount(representations: readonly unknown[], ctx: Context): void {
   if (representations.length > ctx.maxRepresentations) {
     throw representationsLimitExceeded(representations.length, ctx.maxRepresentations);
   }
-}
-
-/**
- * The whole operation's cost, as the complexity plugin computes it for the Pothos root fields (this
- * field's price included). It re-coerces the variables, hence the caller's own (`ctx.variables`).
- */
-function checkCost(ctx: Context, info: GraphQLResolveInfo): void {
-  const document: DocumentNode = {
-    kind: Kind.DOCUMENT,
-    definitions: [info.operation, ...Object.values(info.fragments)],
-  };
-  const { complexity } = complexityFromQuery(document, {
-    schema: info.schema,
-    ctx,
-    variables: ctx.variables,
-  });
-  if (complexity > ctx.maxCost) throw costLimitExceeded(complexity, ctx.maxCost);
 }
 
 /**
