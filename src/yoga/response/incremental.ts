@@ -14,7 +14,7 @@ const INCREMENTAL_MEDIA = /(^|,)\s*(multipart\/mixed|text\/event-stream)\s*(;|,|
  * without the header, or one behind a proxy that buffers), and every entry of a batch, gets the
  * whole result in one JSON answer: the parts are merged here as they arrive, never refused.
  */
-export function useIncrementalDelivery(batches: Pick<Batches, 'entryOf' | 'isBatch'>): Plugin[] {
+export function useIncrementalDelivery(batches: Pick<Batches, 'isBatch'>): Plugin[] {
   // Requests whose operation is a subscription: its events never end, so they are never merged.
   const subscriptions = new WeakSet<Request>();
   return [
@@ -26,7 +26,7 @@ export function useIncrementalDelivery(batches: Pick<Batches, 'entryOf' | 'isBat
         const { request } = args.contextValue as { request?: Request };
         if (!request) return;
         subscriptions.add(request);
-        if (batches.entryOf(args.contextValue) !== undefined)
+        if (batches.isBatch(request))
           setResultAndStopExecution({ errors: [subscriptionNeedsStream('batch')] });
         else if (!acceptsStream(request.headers.get('accept')))
           setResultAndStopExecution({ errors: [subscriptionNeedsStream('accept')] });
@@ -46,21 +46,20 @@ export function useIncrementalDelivery(batches: Pick<Batches, 'entryOf' | 'isBat
  * that covers one (Yoga then answers SSE), or is absent.
  */
 function acceptsStream(accept: string | null): boolean {
-  if (!accept || acceptsParts(accept)) return true;
-  return accept
-    .split(',')
-    .some(
-      (entry) =>
-        /^\s*(\*\/\*|text\/\*|multipart\/\*)\s*(;|$)/i.test(entry) && !/;\s*q=0(\.0*)?\s*(;|$)/i.test(entry),
-    );
+  return !accept || names(accept, INCREMENTAL_MEDIA) || names(accept, STREAM_WILDCARD);
 }
 
 /** Whether `Accept` names a media type that carries a result in parts (with a quality above 0). */
 export function acceptsParts(accept: string | null): boolean {
-  if (!accept) return false;
-  return accept
-    .split(',')
-    .some((entry) => INCREMENTAL_MEDIA.test(entry) && !/;\s*q=0(\.0*)?\s*(;|$)/i.test(entry));
+  return accept !== null && names(accept, INCREMENTAL_MEDIA);
+}
+
+/** A wildcard of `Accept` that covers SSE or multipart/mixed. */
+const STREAM_WILDCARD = /^\s*(\*\/\*|text\/\*|multipart\/\*)\s*(;|$)/i;
+
+/** Whether one of `accept`'s entries matches `media` with a quality above 0. */
+function names(accept: string, media: RegExp): boolean {
+  return accept.split(',').some((entry) => media.test(entry) && !/;\s*q=0(\.0*)?\s*(;|$)/i.test(entry));
 }
 
 /** The parts of an incremental result merged into one result, as if nothing had been deferred. */

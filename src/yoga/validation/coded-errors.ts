@@ -43,12 +43,7 @@ export function useCodedRequestErrors(maxDirectives: number): Plugin {
     // A subscription's variables are coerced by subscribe, not execute: the same errors, worded
     // the same way (its result is then one ExecutionResult, not a stream).
     onSubscribe({ args }) {
-      return {
-        onSubscribeResult: ({ result, setResult }) => {
-          if (Symbol.asyncIterator in result) return;
-          codeRequestErrors(args, result, setResult);
-        },
-      };
+      return { onSubscribeResult: ({ result, setResult }) => codeRequestErrors(args, result, setResult) };
     },
   };
 }
@@ -59,7 +54,7 @@ function codeRequestErrors(
   result: ExecutionResult | AsyncIterableIterator<ExecutionResult>,
   setResult: (result: ExecutionResult) => void,
 ): void {
-  // Only results without data: these errors stopped the request before any field ran.
+  // Only results without data (never a stream): these errors stopped the request before any field ran.
   if (!('errors' in result) || !result.errors || result.data !== undefined) return;
   if (result.errors.every((error) => error.extensions?.code !== undefined && !hasSuggestion(error))) return;
   const argumentOf = variableArguments(args.schema, args.document, args.operationName, args.variableValues);
