@@ -7,12 +7,12 @@ import {
 } from '@graphql-yoga/plugin-prometheus';
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { RateLimitStats } from '../stores/rate-limit-counts.ts';
 import type { RedisState } from '../stores/redis.ts';
 import type { DocumentStoreStats } from '../stores/registered-documents.ts';
 import type { CacheStats } from '../stores/response-cache.ts';
-import type { AttemptEnd, UpstreamObserver } from '../upstream/observer.ts';
+import type { UpstreamObserver } from '../upstream/observer.ts';
 import { createLabelBudget } from './labels.ts';
 import { type McpToolCall, mcpToolCallMetric } from './mcp-metrics.ts';
 import {
@@ -25,7 +25,8 @@ import {
   watchRateLimit,
   watchRedis,
 } from './metric-watchers.ts';
-import { counterSeries, histogramSeries, seriesCache } from './series.ts';
+import { counterSeries, histogramSeries, SeriesCache } from './series.ts';
+import { upstreamMetrics } from './upstream-metrics.ts';
 
 /** Why the listener closed a client connection itself. */
 export type ConnectionClose =
@@ -92,8 +93,6 @@ export interface FastOperation {
 /** Seconds, for operation and HTTP request durations (both lanes record into the same series). */
 const REQUEST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-const BREAKER_STATE = { closed: 0, 'half-open': 1, open: 2 } as const;
-
 export interface MetricsOptions {
   /**
    * What `/metrics` serves; by default this registry's text. With WORKERS > 1, the primary's
@@ -153,8 +152,20 @@ function operationMetrics(registry: Registry): Pick<Metrics, 'plugin' | 'servedF
     operationType: params.operationType ?? 'unknown',
   });
   const { operations, operationDuration, httpDuration } = requestSeries(registry, operationLabels);
-  const operationSeries = seriesCache<{ count: () => void; duration: (seconds: number) => void }>();
-  const httpSeries = seriesCache<(seconds: number) => void>();
+  const operationSeries = new SeriesCache<{ count: () => void; duration: (seconds: number) => void }>();
+  const httpSeries = new SeriesCache<(seconds: number) => void>();
+  const seriesOfOperation = (operationName: string | undefined, operationType: string) => {
+    // The label values Yoga's plugin records for the same operation (envelop names an unnamed
+    // one "Anonymous").
+    const labels = operationLabels({
+      operationName: operationName ?? 'Anonymous',
+      operationType,
+    } as FillLabelsFnParams);
+    return {
+      count: counterSeries(operations.counter, labels),
+      duration: histogramSeries(operationDuration.histogram, labels),
+    };
+  };
   const prometheus = usePrometheus({
     registry,
     // Served at /metrics by yoga/server.ts's useEndpoint: the plugin's own endpoint check parses every request's URL.
@@ -183,23 +194,17 @@ function operationMetrics(registry: Registry): Pick<Metrics, 'plugin' | 'servedF
     },
     servedFast(operation) {
       const { operationName, operationType, method, status } = operation;
-      const forOperation = operationSeries(`${operationType}\u0000${operationName ?? '\u0001'}`, () => {
-        // The label values Yoga's plugin records for the same operation (envelop names an
-        // unnamed one "Anonymous").
-        const labels = operationLabels({
-          operationName: operationName ?? 'Anonymous',
-          operationType,
-        } as FillLabelsFnParams);
-        return {
-          count: counterSeries(operations.counter, labels),
-          duration: histogramSeries(operationDuration.histogram, labels),
-        };
-      });
+      const operationKey = `${operationType}\u0000${operationName ?? '\u0001'}`;
+      const forOperation =
+        operationSeries.get(operationKey) ??
+        operationSeries.add(operationKey, seriesOfOperation(operationName, operationType));
       forOperation.count();
       forOperation.duration(operation.executeSeconds);
-      httpSeries(`${method} ${status}`, () =>
-        histogramSeries(httpDuration.histogram, { method, statusCode: status }),
-      )(operation.httpSeconds);
+      const httpKey = `${method} ${status}`;
+      const forHttp =
+        httpSeries.get(httpKey) ??
+        httpSeries.add(httpKey, histogramSeries(httpDuration.histogram, { method, statusCode: status }));
+      forHttp(operation.httpSeconds);
     },
   };
 }
@@ -294,67 +299,6 @@ function errorSeries(
       phase: params.errorPhase ?? 'unknown',
     }),
   });
-}
-
-/** Upstream calls, retries, short circuits, coalesced GETs and breaker state. */
-function upstreamMetrics(registry: Registry): UpstreamObserver {
-  const upstreamDuration = new Histogram({
-    name: 'pet_gateway_upstream_request_duration_seconds',
-    help: 'One HTTP exchange with the REST upstream, by route template, status and outcome.',
-    labelNames: ['route', 'status', 'outcome'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
-  const retries = new Counter({
-    name: 'pet_gateway_upstream_retries_total',
-    help: 'GET retries, by route template and reason.',
-    labelNames: ['route', 'reason'],
-    registers: [registry],
-  });
-  const shortCircuits = new Counter({
-    name: 'pet_gateway_upstream_short_circuits_total',
-    help: 'Calls refused by the open circuit breaker without touching the network.',
-    labelNames: ['route'],
-    registers: [registry],
-  });
-  const coalesced = new Counter({
-    name: 'pet_gateway_upstream_coalesced_total',
-    help: "GETs served by the same caller's identical GET already in flight: upstream requests saved.",
-    labelNames: ['route'],
-    registers: [registry],
-  });
-  const breakerState = new Gauge({
-    name: 'pet_gateway_upstream_breaker_state',
-    help: 'The upstream circuit breaker: 0 closed, 1 half-open, 2 open.',
-    registers: [registry],
-    // Each worker has its own breaker: across workers, the worst of them.
-    aggregator: 'max',
-  });
-  const breakerTransitions = new Counter({
-    name: 'pet_gateway_upstream_breaker_transitions_total',
-    help: 'Circuit breaker state changes, by the state entered.',
-    labelNames: ['state'],
-    registers: [registry],
-  });
-  breakerState.set(0);
-  const attemptSeries = seriesCache<(seconds: number) => void>();
-  // One function for every attempt: no closure per upstream call.
-  const observeAttempt = (end: AttemptEnd) => {
-    const status = end.status === undefined ? 'none' : String(end.status);
-    attemptSeries(`${end.route} ${status} ${end.outcome}`, () =>
-      histogramSeries(upstreamDuration, { route: end.route, status, outcome: end.outcome }),
-    )(end.durationMs / 1000);
-  };
-  return {
-    attempt: () => observeAttempt,
-    retry: (route, reason) => retries.inc({ route, reason }),
-    shortCircuit: (route) => shortCircuits.inc({ route }),
-    coalesced: (route) => coalesced.inc({ route }),
-    breaker: (state) => {
-      breakerState.set(BREAKER_STATE[state]);
-      breakerTransitions.inc({ state });
-    },
-  };
 }
 
 /** Uses of deprecated fields, by field and the client's self-declared name (bounded). */

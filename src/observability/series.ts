@@ -70,19 +70,26 @@ export function counterSeries<T extends string>(counter: Counter<T>, labels: Lab
 }
 
 /**
- * Series handles by a key of the caller's choosing, made on first use. Bounded: past `max` keys it
- * starts again, so label values that come from callers never grow it without end (the metrics'
- * own label budgets bound what the series themselves hold).
+ * Series handles by a key of the caller's choosing: `get`, and on a miss `add` what was made.
+ * Bounded: past `max` keys it starts again, so label values that come from callers never grow it
+ * without end (the metrics' own label budgets bound what the series themselves hold). Two calls
+ * rather than one taking a maker, so a hit allocates no closure on the request path.
  */
-export function seriesCache<S>(max = 1024): (key: string, make: () => S) => S {
-  let cache = new Map<string, S>();
-  return (key, make) => {
-    let series = cache.get(key);
-    if (series === undefined) {
-      if (cache.size >= max) cache = new Map();
-      series = make();
-      cache.set(key, series);
-    }
+export class SeriesCache<S> {
+  readonly #max: number;
+  #cache = new Map<string, S>();
+
+  constructor(max = 1024) {
+    this.#max = max;
+  }
+
+  get(key: string): S | undefined {
+    return this.#cache.get(key);
+  }
+
+  add(key: string, series: S): S {
+    if (this.#cache.size >= this.#max) this.#cache = new Map();
+    this.#cache.set(key, series);
     return series;
-  };
+  }
 }

@@ -1,6 +1,6 @@
 import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { counterSeries, histogramSeries, seriesCache } from '../../src/observability/series.ts';
+import { counterSeries, histogramSeries, SeriesCache } from '../../src/observability/series.ts';
 
 /** The same histogram and counter in two registries: one fed by prom-client's methods, one by series handles. */
 function twins() {
@@ -68,14 +68,14 @@ describe('series handles', () => {
   });
 
   it('are made once per key, and the cache starts again past its bound', () => {
-    const cache = seriesCache<{ made: number }>(2);
+    const cache = new SeriesCache<{ made: number }>(2);
     let made = 0;
-    const make = () => ({ made: ++made });
-    const first = cache('a', make);
-    expect(cache('a', make)).toBe(first);
-    cache('b', make);
-    cache('c', make);
-    expect(cache('a', make)).not.toBe(first);
+    const lookup = (key: string) => cache.get(key) ?? cache.add(key, { made: ++made });
+    const first = lookup('a');
+    expect(lookup('a')).toBe(first);
+    lookup('b');
+    lookup('c');
+    expect(lookup('a')).not.toBe(first);
     expect(made).toBe(4);
   });
 });
