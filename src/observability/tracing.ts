@@ -1,6 +1,7 @@
 import {
   context,
   defaultTextMapSetter,
+  type Span,
   SpanKind,
   SpanStatusCode,
   type Tracer,
@@ -114,31 +115,44 @@ function openProvider(target: TracingOptions['exporter']): TracerProvider {
   });
 }
 
+/** A SERVER span, the child of the caller's `traceparent` when it sent one, and the context it is active in. */
+function openServerSpan(
+  tracer: Tracer,
+  header: (name: string) => string | undefined,
+  name: string,
+  attributes: Record<string, string>,
+) {
+  const parent = propagator.extract(context.active(), header, headerGetter);
+  const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  return { span, active: trace.setSpan(parent, span) };
+}
+
+/** Ends a span; a failed one is marked so, with its codes (each once) under `attribute`. */
+function endSpan(span: Span, failed: boolean, attribute: string, codes: readonly string[]): void {
+  if (failed) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    if (codes.length > 0) span.setAttribute(attribute, [...new Set(codes)]);
+  }
+  span.end();
+}
+
 /** Opens operation spans, each the child of the caller's `traceparent` when it sent one. */
 function operationSpans(tracer: Tracer): Tracing['startOperation'] {
   return (header, type, operationName) => {
-    const parent = propagator.extract(context.active(), header, headerGetter);
     const name = (operationName ?? 'anonymous').slice(0, MAX_OPERATION_NAME);
-    const span = tracer.startSpan(
-      `graphql.${type} ${name}`,
-      {
-        kind: SpanKind.SERVER,
-        attributes: { 'graphql.operation.type': type, 'graphql.operation.name': name },
-      },
-      parent,
-    );
-    const active = trace.setSpan(parent, span);
+    const { span, active } = openServerSpan(tracer, header, `graphql.${type} ${name}`, {
+      'graphql.operation.type': type,
+      'graphql.operation.name': name,
+    });
     return {
       run: (work) => context.with(active, work),
-      end(errors) {
-        if (errors?.length) {
-          span.setStatus({ code: SpanStatusCode.ERROR });
-          span.setAttribute('graphql.error.codes', [
-            ...new Set(errors.map((e) => String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR'))),
-          ]);
-        }
-        span.end();
-      },
+      end: (errors) =>
+        endSpan(
+          span,
+          (errors?.length ?? 0) > 0,
+          'graphql.error.codes',
+          (errors ?? []).map((e) => String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR')),
+        ),
     };
   };
 }
@@ -146,27 +160,17 @@ function operationSpans(tracer: Tracer): Tracing['startOperation'] {
 /** Opens tool call spans (src/mcp/): the tool's name only, never its arguments. */
 function toolCallSpans(tracer: Tracer): Tracing['startToolCall'] {
   return (header, tool) => {
-    const parent = propagator.extract(context.active(), header, headerGetter);
     const name = tool.slice(0, MAX_OPERATION_NAME);
-    const span = tracer.startSpan(
-      `mcp.tools/call ${name}`,
-      { kind: SpanKind.SERVER, attributes: { 'mcp.tool.name': name } },
-      parent,
-    );
-    const active = trace.setSpan(parent, span);
+    const { span, active } = openServerSpan(tracer, header, `mcp.tools/call ${name}`, {
+      'mcp.tool.name': name,
+    });
     return {
       headers() {
         const carrier: Record<string, string> = {};
         propagator.inject(active, carrier, defaultTextMapSetter);
         return carrier;
       },
-      end(failure) {
-        if (failure) {
-          span.setStatus({ code: SpanStatusCode.ERROR });
-          if (failure.codes?.length) span.setAttribute('mcp.error.codes', [...new Set(failure.codes)]);
-        }
-        span.end();
-      },
+      end: (failure) => endSpan(span, failure !== undefined, 'mcp.error.codes', failure?.codes ?? []),
     };
   };
 }
