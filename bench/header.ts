@@ -22,8 +22,11 @@ export function printHeader(meta: Meta, settings: Settings): void {
   console.log(`command: ${meta.command}`);
   console.log(`date: ${meta.date}  node: ${meta.node}  cpu: ${meta.cpu} × ${meta.cores}`);
   console.log(
-    `settings: ${settings.rounds} round(s) × ${settings.duration} s per target, ${settings.warmup} s warm-up, ` +
+    `settings: ${settings.rounds} round(s) × ${settings.duration} s per target, ${settings.warmup} s warm-up per process, ` +
       `${settings.connections} connections; every target in its own process` +
+      (settings.freshProcesses && settings.rounds > 1
+        ? ', new ones each round (warmed up again)'
+        : ', the same ones every round') +
       (settings.gatewayNodeArgs.length > 0
         ? `; gateway node flags: ${settings.gatewayNodeArgs.join(' ')}`
         : ''),

@@ -26,8 +26,17 @@ import {
   summarise,
 } from './report.ts';
 import { chooseWrk, DEFAULT_KEYS, parseSettings, type Settings, USAGE, UsageError } from './settings.ts';
-import { processFor, profileDir, type Stack, startStack, stopStack, targetsOf } from './stack.ts';
 import {
+  processFor,
+  profileDir,
+  restartHops,
+  type Stack,
+  startStack,
+  stopStack,
+  targetsOf,
+} from './stack.ts';
+import {
+  type HopKind,
   petIdsOf,
   type RequestSpec,
   type TargetKind,
@@ -151,9 +160,15 @@ async function runWorkload(
   summaries: Summary[],
   ratios: Ratio[],
 ): Promise<void> {
-  const targets = Object.keys(targetsOf(workload, settings)) as TargetKind[];
+  const listed = Object.keys(targetsOf(workload, settings)) as TargetKind[];
+  const targets = measuringOrder(listed);
   const { callsPerOp, wrongAnswers } = await checkAndWarmUp(stack, workload, settings, wrk);
   for (let round = 1; round <= settings.rounds; round++) {
+    if (round > 1 && settings.freshProcesses) {
+      const hops = targets.filter((t): t is HopKind => t !== 'direct');
+      await restartHops(stack, hops);
+      for (const hop of hops) await warmUp(stack, workload, hop, settings, wrk);
+    }
     // Rotate the order every round, so no target always runs first (or right after another).
     const order = targets.map((_, i) => targets[(i + round - 1) % targets.length] as TargetKind);
     for (const target of order) {
@@ -167,7 +182,7 @@ async function runWorkload(
       );
     }
   }
-  for (const target of targets) {
+  for (const target of listed) {
     summaries.push(
       summarise(
         runs.filter((r) => r.workload === workload.name && r.target === target),
@@ -190,7 +205,6 @@ async function checkAndWarmUp(
   wrk: string | undefined,
 ): Promise<{ callsPerOp: Map<TargetKind, number>; wrongAnswers: Map<TargetKind, string> }> {
   const specs = targetsOf(workload, settings);
-  const connections = workload.connections ?? settings.connections;
   const callsPerOp = new Map<TargetKind, number>();
   const wrongAnswers = new Map<TargetKind, string>();
   for (const target of Object.keys(specs) as TargetKind[]) {
@@ -200,19 +214,41 @@ async function checkAndWarmUp(
     if (problem !== undefined) wrongAnswers.set(target, problem);
     if (petIdsOf(workload.upstream) !== undefined)
       callsPerOp.set(target, await upstreamCallsPerOp(stack, url, target, spec, settings));
-    if (settings.warmup > 0) {
-      await runLoad(wrk, {
-        url,
-        spec,
-        seconds: settings.warmup,
-        connections,
-        ...(workload.rate === undefined ? {} : { rate: workload.rate }),
-        keys: settings.keys,
-      });
-      await settle(settings);
-    }
+    await warmUp(stack, workload, target, settings, wrk);
   }
   return { callsPerOp, wrongAnswers };
+}
+
+/** Unmeasured load on one target: its first seconds are JIT compilation, not its cost per request. */
+async function warmUp(
+  stack: Stack,
+  workload: Workload,
+  target: TargetKind,
+  settings: Settings,
+  wrk: string | undefined,
+): Promise<void> {
+  if (settings.warmup === 0) return;
+  const spec = targetsOf(workload, settings)[target] as RequestSpec;
+  await runLoad(wrk, {
+    url: processFor(stack, target).url + spec.path,
+    spec,
+    seconds: settings.warmup,
+    connections: workload.connections ?? settings.connections,
+    ...(workload.rate === undefined ? {} : { rate: workload.rate }),
+    keys: settings.keys,
+  });
+  await settle(settings);
+}
+
+/**
+ * The order targets are measured in within a round (rotated each round): the gateway between
+ * Tailcall and its own `warn` and baseline twins, so the goals' ratios compare runs seconds apart.
+ * This machine's speed drifts within a minute, and a ratio of runs far apart in a round measures the
+ * drift as well.
+ */
+function measuringOrder(targets: readonly TargetKind[]): TargetKind[] {
+  const beside: TargetKind[] = ['tailcall', 'gateway', 'gateway-warn', 'gateway-baseline'];
+  return [...beside.filter((t) => targets.includes(t)), ...targets.filter((t) => !beside.includes(t))];
 }
 
 /** The workload's ratios between its targets' rounds (p99 only at a steady rate), added to `ratios`. */

@@ -13,7 +13,9 @@ export const DEFAULT_KEYS = 200;
 export const USAGE = `Usage: npm run bench -- [options]
   --smoke              1 round of 1 s per target, 10 connections, no warm-up (checks the harness)
   --duration <s>       seconds per target per round (default 4)
-  --rounds <n>         rounds; targets alternate within each round (default 3)
+  --rounds <n>         rounds; targets alternate within each round (default 3), each round on new
+                       processes (started again and warmed up), so no process's luck decides a ratio
+  --same-processes     every round on the processes of the first (quicker, less fair)
   --warmup <s>         unmeasured seconds per target before the first round (default 3: a gateway's
                        first seconds are JIT compilation, not its cost per request)
   --connections <n>    connections (default 50)
@@ -38,6 +40,8 @@ export interface Settings {
   smoke: boolean;
   generator: GeneratorChoice;
   rounds: number;
+  /** Whether each round after the first starts every hop again (see restartHops in stack.ts). */
+  freshProcesses: boolean;
   duration: number;
   warmup: number;
   connections: number;
@@ -59,6 +63,7 @@ export function parseSettings(argv: string[]): Settings {
       smoke: { type: 'boolean', default: false },
       duration: { type: 'string' },
       rounds: { type: 'string' },
+      'same-processes': { type: 'boolean', default: false },
       warmup: { type: 'string' },
       connections: { type: 'string' },
       keys: { type: 'string' },
@@ -106,6 +111,7 @@ export function parseSettings(argv: string[]): Settings {
     smoke,
     generator,
     rounds: number('rounds', values.rounds, smoke ? 1 : 3, true),
+    freshProcesses: !values['same-processes'],
     duration: number('duration', values.duration, smoke ? 1 : 4, true),
     warmup: number('warmup', values.warmup, smoke ? 0 : 3, false),
     connections: number('connections', values.connections, smoke ? 10 : 50, true),

@@ -51,6 +51,8 @@ export function targetsOf(workload: Workload, settings: Settings): Partial<Recor
 
 /** The processes behind one upstream kind: the upstream, and the hops its workloads use. */
 export interface Stack {
+  kind: UpstreamKind;
+  settings: Settings;
   upstream: TargetProcess;
   hops: Map<HopKind, TargetProcess>;
 }
@@ -77,23 +79,38 @@ export async function startStack(
   );
   const hops = new Map<HopKind, TargetProcess>();
   await Promise.all(
-    [...needed].map(async (hop) => {
-      const { env, gateway } = HOPS[hop];
-      const file =
-        hop === 'gateway-baseline' ? join(settings.baseline as string, HOPS[hop].file) : HOPS[hop].file;
-      // The workers target's flags reach its primary and workers; profiles are taken of this gateway only.
-      const profile =
-        hop === 'gateway-workers' || hop === 'gateway-baseline' ? [] : profileArgs(hop, kind, settings);
-      const nodeArgs = gateway ? [...settings.gatewayNodeArgs, ...profile] : [];
-      hops.set(
-        hop,
-        await startTarget(`${hop} (${kind})`, file, { ...env, UPSTREAM_URL: upstream.url }, nodeArgs, {
-          readStdout: gateway,
-        }),
-      );
-    }),
+    [...needed].map(async (hop) => hops.set(hop, await startHop(hop, kind, upstream.url, settings))),
   );
-  return { upstream, hops };
+  return { kind, settings, upstream, hops };
+}
+
+function startHop(hop: HopKind, kind: UpstreamKind, upstreamUrl: string, settings: Settings) {
+  const { env, gateway } = HOPS[hop];
+  const file =
+    hop === 'gateway-baseline' ? join(settings.baseline as string, HOPS[hop].file) : HOPS[hop].file;
+  // The workers target's flags reach its primary and workers; profiles are taken of this gateway only.
+  const profile =
+    hop === 'gateway-workers' || hop === 'gateway-baseline' ? [] : profileArgs(hop, kind, settings);
+  const nodeArgs = gateway ? [...settings.gatewayNodeArgs, ...profile] : [];
+  return startTarget(`${hop} (${kind})`, file, { ...env, UPSTREAM_URL: upstreamUrl }, nodeArgs, {
+    readStdout: gateway,
+  });
+}
+
+/**
+ * Stops these hops and starts each again in a new process, one after the other (a process's
+ * start-up would otherwise share the machine with another's). A process can sit about 10% off
+ * another of the same code for its whole life (its heap's layout, where its code was compiled), so
+ * rounds judged on fresh processes are judged across processes, not on one process's luck. The
+ * upstream keeps running: every hop is measured against the same one.
+ */
+export async function restartHops(stack: Stack, hops: readonly HopKind[]): Promise<void> {
+  for (const hop of hops) {
+    const old = stack.hops.get(hop);
+    if (old === undefined) continue;
+    await old.stop();
+    stack.hops.set(hop, await startHop(hop, stack.kind, stack.upstream.url, stack.settings));
+  }
 }
 
 export async function stopStack(stack: Stack): Promise<void> {
