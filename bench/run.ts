@@ -242,12 +242,13 @@ async function warmUp(
 
 /**
  * The order targets are measured in within a round (rotated each round): the gateway between
- * Tailcall and its own `warn` and baseline twins, so the goals' ratios compare runs seconds apart.
+ * Tailcall and its baseline twin, with its `warn` twin and Hive + Mesh one further, so the goals'
+ * ratios compare runs seconds apart.
  * This machine's speed drifts within a minute, and a ratio of runs far apart in a round measures the
  * drift as well.
  */
 function measuringOrder(targets: readonly TargetKind[]): TargetKind[] {
-  const beside: TargetKind[] = ['tailcall', 'gateway', 'gateway-warn', 'gateway-baseline'];
+  const beside: TargetKind[] = ['gateway-warn', 'tailcall', 'gateway', 'gateway-baseline', 'hive-mesh'];
   return [...beside.filter((t) => targets.includes(t)), ...targets.filter((t) => !beside.includes(t))];
 }
 
