@@ -128,6 +128,7 @@ export async function measure(
     upstream: workload.upstream,
     target,
     round,
+    pid: proc.pid,
     generator: load.generator,
     requests,
     rps: requests / load.seconds,

@@ -7,6 +7,8 @@ export interface RunResult {
   upstream: UpstreamKind;
   target: TargetKind;
   round: number;
+  /** The target's process (its primary, for the workers target): each round's own unless --same-processes. */
+  pid: number;
   generator: GeneratorName;
   requests: number;
   rps: number;
@@ -31,7 +33,7 @@ export interface RunResult {
 }
 
 /** The medians of one target's runs of one workload (a run without its round and request count). */
-export type Summary = Omit<RunResult, 'round' | 'requests'> & {
+export type Summary = Omit<RunResult, 'round' | 'requests' | 'pid'> & {
   /** Upstream requests per operation, counted on the static upstream with nothing else running. */
   upstreamCallsPerOp: number | undefined;
   /** What was wrong with a peer's checked answer (see PEERS in measure.ts); undefined when it was right. */

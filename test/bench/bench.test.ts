@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@graphql-hive/gateway-runtime';
@@ -191,6 +191,47 @@ describe('npm run bench -- --smoke', () => {
     expect(ratio?.[3]).toMatch(RATIO);
     expect(ratio?.[5]).toContain('this checkout against --baseline');
   }, 60_000);
+});
+
+describe('rounds on new processes', () => {
+  const pidsByTarget = async (extra: string[]) => {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-rounds-'));
+    try {
+      const json = join(dir, 'runs.json');
+      const args = ['--smoke', '--rounds', '2', '--workload', 'create-pet', '--json', json, ...extra];
+      const { code, stdout, stderr } = await runBench(args);
+      expect(code, `${stdout}\n${stderr}`).toBe(0);
+      const { runs } = JSON.parse(readFileSync(json, 'utf8')) as {
+        runs: Array<{ target: string; round: number; pid: number }>;
+      };
+      const pids = new Map<string, number[]>();
+      for (const run of runs) pids.set(run.target, [...(pids.get(run.target) ?? []), run.pid]);
+      return { pids, stdout };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  it('starts every hop again before each round after the first; the upstream keeps running', async () => {
+    const { pids, stdout } = await pidsByTarget([]);
+    expect(stdout).toMatch(/every target in its own process, new ones each round \(warmed up again\)/);
+    for (const target of ['gateway', 'gateway-yoga', 'bare-proxy', 'json-hop']) {
+      const [first, second] = pids.get(target) ?? [];
+      expect(first, target).toBeGreaterThan(0);
+      expect(second, target).not.toBe(first);
+    }
+    const [first, second] = pids.get('direct') ?? [];
+    expect(second).toBe(first);
+  }, 120_000);
+
+  it('keeps the first round’s processes with --same-processes', async () => {
+    const { pids, stdout } = await pidsByTarget(['--same-processes']);
+    expect(stdout).toMatch(/every target in its own process, the same ones every round/);
+    for (const target of ['gateway', 'bare-proxy']) {
+      const [first, second] = pids.get(target) ?? [];
+      expect(second, target).toBe(first);
+    }
+  }, 120_000);
 });
 
 describe('list20-bigids', () => {
