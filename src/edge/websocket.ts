@@ -18,7 +18,10 @@ const PROTOCOL = 'graphql-transport-ws';
 const FORWARDED: DocumentNode = parse('subscription Forwarded { __typename }');
 
 /** Yoga's fetch, as the edge holds it: the server of record for every operation. */
-type YogaFetch = (request: Request, serverContext: { req: IncomingMessage }) => Promise<Response> | Response;
+type YogaFetch = (
+  request: Request,
+  serverContext: { req: IncomingMessage; sharedReq: true },
+) => Promise<Response> | Response;
 
 export interface WebSocketOptions {
   yoga: YogaFetch;
@@ -196,7 +199,7 @@ async function* relay(yoga: YogaFetch, forward: Forward): AsyncGenerator<Executi
         body: JSON.stringify(forward.payload),
         signal: abort.signal,
       }),
-      { req: forward.req },
+      { req: forward.req, sharedReq: true },
     );
     if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
       yield JSON.parse(await response.text()) as ExecutionResult;

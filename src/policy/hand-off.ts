@@ -27,4 +27,9 @@ export interface HandOff {
 export interface LaneContext {
   req?: IncomingMessage;
   lane?: HandOff;
+  /**
+   * Set on each operation of a WebSocket: they all share the socket's upgrade request, so what is
+   * decided once per request (the rate limit) is decided per operation instead.
+   */
+  sharedReq?: true;
 }

@@ -1,7 +1,9 @@
 import { createHash, createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient as createWsClient } from 'graphql-ws';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { createClientAddresses } from '../../src/edge/client-address.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { createRateLimit, type RateLimit } from '../../src/policy/rate-limit.ts';
@@ -104,6 +106,34 @@ describe('RATE_LIMIT_PER_MINUTE in memory', () => {
       expect((await list(other.url, `Bearer ${ALICE}`)).status).toBe(200);
       expect((await list(other.url, `Bearer ${ALICE}`)).status).toBe(429);
     } finally {
+      await other.close();
+      await fresh.close();
+    }
+  });
+
+  it('counts every operation on one graphql-ws socket, not the socket once', async () => {
+    const fresh = createRateLimit({ perMinute: 3 });
+    const other = await startGateway({ upstreamUrl: upstream.url, gateway: { rateLimit: fresh } });
+    const client = createWsClient({
+      url: other.url.replace(/^http/, 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${ALICE}` },
+      // One socket for every operation, as a front end keeps it (lazy would close it between them).
+      lazy: false,
+    });
+    try {
+      const codes: unknown[] = [];
+      for (let i = 0; i < 4; i++) {
+        const result = (await client.iterate({ query: '{ pets(limit: 1) { name } }' }).next()).value as {
+          errors?: Array<{ extensions?: { code?: string } }>;
+        };
+        codes.push(result.errors ? result.errors[0]?.extensions?.code : 'ok');
+      }
+      expect(codes).toEqual(['ok', 'ok', 'ok', 'RATE_LIMITED']);
+      // The socket's operations spent the key's minute: a plain request is refused too.
+      expect((await list(other.url, `Bearer ${ALICE}`)).status).toBe(429);
+    } finally {
+      await client.dispose();
       await other.close();
       await fresh.close();
     }

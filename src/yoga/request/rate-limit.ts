@@ -1,5 +1,5 @@
-import type { IncomingMessage } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
+import type { LaneContext } from '../../policy/hand-off.ts';
 import type { RateLimit } from '../../policy/rate-limit.ts';
 import { rateLimited, refusedKeysLimited } from '../../schema/errors.ts';
 
@@ -10,9 +10,9 @@ import { rateLimited, refusedKeysLimited } from '../../schema/errors.ts';
 export function useRateLimit(limit: RateLimit, batchEntryOf: (context: object) => unknown): Plugin {
   return {
     async onParams({ request, context }) {
-      const req = (context as { req?: IncomingMessage }).req;
-      // Each operation of a batch counts: its own decision, kept under its own context.
-      const entry = batchEntryOf(context) === undefined ? undefined : context;
+      const { req, sharedReq } = context as LaneContext;
+      // Each operation of a batch or a WebSocket counts: its own decision, under its own context.
+      const entry = batchEntryOf(context) !== undefined || sharedReq ? context : undefined;
       const decision = await limit.check(req, request.headers.get('authorization'), entry);
       if (decision.limited) {
         throw decision.reason === 'refused_keys'
