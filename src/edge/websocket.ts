@@ -68,14 +68,16 @@ export function createWebSockets(options: WebSocketOptions): WebSockets {
       done = resolve;
     });
     relaying.add(finished);
-    return (async function* () {
+    const abort = new AbortController();
+    const events = (async function* () {
       try {
-        yield* relay(options.yoga, forward);
+        yield* relay(options.yoga, forward, abort.signal);
       } finally {
         relaying.delete(finished);
         done();
       }
     })();
+    return stoppable(events, abort);
   };
   const server = new WebSocketServer({
     noServer: true,
@@ -123,7 +125,7 @@ export function createWebSockets(options: WebSocketOptions): WebSockets {
  */
 function serveGraphqlWs(
   server: WebSocketServer,
-  relay: (forward: Forward) => AsyncGenerator<ExecutionResult>,
+  relay: (forward: Forward) => Stoppable,
   keepAliveMs: number,
 ): void {
   useServer(
@@ -181,12 +183,40 @@ function refusalOf(
   return undefined;
 }
 
+/** An operation's results, as graphql-ws reads them: `return()` is its client's `complete`. */
+interface Stoppable extends AsyncIterableIterator<ExecutionResult> {
+  return(): Promise<IteratorResult<ExecutionResult>>;
+}
+
 /**
- * One operation through Yoga over SSE, its events relayed as results; stopping the iteration (the
- * client's `complete`, or the socket closing) aborts the request, which ends the subscription.
+ * `events`, with a `return()` that stops them at once. graphql-ws calls `return()` when the client
+ * sends `complete` or the socket closes; an async generator's own `return()` waits until the
+ * generator next yields, which for a live list is its next change, perhaps never: the watch, its
+ * polls and its place under the caps would be held by nobody. Aborting the request to Yoga ends
+ * the subscription there, and the relay with it.
  */
-async function* relay(yoga: YogaFetch, forward: Forward): AsyncGenerator<ExecutionResult> {
-  const abort = new AbortController();
+function stoppable(events: AsyncGenerator<ExecutionResult>, abort: AbortController): Stoppable {
+  return {
+    next: () => events.next(),
+    return: () => {
+      abort.abort();
+      return Promise.resolve({ done: true, value: undefined });
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+/**
+ * One operation through Yoga over SSE, its events relayed as results; `signal` (the client is done)
+ * aborts the request, which ends the subscription, and the relay ends quietly.
+ */
+async function* relay(
+  yoga: YogaFetch,
+  forward: Forward,
+  signal: AbortSignal,
+): AsyncGenerator<ExecutionResult> {
   try {
     const response = await yoga(
       new Request('http://gateway/graphql', {
@@ -197,7 +227,7 @@ async function* relay(yoga: YogaFetch, forward: Forward): AsyncGenerator<Executi
           ...(forward.authorization ? { authorization: forward.authorization } : {}),
         },
         body: JSON.stringify(forward.payload),
-        signal: abort.signal,
+        signal,
       }),
       { req: forward.req, sharedReq: true },
     );
@@ -205,33 +235,41 @@ async function* relay(yoga: YogaFetch, forward: Forward): AsyncGenerator<Executi
       yield JSON.parse(await response.text()) as ExecutionResult;
       return;
     }
-    yield* sseEvents(response);
-  } finally {
-    abort.abort();
+    yield* sseEvents(response, signal);
+  } catch (error) {
+    // The client is gone or done: nobody reads an error now.
+    if (!signal.aborted) throw error;
   }
 }
 
 /** The `next` events of an SSE answer, as they arrive. */
-async function* sseEvents(response: Response): AsyncGenerator<ExecutionResult> {
+async function* sseEvents(response: Response, signal: AbortSignal): AsyncGenerator<ExecutionResult> {
   const reader = response.body?.getReader();
   if (!reader) return;
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for (let read = await reader.read(); !read.done; read = await reader.read()) {
-    buffer += decoder.decode(read.value, { stream: true });
-    for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      if (!block.startsWith('event: next')) {
-        if (block.startsWith('event: complete')) return;
-        continue;
+  // A read waiting for the next change must end when the client is done, whatever Yoga does.
+  const cancel = () => void reader.cancel().catch(() => {});
+  signal.addEventListener('abort', cancel, { once: true });
+  try {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      buffer += decoder.decode(read.value, { stream: true });
+      for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        if (!block.startsWith('event: next')) {
+          if (block.startsWith('event: complete')) return;
+          continue;
+        }
+        const data = block
+          .split('\n')
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => line.slice(5).trimStart())
+          .join('\n');
+        yield JSON.parse(data) as ExecutionResult;
       }
-      const data = block
-        .split('\n')
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5).trimStart())
-        .join('\n');
-      yield JSON.parse(data) as ExecutionResult;
     }
+  } finally {
+    signal.removeEventListener('abort', cancel);
   }
 }

@@ -119,6 +119,59 @@ describe('Apollo Client 4 over graphql-ws', () => {
   });
 });
 
+describe('a graphql-ws subscription ends when its client is done with it', () => {
+  const subscriptions = async () =>
+    ((await (await fetch(`${gateway.origin}/health`)).json()) as { streams: { subscriptions: number } })
+      .streams.subscriptions;
+  /** Polls /health until the count is `expected` or a second has passed; the last count. */
+  const settlesAt = async (expected: number) => {
+    let count = await subscriptions();
+    for (let i = 0; i < 20 && count !== expected; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      count = await subscriptions();
+    }
+    return count;
+  };
+  /** Opens a subscription on a socket of its own; resolves once its first list arrived. */
+  const open = async () => {
+    const wsClient = createClient({
+      url: gateway.url.replace(/^http/, 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${KEY}` },
+      retryAttempts: 0,
+      lazy: false,
+    });
+    let unsubscribe = () => {};
+    await new Promise<void>((resolve, reject) => {
+      unsubscribe = wsClient.subscribe(
+        { query: PETS },
+        { next: () => resolve(), error: reject, complete: () => {} },
+      );
+    });
+    return { wsClient, unsubscribe };
+  };
+
+  it('on `complete` (the client unsubscribes): the watch is released at once, the socket stays', async () => {
+    const before = await subscriptions();
+    const { wsClient, unsubscribe } = await open();
+    try {
+      expect(await subscriptions()).toBe(before + 1);
+      unsubscribe();
+      expect(await settlesAt(before)).toBe(before);
+    } finally {
+      await wsClient.dispose();
+    }
+  });
+
+  it('when the socket closes: every watch on it is released', async () => {
+    const before = await subscriptions();
+    const { wsClient } = await open();
+    expect(await subscriptions()).toBe(before + 1);
+    await wsClient.dispose();
+    expect(await settlesAt(before)).toBe(before);
+  });
+});
+
 describe('urql over SSE', () => {
   it('lists pets live from a text/event-stream subscription', async () => {
     const client = new Client({
