@@ -54,6 +54,7 @@ function mcpRoute(options: EdgeOptions, yoga: YogaServer, logger: Logger): Handl
     fetch: (url, init, context) => Promise.resolve(yoga.fetch(url, init, context)),
     corsOrigins: options.corsOrigins ?? ['*'],
     maxBodyBytes: (options.limits ?? DEFAULT_LIMITS).maxBodyBytes,
+    maxBatchMessages: (options.limits ?? DEFAULT_LIMITS).maxBatchOperations,
     ...(options.persistedOperations ? { persistedOperations: options.persistedOperations } : {}),
     logger,
     ...(options.metrics ? { metrics: options.metrics } : {}),

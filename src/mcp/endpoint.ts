@@ -11,6 +11,7 @@ import type { CallContext, GraphQLFetch } from './graphql-call.ts';
 import {
   clientOfSession,
   headersOf,
+  INVALID_REQUEST,
   initializingClient,
   originAllowed,
   PARSE_ERROR,
@@ -32,6 +33,11 @@ export interface McpEndpointOptions {
   corsOrigins: readonly string[];
   /** MAX_BODY_BYTES: the bound on one MCP request body. */
   maxBodyBytes: number;
+  /**
+   * MAX_BATCH_OPERATIONS: the most JSON-RPC messages one request may hold, as a `/graphql` batch
+   * may hold operations (MCP's 2025-06-18 revision dropped batches; earlier clients may send them).
+   */
+  maxBatchMessages: number;
   /** The trusted-documents manifest: its operations become tools; with `require`, the only tools. */
   persistedOperations?: { mode: 'allow' | 'require'; documents: ReadonlyMap<string, string> };
   logger: Logger;
@@ -145,6 +151,15 @@ export function createMcpEndpoint(
       body = JSON.parse(text);
     } catch {
       return rpcError(res, 400, PARSE_ERROR, 'Parse error: the body is not JSON.', headers);
+    }
+    if (Array.isArray(body) && body.length > options.maxBatchMessages) {
+      return rpcError(
+        res,
+        400,
+        INVALID_REQUEST,
+        `Invalid Request: a batch holds at most ${options.maxBatchMessages} messages (MAX_BATCH_OPERATIONS); this one holds ${body.length}.`,
+        headers,
+      );
     }
     const init = initializingClient(body);
     if (init) headers['mcp-session-id'] = sessionIdFor(init.name);

@@ -5,11 +5,14 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { ToolCallSpan, Tracing } from '../observability/tracing.ts';
 import type { ToolRequest, ToolSpec } from './tool.ts';
 
-/** Yoga's `fetch`, with the node request as its server context (the client address, the rate limit). */
+/**
+ * Yoga's `fetch`, with the node request as its server context (the client address, the rate
+ * limit); `sharedReq`: the tool calls of one MCP request share it, and each counts on its own.
+ */
 export type GraphQLFetch = (
   url: string,
   init: RequestInit,
-  context: { req: IncomingMessage },
+  context: { req: IncomingMessage; sharedReq: true },
 ) => Promise<Response>;
 
 /** What every tool call of one MCP HTTP request shares: the caller, and where its call is recorded. */
@@ -91,7 +94,7 @@ function send(call: CallContext, request: ToolRequest, span: ToolCallSpan | unde
       },
       body: JSON.stringify(request),
     },
-    { req: call.req },
+    { req: call.req, sharedReq: true },
   );
 }
 

@@ -24,8 +24,9 @@ export function rpcError(
   res.end(body);
 }
 
-/** JSON-RPC's codes for a body that is not JSON, and for this server's own refusals. */
+/** JSON-RPC's codes for a body that is not JSON, one that is no valid request, and this server's own refusals. */
 export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
 export const SERVER_ERROR = -32000;
 
 /** An Origin the gateway's CORS_ORIGINS admits: `*` is any site's origin, `null` only when listed. */

@@ -1,12 +1,14 @@
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../../src/config.ts';
 import { LIST_LIMIT } from '../../src/contract/animal-store.ts';
 import { loadPersistedDocuments } from '../../src/yoga/request/persisted-documents.ts';
 import { BIG_ID, seedPets } from '../support/fake-upstream.ts';
 import { useGateway } from '../support/fixture.ts';
 import type { RunningGateway } from '../support/gateway.ts';
-import { call, connectMcp, textOf } from './client.ts';
+import { call, connectMcp, rawPost, textOf } from './client.ts';
 
 const KEY = 'manifest-key';
 const documents = loadPersistedDocuments(join(import.meta.dirname, '../generated/persisted-documents.json'));
@@ -89,5 +91,48 @@ describe('with RATE_LIMIT_PER_MINUTE=3', () => {
     expect(textOf(results[3] as (typeof results)[number])).toMatch(/RATE_LIMITED.*|Too many requests/);
     expect(textOf(results[3] as (typeof results)[number])).toContain('RATE_LIMITED');
     await client.close();
+  });
+});
+
+describe('a JSON-RPC batch of tool calls', () => {
+  const BATCH_KEY = 'mcp-batch-key';
+  let gateway: RunningGateway;
+  useGateway(
+    {
+      tokens: [BATCH_KEY],
+      seed: (fake) => seedPets(fake, BATCH_KEY),
+      gateway: {
+        config: {
+          rateLimit: { perMinute: 3, store: 'memory', refusedKeysPerMinute: 60 },
+          limits: { ...DEFAULT_LIMITS, maxBatchOperations: 4 },
+        },
+      },
+    },
+    (started) => ({ gateway } = started),
+  );
+  const calls = (count: number) =>
+    Array.from({ length: count }, (_, i) => ({
+      jsonrpc: '2.0',
+      id: i + 1,
+      method: 'tools/call',
+      params: { name: 'list_pets', arguments: { limit: 1 } },
+    }));
+
+  it('refuses more messages than MAX_BATCH_OPERATIONS, before any runs', async () => {
+    const response = await rawPost(gateway.origin, { authorization: `Bearer ${BATCH_KEY}` }, calls(5));
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error?: { code?: number; message?: string } };
+    expect(body.error?.code).toBe(-32600);
+    expect(body.error?.message).toContain('MAX_BATCH_OPERATIONS');
+  });
+
+  it('counts each tool call against the rate limit, as a request to /graphql would be', async () => {
+    const response = await rawPost(gateway.origin, { authorization: `Bearer ${BATCH_KEY}` }, calls(4));
+    expect(response.status).toBe(200);
+    const results = (await response.json()) as Array<{ result?: CallToolResult }>;
+    const refused = results.filter((entry) => entry.result?.isError);
+    expect(results).toHaveLength(4);
+    expect(refused).toHaveLength(1);
+    expect(textOf(refused[0]?.result as CallToolResult)).toContain('RATE_LIMITED');
   });
 });
