@@ -157,6 +157,17 @@ export function subscriptionNeedsStream(where: 'accept' | 'batch'): GraphQLError
 }
 
 /**
+ * `@stream(initialCount:)` below 0: the executor would fail on it as a bug of ours (an internal
+ * error, a stack in the log) for what is the client's input.
+ */
+export function negativeInitialCount(value: number, nodes?: ASTNode): GraphQLError {
+  return new GraphQLError(`@stream's initialCount must be 0 or more; got ${value}.`, {
+    ...(nodes ? { nodes } : {}),
+    extensions: { code: 'BAD_USER_INPUT', argument: 'initialCount', http: { status: 400 } },
+  });
+}
+
+/**
  * A live subscription past a bound: the caller's key holds LIVE_MAX_PER_KEY open subscriptions on
  * this instance (429), or the instance holds LIVE_MAX_STREAMS (503, another instance may have room).
  */

@@ -170,6 +170,39 @@ describe('@stream', () => {
   });
 });
 
+describe('@stream with a negative initialCount', () => {
+  // Refused as the client's input, with the status Yoga gives the same class of error under the
+  // same Accept: a validation error for a literal, a variable's coercion error for a variable.
+  const cases = [
+    {
+      how: 'written in the document',
+      body: { query: '{ pets(limit: 3) @stream(initialCount: -1) { id } }' },
+      like: { query: '{ pets(limit: 3) { nope } }' },
+    },
+    {
+      how: 'given as a variable',
+      body: {
+        query: 'query S($n: Int!) { pets(limit: 3) @stream(initialCount: $n) { id } }',
+        variables: { n: -2 },
+      },
+      like: { query: 'query S($n: Int!) { pets(limit: $n) { id } }', variables: { n: 'two' } },
+    },
+  ];
+  for (const { how, body, like } of cases) {
+    it(`${how}: BAD_USER_INPUT, never an internal error, before any upstream call, under any Accept`, async () => {
+      for (const accept of ['application/graphql-response+json', 'application/json', MULTIPART, SSE]) {
+        upstream.requests.length = 0;
+        const { response, text } = await post(body, accept);
+        const answer = accept === SSE ? sseParts(text).parts[0] : (JSON.parse(text) as Part);
+        expect(answer?.errors?.[0]?.extensions?.code, `${accept}: ${text}`).toBe('BAD_USER_INPUT');
+        expect(answer?.errors?.[0]?.message).toMatch(/initialCount must be 0 or more/);
+        expect(upstream.requests).toHaveLength(0);
+        expect(response.status, accept).toBe((await post(like, accept)).response.status);
+      }
+    });
+  }
+});
+
 describe('the schema', () => {
   it('declares @defer and @stream, so codegen and editors know them', () => {
     const sdl = readFileSync(new URL('../../schema/schema.graphql', import.meta.url), 'utf8');

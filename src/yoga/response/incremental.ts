@@ -1,8 +1,16 @@
 import { isAsyncIterable, mergeIncrementalResult } from '@graphql-tools/utils';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
-import type { ExecutionResult } from 'graphql';
+import {
+  type ASTVisitor,
+  type DirectiveNode,
+  type DocumentNode,
+  type ExecutionResult,
+  Kind,
+  type ValidationContext,
+  visit,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { subscriptionNeedsStream } from '../../schema/errors.ts';
+import { negativeInitialCount, subscriptionNeedsStream } from '../../schema/errors.ts';
 import type { Batches } from '../request/batches.ts';
 
 /** The media types that carry a result in parts: multipart/mixed (Apollo's clients) and SSE. */
@@ -20,6 +28,19 @@ export function useIncrementalDelivery(batches: Pick<Batches, 'isBatch'>): Plugi
   return [
     useDeferStream(),
     {
+      onValidate({ addValidationRule }) {
+        addValidationRule(streamInitialCountRule);
+      },
+      // A variable's value is known only now: refused before anything runs, as the literal is.
+      onExecute({ args, setResultAndStopExecution }) {
+        for (const name of initialCountVariables(args.document)) {
+          const value = args.variableValues?.[name];
+          if (typeof value === 'number' && value < 0) {
+            setResultAndStopExecution({ errors: [negativeInitialCount(value)] });
+            return;
+          }
+        }
+      },
       // A client that accepts no stream (only JSON), or a batch (answered as one JSON array), could
       // never be sent a subscription's events: refused before a live list opens.
       onSubscribe({ args, setResultAndStopExecution }) {
@@ -39,6 +60,43 @@ export function useIncrementalDelivery(batches: Pick<Batches, 'isBatch'>): Plugi
       },
     },
   ];
+}
+
+/** `@stream`'s initialCount argument, when the directive is `@stream` and has one. */
+function initialCountOf(node: DirectiveNode) {
+  return node.name.value === 'stream'
+    ? node.arguments?.find((argument) => argument.name.value === 'initialCount')?.value
+    : undefined;
+}
+
+/** Refuses `@stream(initialCount: <negative literal>)` at validation. */
+function streamInitialCountRule(context: ValidationContext): ASTVisitor {
+  return {
+    Directive(node) {
+      const value = initialCountOf(node);
+      if (value?.kind === Kind.INT && Number(value.value) < 0)
+        context.reportError(negativeInitialCount(Number(value.value), value));
+    },
+  };
+}
+
+/** The variables that give a `@stream` its initialCount, per document (almost always none). */
+const countVariables = new WeakMap<DocumentNode, readonly string[]>();
+
+function initialCountVariables(document: DocumentNode): readonly string[] {
+  let names = countVariables.get(document);
+  if (names === undefined) {
+    const found: string[] = [];
+    visit(document, {
+      Directive(node) {
+        const value = initialCountOf(node);
+        if (value?.kind === Kind.VARIABLE) found.push(value.name.value);
+      },
+    });
+    names = found;
+    countVariables.set(document, names);
+  }
+  return names;
 }
 
 /**
