@@ -141,11 +141,12 @@ function sharedRedisOf(config: Config, parts: GatewayParts): SharedRedis | undef
  * each subscription completes first (SSE `complete`, graphql-ws `complete`), then the sockets close
  * as going away, so clients reconnect to another instance.
  */
-function streamsOf(config: Config, edge: Edge, live: LiveLists | undefined) {
+function streamsOf(config: Config, edge: Edge, live: LiveLists | undefined, logger: Logger) {
   const webSockets = createWebSockets({
     yoga: (request, serverContext) => edge.yoga.fetch(request, serverContext),
     maxPayloadBytes: config.limits.maxBodyBytes,
     origins: config.corsOrigins,
+    logger,
   });
   const endStreams = async () => {
     await live?.close();
@@ -262,7 +263,7 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
     ...(onClose ? { onClose } : {}),
     ...overrides.server,
   });
-  const { webSockets, endStreams } = streamsOf(config, edge, live);
+  const { webSockets, endStreams } = streamsOf(config, edge, live, logger);
   sockets = webSockets;
   server.on('upgrade', webSockets.upgrade);
   return {

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type DocumentNode, type ExecutionResult, parse } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
+import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { errorBody } from './error-body.ts';
 
@@ -31,6 +32,8 @@ export interface WebSocketOptions {
   origins: readonly string[];
   /** Ping each socket this often: idle sockets stay open through proxies. @default 12000 */
   keepAliveMs?: number;
+  /** Where a socket's protocol error (an oversized or malformed frame) is told, as one line. */
+  logger: Pick<Logger, 'warn'>;
 }
 
 export interface WebSockets {
@@ -97,7 +100,18 @@ export function createWebSockets(options: WebSocketOptions): WebSockets {
       // A socket past its upgrade has no HTTP message: the connection cap must not take it for an
       // idle keep-alive connection and close it to make room (edge/connections.ts).
       (socket as Duplex & { longLived?: boolean }).longLived = true;
-      server.handleUpgrade(req, socket, head, (ws) => server.emit('connection', ws, req));
+      server.handleUpgrade(req, socket, head, (ws) => {
+        server.emit('connection', ws, req);
+        // graphql-ws prints such errors with a stack on stderr as "internal" ones. They are the
+        // client's (ws has already closed the socket, 1009 for a frame over the cap): one line.
+        ws.removeAllListeners('error');
+        ws.on('error', (error: Error & { code?: string }) =>
+          options.logger.warn(
+            { code: error.code, reason: error.message },
+            'websocket closed on a protocol error',
+          ),
+        );
+      });
     },
     get open() {
       return server.clients.size;
@@ -150,6 +164,8 @@ function serveGraphqlWs(
       // Yoga has already formatted each result (masked errors, codes): sent on as they are.
       onNext: (_ctx, _id, _payload, _args, result) => result,
       execute: (args) => relay(args.contextValue as Forward),
+      // Close reasons never carry an internal error's message, whatever NODE_ENV says.
+      isProd: true,
     },
     server,
     keepAliveMs,

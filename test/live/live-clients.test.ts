@@ -2,8 +2,9 @@ import { ApolloClient, gql, InMemoryCache } from '@apollo/client';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { Client, fetchExchange } from '@urql/core';
 import { createClient } from 'graphql-ws';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
+import { DEFAULT_LIMITS } from '../../src/config.ts';
 import type { FakeUpstream } from '../support/fake-upstream.ts';
 import { useGateway } from '../support/fixture.ts';
 import type { RunningGateway } from '../support/gateway.ts';
@@ -212,5 +213,27 @@ describe('the WebSocket upgrade', () => {
     expect(await open({})).toBe(101);
     expect(await open({}, 'graphql-transport-ws', '/other')).toBe(404);
     expect(await open({}, 'graphql-ws')).toBe(400);
+  });
+
+  it('closes a socket whose message is over MAX_BODY_BYTES with 1009, and writes no stack anywhere', async () => {
+    const consoleError = vi.spyOn(console, 'error');
+    try {
+      const ws = new WebSocket(`${gateway.origin.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+      ws.on('error', () => {});
+      await new Promise((resolve) => ws.on('open', resolve));
+      const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+      ws.send(
+        JSON.stringify({
+          type: 'connection_init',
+          payload: { big: 'x'.repeat(DEFAULT_LIMITS.maxBodyBytes) },
+        }),
+      );
+      expect(await closed).toBe(1009);
+      // Let any late listener speak before checking that none did.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(consoleError).not.toHaveBeenCalled();
+    } finally {
+      consoleError.mockRestore();
+    }
   });
 });
