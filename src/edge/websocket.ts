@@ -166,10 +166,31 @@ function serveGraphqlWs(
       execute: (args) => relay(args.contextValue as Forward),
       // Close reasons never carry an internal error's message, whatever NODE_ENV says.
       isProd: true,
+      jsonMessageReviver: withQueryText,
     },
     server,
     keepAliveMs,
   );
+}
+
+/**
+ * graphql-ws requires `query` text in every `subscribe` payload, so an operation sent by its
+ * trusted document's id or its APQ hash alone would close the socket (4400). Such a payload is
+ * given an empty `query` to pass that check; `relay` leaves it out again, so Yoga sees the
+ * parameters the client sent, as over HTTP.
+ */
+function withQueryText(key: string, value: unknown): unknown {
+  if (key !== 'payload' || typeof value !== 'object' || value === null || 'query' in value) return value;
+  const { documentId, extensions } = value as Forward['payload'] & { documentId?: unknown };
+  const persisted = (extensions as { persistedQuery?: unknown } | undefined)?.persistedQuery;
+  return documentId !== undefined || persisted !== undefined ? { ...value, query: '' } : value;
+}
+
+/** The payload as the client sent it: without the empty `query` withQueryText gave it. */
+function sentPayload(payload: Forward['payload']): Forward['payload'] {
+  if (payload.query !== '') return payload;
+  const { query: _empty, ...sent } = payload;
+  return sent;
 }
 
 /** Why an upgrade is refused: not /graphql, not graphql-ws's subprotocol, or a foreign Origin. */
@@ -242,7 +263,7 @@ async function* relay(
           accept: 'text/event-stream',
           ...(forward.authorization ? { authorization: forward.authorization } : {}),
         },
-        body: JSON.stringify(forward.payload),
+        body: JSON.stringify(sentPayload(forward.payload)),
         signal,
       }),
       { req: forward.req, sharedReq: true },

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { DEFAULT_LIMITS } from '../../src/config.ts';
 import { createRateLimit, type RateLimit } from '../../src/policy/rate-limit.ts';
 import { loadPersistedDocuments } from '../../src/yoga/request/persisted-documents.ts';
@@ -13,6 +14,8 @@ const KEY = 'live-rules-key';
 const MANIFEST = new URL('../generated/persisted-documents.json', import.meta.url).pathname;
 const LIVE = { live: { pollMs: 30_000, maxPerKey: 10, maxStreams: 100, store: 'memory' as const } };
 const LIST = 'subscription { pets(limit: 5) { id } }';
+/** `query ListPetsDefault { pets { id } }` in the manifest. */
+const LIST_DEFAULT = 'sha256:f9ff0240f6dcb07ebde67938511f0b76e77a85fb3a2a0af8e1435c66568a1dcd';
 
 let upstream: FakeUpstream;
 beforeAll(async () => {
@@ -69,6 +72,24 @@ describe('a subscription with trusted documents required', () => {
     expect(await firstCode(gateway.url, LIST)).toBe('PERSISTED_OPERATION_REQUIRED');
     expect(upstream.requests.length).toBe(polls);
     expect(gateway.live?.stats.open).toBe(0);
+  });
+
+  it('runs an operation sent over graphql-ws by its document id alone, with no query text', async () => {
+    const ws = new WebSocket(`${gateway.origin.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+    const messages: Array<{ type: string; payload?: { data?: unknown } }> = [];
+    const closed = new Promise<number>((resolve) => ws.on('close', resolve));
+    ws.on('message', (data) => {
+      const message = JSON.parse(String(data)) as (typeof messages)[number];
+      messages.push(message);
+      if (message.type === 'connection_ack')
+        ws.send(JSON.stringify({ type: 'subscribe', id: '1', payload: { documentId: LIST_DEFAULT } }));
+      if (message.type === 'complete') ws.close(1000);
+    });
+    await new Promise((resolve) => ws.on('open', resolve));
+    ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${KEY}` } }));
+    expect(await closed).toBe(1000);
+    expect(messages.map((message) => message.type)).toEqual(['connection_ack', 'next', 'complete']);
+    expect(messages[1]?.payload?.data).toEqual({ pets: [] });
   });
 });
 
