@@ -50,6 +50,24 @@ describe('/mcp at the HTTP level', () => {
     expect((await response.json()).error.code).toBeTypeOf('number');
   });
 
+  it('refuses a body that is not declared JSON with 415, as /graphql does, before reading it', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+      const response = await rawPost(
+        gateway.origin,
+        { authorization: `Bearer ${KEY}`, 'content-type': type },
+        INITIALIZE,
+      );
+      expect(response.status, type).toBe(415);
+      expect((await response.json()).error.message).toMatch(/application\/json/);
+    }
+    const charset = await rawPost(
+      gateway.origin,
+      { authorization: `Bearer ${KEY}`, 'content-type': 'application/json; charset=utf-8' },
+      INITIALIZE,
+    );
+    expect(charset.status).toBe(200);
+  });
+
   it('answers a body that is not JSON with a JSON-RPC parse error, no stack', async () => {
     const response = await rawPost(gateway.origin, { authorization: `Bearer ${KEY}` }, '{"jsonrpc":');
     expect(response.status).toBe(400);
