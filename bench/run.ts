@@ -12,6 +12,7 @@ import { headlineChart } from './chart.ts';
 import { describeRun, printHeader } from './header.ts';
 import { runLoad } from './load.ts';
 import { agent, CALLS_CHECK_OPS, measure, sendOnce, settle, upstreamCallsPerOp } from './measure.ts';
+import { measuringOrder } from './order.ts';
 import { killAll } from './processes.ts';
 import { summariseProfiles } from './profile.ts';
 import {
@@ -161,16 +162,14 @@ async function runWorkload(
   ratios: Ratio[],
 ): Promise<void> {
   const listed = Object.keys(targetsOf(workload, settings)) as TargetKind[];
-  const targets = measuringOrder(listed);
   const { callsPerOp, wrongAnswers } = await checkAndWarmUp(stack, workload, settings, wrk);
   for (let round = 1; round <= settings.rounds; round++) {
     if (round > 1 && settings.freshProcesses) {
-      const hops = targets.filter((t): t is HopKind => t !== 'direct');
+      const hops = listed.filter((t): t is HopKind => t !== 'direct');
       await restartHops(stack, hops);
       for (const hop of hops) await warmUp(stack, workload, hop, settings, wrk);
     }
-    // Rotate the order every round, so no target always runs first (or right after another).
-    const order = targets.map((_, i) => targets[(i + round - 1) % targets.length] as TargetKind);
+    const order = measuringOrder(listed, round);
     for (const target of order) {
       const run = await measure(stack, workload, target, round, settings, wrk);
       runs.push(run);
@@ -238,18 +237,6 @@ async function warmUp(
     keys: settings.keys,
   });
   await settle(settings);
-}
-
-/**
- * The order targets are measured in within a round (rotated each round): the gateway between
- * Tailcall and its baseline twin, with its `warn` twin and Hive + Mesh one further, so the goals'
- * ratios compare runs seconds apart.
- * This machine's speed drifts within a minute, and a ratio of runs far apart in a round measures the
- * drift as well.
- */
-function measuringOrder(targets: readonly TargetKind[]): TargetKind[] {
-  const beside: TargetKind[] = ['gateway-warn', 'tailcall', 'gateway', 'gateway-baseline', 'hive-mesh'];
-  return [...beside.filter((t) => targets.includes(t)), ...targets.filter((t) => !beside.includes(t))];
 }
 
 /** The workload's ratios between its targets' rounds (p99 only at a steady rate), added to `ratios`. */

@@ -1,0 +1,20 @@
+import type { TargetKind } from './workloads.ts';
+
+/**
+ * The order targets are measured in, in round `round`. The goals' targets run as one block, the
+ * gateway between Tailcall and its baseline twin, with its `warn` twin and Hive + Mesh one further:
+ * this machine's speed drifts within a minute (Node's targets slow more than Tailcall's binary when
+ * it does), so a goal's ratio must compare runs seconds apart, in every round. The block moves one
+ * place each round among the other targets, which rotate, and runs backwards every other round, so
+ * no target always runs first or right after the same one.
+ */
+export function measuringOrder(targets: readonly TargetKind[], round: number): TargetKind[] {
+  const beside: TargetKind[] = ['gateway-warn', 'tailcall', 'gateway', 'gateway-baseline', 'hive-mesh'];
+  const block = beside.filter((t) => targets.includes(t));
+  if (round % 2 === 0) block.reverse();
+  const others = targets.filter((t) => !beside.includes(t));
+  const turn = others.length === 0 ? 0 : (round - 1) % others.length;
+  const rotated = [...others.slice(turn), ...others.slice(0, turn)];
+  const at = (round - 1) % (rotated.length + 1);
+  return [...rotated.slice(0, at), ...block, ...rotated.slice(at)];
+}
