@@ -76,6 +76,8 @@ export function createWebSockets(options: WebSocketOptions): WebSockets {
       try {
         yield* relay(options.yoga, forward, abort.signal);
       } finally {
+        // However the relay ended (its last event, an error), the request to Yoga ends with it.
+        abort.abort();
         relaying.delete(finished);
         done();
       }

@@ -187,6 +187,11 @@ describe('@stream with a negative initialCount', () => {
       },
       like: { query: 'query S($n: Int!) { pets(limit: $n) { id } }', variables: { n: 'two' } },
     },
+    {
+      how: 'left to the variable’s default',
+      body: { query: 'query S($n: Int = -1) { pets(limit: 3) @stream(initialCount: $n) { id } }' },
+      like: { query: 'query S($n: Int!) { pets(limit: $n) { id } }', variables: { n: 'two' } },
+    },
   ];
   for (const { how, body, like } of cases) {
     it(`${how}: BAD_USER_INPUT, never an internal error, before any upstream call, under any Accept`, async () => {

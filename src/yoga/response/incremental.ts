@@ -5,6 +5,7 @@ import {
   type DirectiveNode,
   type DocumentNode,
   type ExecutionResult,
+  getOperationAST,
   Kind,
   type ValidationContext,
   visit,
@@ -34,7 +35,7 @@ export function useIncrementalDelivery(batches: Pick<Batches, 'isBatch'>): Plugi
       // A variable's value is known only now: refused before anything runs, as the literal is.
       onExecute({ args, setResultAndStopExecution }) {
         for (const name of initialCountVariables(args.document)) {
-          const value = args.variableValues?.[name];
+          const value = args.variableValues?.[name] ?? defaultOf(args.document, args.operationName, name);
           if (typeof value === 'number' && value < 0) {
             setResultAndStopExecution({ errors: [negativeInitialCount(value)] });
             return;
@@ -78,6 +79,15 @@ function streamInitialCountRule(context: ValidationContext): ASTVisitor {
         context.reportError(negativeInitialCount(Number(value.value), value));
     },
   };
+}
+
+/** A variable's default in the operation, when it is an integer literal. */
+function defaultOf(document: DocumentNode, operationName: string | null | undefined, name: string) {
+  const definition = getOperationAST(document, operationName)?.variableDefinitions?.find(
+    (variable) => variable.variable.name.value === name,
+  );
+  const value = definition?.defaultValue;
+  return value?.kind === Kind.INT ? Number(value.value) : undefined;
 }
 
 /** The variables that give a `@stream` its initialCount, per document (almost always none). */
