@@ -166,7 +166,7 @@ async function runWorkload(
   for (let round = 1; round <= settings.rounds; round++) {
     if (round > 1 && settings.freshProcesses) {
       const hops = listed.filter((t): t is HopKind => t !== 'direct');
-      await restartHops(stack, hops);
+      await restartHops(stack, hops, settings);
       for (const hop of hops) await warmUp(stack, workload, hop, settings, wrk);
     }
     const order = measuringOrder(listed, round);

@@ -52,7 +52,6 @@ export function targetsOf(workload: Workload, settings: Settings): Partial<Recor
 /** The processes behind one upstream kind: the upstream, and the hops its workloads use. */
 export interface Stack {
   kind: UpstreamKind;
-  settings: Settings;
   upstream: TargetProcess;
   hops: Map<HopKind, TargetProcess>;
 }
@@ -81,7 +80,7 @@ export async function startStack(
   await Promise.all(
     [...needed].map(async (hop) => hops.set(hop, await startHop(hop, kind, upstream.url, settings))),
   );
-  return { kind, settings, upstream, hops };
+  return { kind, upstream, hops };
 }
 
 function startHop(hop: HopKind, kind: UpstreamKind, upstreamUrl: string, settings: Settings) {
@@ -104,12 +103,12 @@ function startHop(hop: HopKind, kind: UpstreamKind, upstreamUrl: string, setting
  * rounds judged on fresh processes are judged across processes, not on one process's luck. The
  * upstream keeps running: every hop is measured against the same one.
  */
-export async function restartHops(stack: Stack, hops: readonly HopKind[]): Promise<void> {
+export async function restartHops(stack: Stack, hops: readonly HopKind[], settings: Settings): Promise<void> {
   for (const hop of hops) {
     const old = stack.hops.get(hop);
     if (old === undefined) continue;
     await old.stop();
-    stack.hops.set(hop, await startHop(hop, stack.kind, stack.upstream.url, stack.settings));
+    stack.hops.set(hop, await startHop(hop, stack.kind, stack.upstream.url, settings));
   }
 }
 
