@@ -5,6 +5,7 @@
 import { Agent, request } from 'undici';
 import { machineCpuMicros, processTreeCpuMicros } from './cpu-time.ts';
 import { nextBody, runLoad } from './load.ts';
+import { allowedCpus } from './pinning.ts';
 import type { TargetProcess } from './processes.ts';
 import type { RunResult } from './report.ts';
 import type { Settings } from './settings.ts';
@@ -129,6 +130,7 @@ export async function measure(
     target,
     round,
     pid: proc.pid,
+    cpus: allowedCpus(proc.pid),
     generator: load.generator,
     requests,
     rps: requests / load.seconds,

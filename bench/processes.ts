@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { ChildMessage, ChildStats } from './child.ts';
 import { processTreeCpuMicros } from './cpu-time.ts';
+import { onTargetCpus, type Pinning } from './pinning.ts';
 
 /** A target running in its own process, driven over IPC (see child.ts). */
 export interface TargetProcess {
@@ -62,9 +63,9 @@ export async function startTarget(
   file: string,
   env: Record<string, string | undefined>,
   execArgv: string[] = [],
-  options: { readStdout?: boolean } = {},
+  options: { readStdout?: boolean; pin?: Pinning } = {},
 ): Promise<TargetProcess> {
-  const child = spawnTarget(file, env, execArgv, options.readStdout === true);
+  const child = spawnTarget(file, env, execArgv, options.readStdout === true, options.pin);
   const state = watch(child, name);
   const url = await readyUrl(child, name, state);
   const pid = child.pid ?? 0;
@@ -92,6 +93,7 @@ function spawnTarget(
   env: Record<string, string | undefined>,
   execArgv: string[],
   readStdout: boolean,
+  pin: Pinning | undefined,
 ): ChildProcess {
   // `readStdout` (the gateways): stdout, the log line per operation, is a pipe that a process of
   // its own reads and discards, as containerd's or dockerd's log reader does: the gateway pays for
@@ -102,7 +104,8 @@ function spawnTarget(
     ? spawn('sh', ['-c', 'exec cat > /dev/null'], { stdio: ['pipe', 'ignore', 'ignore'], detached: true })
     : undefined;
   if (reader) running.add(reader);
-  const child = spawn(process.execPath, [...execArgv, file], {
+  const [command, args] = onTargetCpus(pin, process.execPath, [...execArgv, file]);
+  const child = spawn(command, args, {
     cwd: new URL('..', import.meta.url),
     env: Object.fromEntries(
       Object.entries({ ...process.env, ...env }).filter(([, value]) => value !== undefined),

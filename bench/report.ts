@@ -9,6 +9,8 @@ export interface RunResult {
   round: number;
   /** The target's process (its primary, for the workers target): each round's own unless --same-processes. */
   pid: number;
+  /** The CPUs the target's process was allowed during the run (see --pin), where /proc says. */
+  cpus: string | undefined;
   generator: GeneratorName;
   requests: number;
   rps: number;
@@ -33,7 +35,7 @@ export interface RunResult {
 }
 
 /** The medians of one target's runs of one workload (a run without its round and request count). */
-export type Summary = Omit<RunResult, 'round' | 'requests' | 'pid'> & {
+export type Summary = Omit<RunResult, 'round' | 'requests' | 'pid' | 'cpus'> & {
   /** Upstream requests per operation, counted on the static upstream with nothing else running. */
   upstreamCallsPerOp: number | undefined;
   /** What was wrong with a peer's checked answer (see PEERS in measure.ts); undefined when it was right. */

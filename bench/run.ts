@@ -13,6 +13,7 @@ import { describeRun, printHeader } from './header.ts';
 import { runLoad } from './load.ts';
 import { agent, CALLS_CHECK_OPS, measure, sendOnce, settle, upstreamCallsPerOp } from './measure.ts';
 import { measuringOrder } from './order.ts';
+import { pinSelf } from './pinning.ts';
 import { killAll } from './processes.ts';
 import { summariseProfiles } from './profile.ts';
 import {
@@ -51,6 +52,8 @@ async function main(): Promise<void> {
   const wrk = chooseWrk(settings.generator);
   const started = new Date();
   const meta = describeRun(argv, settings, wrk, started);
+  // Before any process starts: every one but the targets inherits the load's CPUs.
+  if (settings.pin) pinSelf(settings.pin);
   printHeader(meta, settings);
   const { runs, summaries, ratios } = await runWorkloads(settings, wrk);
   ratios.push(...coldOverWarm(runs));
@@ -280,7 +283,9 @@ function addRatios(
     'gateway-workers',
     'tailcall',
     ['rps', 'cpu'],
-    'WORKERS=2 (both cores) against Tailcall on the same cores',
+    settings.pin
+      ? `WORKERS=2 against Tailcall, both on CPU ${settings.pin.targets} (--pin)`
+      : 'WORKERS=2 (both cores) against Tailcall on the same cores',
   );
   add(
     'gateway',

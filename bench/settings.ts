@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { choosePinning, type Pinning } from './pinning.ts';
 import { apiKeys, WORKLOADS, type Workload } from './workloads.ts';
 import { findWrk } from './wrk.ts';
 
@@ -16,6 +17,9 @@ export const USAGE = `Usage: npm run bench -- [options]
   --rounds <n>         rounds; targets alternate within each round (default 3), each round on new
                        processes (started again and warmed up), so no process's luck decides a ratio
   --same-processes     every round on the processes of the first (quicker, less fair)
+  --pin                the measured target on half the CPUs (taskset), the load generator, upstream
+                       and log readers on the others: a target's CPU per request is its own work, not
+                       its share of a crowded core (Linux; at least 2 CPUs)
   --warmup <s>         unmeasured seconds per target before the first round (default 3: a gateway's
                        first seconds are JIT compilation, not its cost per request)
   --connections <n>    connections (default 50)
@@ -42,6 +46,8 @@ export interface Settings {
   rounds: number;
   /** Whether each round after the first starts every hop again (see restartHops in stack.ts). */
   freshProcesses: boolean;
+  /** --pin's CPUs for the targets and for the rest; undefined: the scheduler places everything. */
+  pin: Pinning | undefined;
   duration: number;
   warmup: number;
   connections: number;
@@ -64,6 +70,7 @@ export function parseSettings(argv: string[]): Settings {
       duration: { type: 'string' },
       rounds: { type: 'string' },
       'same-processes': { type: 'boolean', default: false },
+      pin: { type: 'boolean', default: false },
       warmup: { type: 'string' },
       connections: { type: 'string' },
       keys: { type: 'string' },
@@ -107,11 +114,14 @@ export function parseSettings(argv: string[]): Settings {
       `--baseline ${values.baseline}: no bench/target-gateway.ts there (a checkout of this project)`,
     );
   }
+  const pin = values.pin ? choosePinning() : undefined;
+  if (typeof pin === 'string') throw new UsageError(pin);
   return {
     smoke,
     generator,
     rounds: number('rounds', values.rounds, smoke ? 1 : 3, true),
     freshProcesses: !values['same-processes'],
+    pin,
     duration: number('duration', values.duration, smoke ? 1 : 4, true),
     warmup: number('warmup', values.warmup, smoke ? 0 : 3, false),
     connections: number('connections', values.connections, smoke ? 10 : 50, true),

@@ -76,10 +76,9 @@ export async function startStack(
       .flatMap((w) => Object.keys(targetsOf(w, settings)) as TargetKind[])
       .filter((t): t is HopKind => t !== 'direct'),
   );
+  // One after the other, as restartHops does: under --pin they would all start on the same CPU.
   const hops = new Map<HopKind, TargetProcess>();
-  await Promise.all(
-    [...needed].map(async (hop) => hops.set(hop, await startHop(hop, kind, upstream.url, settings))),
-  );
+  for (const hop of needed) hops.set(hop, await startHop(hop, kind, upstream.url, settings));
   return { kind, upstream, hops };
 }
 
@@ -93,6 +92,7 @@ function startHop(hop: HopKind, kind: UpstreamKind, upstreamUrl: string, setting
   const nodeArgs = gateway ? [...settings.gatewayNodeArgs, ...profile] : [];
   return startTarget(`${hop} (${kind})`, file, { ...env, UPSTREAM_URL: upstreamUrl }, nodeArgs, {
     readStdout: gateway,
+    ...(settings.pin ? { pin: settings.pin } : {}),
   });
 }
 

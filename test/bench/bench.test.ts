@@ -6,6 +6,7 @@ import { Logger } from '@graphql-hive/gateway-runtime';
 import { buildSchema, parse, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../../bench/hive-mesh.ts';
+import { choosePinning, cpuList, type Pinning } from '../../bench/pinning.ts';
 import { formatGoals, formatTable, type Ratio, type Summary } from '../../bench/report.ts';
 import { listedPets } from '../../bench/static-upstream.ts';
 import { TAILCALL_LOG_ENV, tailcallBinary, tailcallConfig } from '../../bench/tailcall.ts';
@@ -232,6 +233,41 @@ describe('rounds on new processes', () => {
       expect(second, target).toBe(first);
     }
   }, 120_000);
+});
+
+describe('--pin', () => {
+  it('runs every target on CPUs of its own and the upstream on the others', async () => {
+    const pin = choosePinning();
+    expect(pin, 'this machine can pin (2+ CPUs, taskset)').not.toBeTypeOf('string');
+    const dir = mkdtempSync(join(tmpdir(), 'bench-pin-'));
+    try {
+      const json = join(dir, 'runs.json');
+      const args = ['--smoke', '--pin', '--workload', 'create-pet', '--json', json];
+      const { code, stdout, stderr } = await runBench(args);
+      expect(code, `${stdout}\n${stderr}`).toBe(0);
+      const { targets, load } = pin as Pinning;
+      expect(stdout).toContain(
+        `CPUs: each target on ${targets}; the load generator, upstream and log readers on ${load}`,
+      );
+      const { runs } = JSON.parse(readFileSync(json, 'utf8')) as {
+        runs: Array<{ target: string; cpus: string }>;
+      };
+      expect(runs.length).toBeGreaterThan(3);
+      for (const run of runs) {
+        // `direct` is the upstream itself, which the load's CPUs carry.
+        const expected = run.target === 'direct' ? load : targets;
+        expect(cpuList(run.cpus), run.target).toEqual(cpuList(expected));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('reads taskset CPU lists', () => {
+    expect(cpuList('0-3,6')).toEqual([0, 1, 2, 3, 6]);
+    expect(cpuList(' 1\n')).toEqual([1]);
+    expect(cpuList('')).toEqual([]);
+  });
 });
 
 describe('list20-bigids', () => {
