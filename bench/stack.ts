@@ -118,12 +118,15 @@ export async function stopStack(stack: Stack): Promise<void> {
 
 export const profileDir = join(tmpdir(), `pet-gateway-bench-${process.pid}`);
 
+/** Processes started under --profile so far: each writes a file of its own (see summariseProfiles). */
+let profiled = 0;
+
 function profileArgs(hop: HopKind, kind: UpstreamKind, settings: Settings): string[] {
   if (!settings.profile) return [];
   return [
     '--cpu-prof',
     `--cpu-prof-dir=${profileDir}`,
-    `--cpu-prof-name=${hop}-${kind}-${process.pid}.cpuprofile`,
+    `--cpu-prof-name=${hop}-${kind}.${++profiled}.cpuprofile`,
   ];
 }
 
