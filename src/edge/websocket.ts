@@ -4,6 +4,7 @@ import { type DocumentNode, type ExecutionResult, parse } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
+import type { SharedRequestContext } from '../policy/hand-off.ts';
 import { errorBody } from './error-body.ts';
 
 /** RFC 6455's "going away": a server shutting down. */
@@ -19,10 +20,7 @@ const PROTOCOL = 'graphql-transport-ws';
 const FORWARDED: DocumentNode = parse('subscription Forwarded { __typename }');
 
 /** Yoga's fetch, as the edge holds it: the server of record for every operation. */
-type YogaFetch = (
-  request: Request,
-  serverContext: { req: IncomingMessage; sharedReq: true },
-) => Promise<Response> | Response;
+type YogaFetch = (request: Request, serverContext: SharedRequestContext) => Promise<Response> | Response;
 
 export interface WebSocketOptions {
   yoga: YogaFetch;

@@ -3,6 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Metrics } from '../observability/metrics.ts';
 import type { ToolCallSpan, Tracing } from '../observability/tracing.ts';
+import type { SharedRequestContext } from '../policy/hand-off.ts';
 import type { ToolRequest, ToolSpec } from './tool.ts';
 
 /**
@@ -12,7 +13,7 @@ import type { ToolRequest, ToolSpec } from './tool.ts';
 export type GraphQLFetch = (
   url: string,
   init: RequestInit,
-  context: { req: IncomingMessage; sharedReq: true },
+  context: SharedRequestContext,
 ) => Promise<Response>;
 
 /** What every tool call of one MCP HTTP request shares: the caller, and where its call is recorded. */

@@ -33,3 +33,9 @@ export interface LaneContext {
    */
   sharedReq?: true;
 }
+
+/**
+ * The server context of an operation relayed to Yoga with a request it shares with others: a
+ * WebSocket's operations (the upgrade request), an MCP request's tool calls.
+ */
+export type SharedRequestContext = Required<Pick<LaneContext, 'req' | 'sharedReq'>>;
