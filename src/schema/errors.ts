@@ -157,6 +157,18 @@ export function subscriptionNeedsStream(where: 'accept' | 'batch'): GraphQLError
 }
 
 /**
+ * An `Accept` that admits none of the forms the endpoint answers in: refused before anything runs
+ * (GraphQL over HTTP recommends it), with the forms a client can ask for. Its body is JSON, which
+ * RFC 9110 allows a 406 whatever `Accept` says, so that a GraphQL client can read the reason.
+ */
+export function notAcceptable(): GraphQLError {
+  return new GraphQLError(
+    'The Accept header admits none of the forms this endpoint answers in: application/graphql-response+json or application/json, in UTF-8; multipart/mixed or text/event-stream for @defer and @stream; text/event-stream for subscriptions.',
+    { extensions: { code: 'NOT_ACCEPTABLE', http: { status: 406 } } },
+  );
+}
+
+/**
  * `@stream(initialCount:)` below 0: the executor would fail on it as a bug of ours (an internal
  * error, a stack in the log) for what is the client's input.
  */

@@ -27,6 +27,7 @@ export type HostileClass =
   | 'malformed HTTP'
   | 'malformed JSON and encodings'
   | 'content types'
+  | 'accept'
   | 'mutations over GET'
   | 'argument abuse'
   | 'auth abuse';
@@ -78,6 +79,7 @@ const STATUS: Record<string, number> = {
   UNAUTHENTICATED: 200,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  NOT_ACCEPTABLE: 406,
   HEADERS_TOO_LARGE: 431,
 };
 
@@ -716,6 +718,34 @@ function contentTypeCases(): HostileCase[] {
   return cases;
 }
 
+function acceptCases(): HostileCase[] {
+  const cases: HostileCase[] = [];
+  const add = (name: string, send: FetchSend) =>
+    cases.push({ name, class: 'accept', send, code: 'NOT_ACCEPTABLE', status: 406 });
+  const list = { query: '{ pets(limit: 1) { id } }' };
+  // Nothing may run for an answer that cannot be sent: a mutation's call would show in the log.
+  const create = { query: 'mutation { createPet(input: { name: "Nox", categoryId: "1" }) { id } }' };
+  for (const accept of [
+    'text/html',
+    'text/html,application/xhtml+xml,application/xml;q=0.9',
+    'image/png',
+    'application/xml',
+    'text/plain',
+    'application/json; charset=iso-8859-1',
+    'application/graphql-response+json;charset=utf-16, application/json;charset=latin1',
+  ]) {
+    add(`Accept: ${accept}`, post(list, { accept }));
+    add(`Accept: ${accept}, a mutation`, post(create, { accept }));
+  }
+  add('Accept: application/xml over GET', {
+    kind: 'fetch',
+    method: 'GET',
+    search: `query=${encodeURIComponent(list.query)}`,
+    headers: { accept: 'application/xml', authorization: CORPUS_AUTH },
+  });
+  return cases;
+}
+
 function mutationOverGetCases(): HostileCase[] {
   const cases: HostileCase[] = [];
   const add = (name: string, params: Record<string, string>) =>
@@ -934,6 +964,7 @@ export function hostileCorpus(): HostileCase[] {
     ...malformedHttpCases(),
     ...malformedJsonCases(),
     ...contentTypeCases(),
+    ...acceptCases(),
     ...mutationOverGetCases(),
     ...argumentCases(),
     ...authCases(),
