@@ -733,6 +733,9 @@ function acceptCases(): HostileCase[] {
     'text/plain',
     'application/json; charset=iso-8859-1',
     'application/graphql-response+json;charset=utf-16, application/json;charset=latin1',
+    // A quality of 0 refuses the form it names (RFC 9110 §12.4.2).
+    'multipart/mixed; q=0',
+    'application/json;q=0, application/graphql-response+json;q=0.000, */*;q=0',
   ]) {
     add(`Accept: ${accept}`, post(list, { accept }));
     add(`Accept: ${accept}, a mutation`, post(create, { accept }));
