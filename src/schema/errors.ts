@@ -144,14 +144,15 @@ export function subscriptionNotSupported(nodes?: ASTNode): GraphQLError {
 }
 
 /**
- * A subscription asked for by a client that accepts no stream (only JSON), or inside a batch: its
- * events could never be sent, so it is refused before a live list opens.
+ * A subscription asked for by a client that accepts no event stream (only JSON, or multipart/mixed,
+ * which Yoga does not send subscriptions in), or inside a batch: its events could never be sent,
+ * so it is refused before a live list opens.
  */
 export function subscriptionNeedsStream(where: 'accept' | 'batch'): GraphQLError {
   return new GraphQLError(
     where === 'batch'
       ? 'A subscription cannot be part of a batch: send it on its own, with Accept: text/event-stream, or over graphql-ws.'
-      : 'A subscription sends events: ask for them with Accept: text/event-stream (or multipart/mixed), or over graphql-ws.',
+      : 'A subscription sends events: ask for them with Accept: text/event-stream, or over graphql-ws.',
     { extensions: { code: 'SUBSCRIPTION_NEEDS_STREAM', http: { status: where === 'batch' ? 400 : 406 } } },
   );
 }
