@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
 import { ConfigError } from './config/env-values.ts';
 import { type Config, loadConfig } from './config.ts';
 import { composeGateway } from './gateway.ts';
@@ -10,8 +11,9 @@ import {
   shareMetricsWithPrimary,
 } from './observability/cluster-metrics.ts';
 import { prettyLine, prettyLogs } from './observability/log-format.ts';
-import { createLogDestination, createLogger } from './observability/logging.ts';
+import { createLogDestination, createLogger, type LogDestination } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
+import { jsonLines, type ProcessLines, plainLines } from './observability/process-lines.ts';
 import { connectionCloseLines, redisStateLines } from './observability/state-lines.ts';
 import { drainOnSignal } from './process/drain.ts';
 import { announce, exit, overEmbedded, startEmbedded } from './process/embedded-store.ts';
@@ -49,6 +51,25 @@ function fileDescriptorLimit(): number | undefined {
   }
 }
 
+/** stdout's log: pino's JSON lines, or short ones for a person (LOG_FORMAT). */
+function logTo(config: Config): LogDestination {
+  return createLogDestination(1, {
+    maxBufferBytes: config.logBufferBytes,
+    ...(prettyLogs(config.logFormat, process.stdout.isTTY === true) ? { format: prettyLine } : {}),
+  });
+}
+
+/**
+ * The process's own lines (start-up, workers, the drain): log lines with LOG_FORMAT=json, where a
+ * program reads stdout; else lines for a person, as `npm start` prints them, even into a pipe.
+ * `log` is stdout's log; the primary of workers has none, and makes one only for these lines.
+ */
+function linesFor(config: Config, log?: { logger: Logger; destination: LogDestination }): ProcessLines {
+  if (config.logFormat !== 'json') return plainLines();
+  const destination = log?.destination ?? logTo(config);
+  return jsonLines(log?.logger ?? createLogger(config.logLevel, destination), () => destination.flushSync());
+}
+
 /** A worker's start-up failure goes to the primary, which prints it once for all workers. */
 function exitWorker(error: unknown): Promise<never> {
   if (!(error instanceof StartupError)) throw error;
@@ -63,6 +84,7 @@ function exitWorker(error: unknown): Promise<never> {
  * SIGTERM drains them all and exits 0.
  */
 async function runPrimary(config: Config): Promise<void> {
+  const lines = linesFor(config);
   const embedded = config.upstreamUrl === undefined ? await startEmbedded(config) : undefined;
   if (config.metrics) aggregateWorkerMetrics();
   if (config.rateLimit) serveWorkerCounts();
@@ -72,13 +94,13 @@ async function runPrimary(config: Config): Promise<void> {
       [WORKERS_SECRET]: randomBytes(32).toString('hex'),
       ...(embedded ? { [EMBEDDED_URL]: embedded.url.href, [EMBEDDED_KEY]: embedded.key } : {}),
     },
-    log: (line) => console.log(line),
+    say: lines.say,
   });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`pet-gateway: ${signal}, finishing in-flight requests in ${config.workers} workers`);
+    lines.say(`${signal}, finishing in-flight requests in ${config.workers} workers`);
     await workers.stop();
     await embedded?.close();
     process.exit(0);
@@ -95,8 +117,8 @@ async function runPrimary(config: Config): Promise<void> {
     await embedded?.close();
     exit(error);
   }
-  announce(config, port, embedded?.url ?? (config.upstreamUrl as URL), embedded?.key);
-  console.log(`pet-gateway: ${config.workers} workers (pids ${workers.pids().join(', ')})`);
+  announce(config, port, embedded?.url ?? (config.upstreamUrl as URL), embedded?.key, lines);
+  lines.say(`${config.workers} workers (pids ${workers.pids().join(', ')})`);
 }
 
 /**
@@ -155,11 +177,9 @@ async function main(): Promise<void> {
 
   const { upstreamUrl, embeddedKey, closeEmbedded } = await upstreamOf(config, worker);
 
-  const logDestination = createLogDestination(1, {
-    maxBufferBytes: config.logBufferBytes,
-    ...(prettyLogs(config.logFormat, process.stdout.isTTY === true) ? { format: prettyLine } : {}),
-  });
+  const logDestination = logTo(config);
   const logger = createLogger(config.logLevel, logDestination);
+  const lines = linesFor(config, { logger, destination: logDestination });
   const metrics = config.metrics
     ? createMetrics(worker ? { exposition: askPrimaryForMetrics() } : {})
     : undefined;
@@ -192,6 +212,7 @@ async function main(): Promise<void> {
       typeof address === 'object' && address ? address.port : config.port,
       upstreamUrl,
       embeddedKey,
+      lines,
     );
   }
 
@@ -200,7 +221,7 @@ async function main(): Promise<void> {
     timeoutMs: DRAIN_TIMEOUT_MS,
     idleGraceMs: DRAIN_IDLE_GRACE_MS,
     // In a worker the primary has already said so, once for all of them.
-    announce: !worker,
+    ...(worker ? {} : { say: lines.say }),
     onStart: async () => {
       stopping = true;
       await gateway.endStreams();

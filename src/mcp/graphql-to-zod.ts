@@ -54,7 +54,8 @@ export function inputSchemaOf(type: GraphQLInputType, argument?: string): z.ZodT
       const described = field.description ? inner.describe(field.description) : inner;
       shape[field.name] = isNonNullType(field.type) ? described : described.optional();
     }
-    return z.object(shape);
+    // Strict, as GraphQL is: it refuses a field the input type does not have.
+    return z.strictObject(shape);
   }
   return scalarInput(isScalarType(type) ? type.name : 'String', argument);
 }

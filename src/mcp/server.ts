@@ -1,4 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
 import { type CallContext, runToolCall } from './graphql-call.ts';
 import type { ToolSpec } from './tool.ts';
 
@@ -24,7 +25,10 @@ export function createMcpServer(
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.input,
+        // Strict: an argument the tool does not declare (a misspelled `limit`) is refused, naming it,
+        // as the SDK refuses any invalid argument (a tool error the model reads and corrects), rather
+        // than dropped while the call runs as if it had not been sent.
+        inputSchema: z.strictObject(tool.input),
         outputSchema: tool.output,
         annotations: { readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
       },

@@ -6,8 +6,8 @@ export interface DrainOptions {
   timeoutMs: number;
   /** How long an idle keep-alive connection stays open once draining starts. */
   idleGraceMs: number;
-  /** Print the one line saying the drain started (the primary prints it for its workers). */
-  announce: boolean;
+  /** Says the drain started, in one line; absent in a worker, whose primary says it for all of them. */
+  say?: (text: string) => void;
   /**
    * Called first: `/readiness` answers 503 from here on, and long-lived streams end (their
    * clients reconnect elsewhere) before the listener waits for its connections.
@@ -32,7 +32,7 @@ export function drainOnSignal(options: DrainOptions): (signal: string) => Promis
     if (stopping) return;
     stopping = true;
     await options.onStart();
-    if (options.announce) console.log(`pet-gateway: ${signal}, finishing in-flight requests`);
+    options.say?.(`${signal}, finishing in-flight requests`);
     const forced = setTimeout(() => {
       console.error('pet-gateway: drain timeout, closing remaining connections');
       options.server.closeAllConnections();

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.ts';
+import type { ProcessLines } from '../observability/process-lines.ts';
 import { REFERENCE_NAME } from '../petstore/names.ts';
 import { petstoreDbError, StartupError } from './start-up-errors.ts';
 
 /*
  * What the process says and starts besides the gateway: the embedded reference service (no
- * UPSTREAM_URL) and the start-up lines for people.
+ * UPSTREAM_URL) and the start-up lines.
  */
 
 /** Ends start-up with the error's one line, as a bad configuration value does. */
@@ -49,28 +50,29 @@ export function overEmbedded(config: Config): Config {
   });
 }
 
-/** The start-up lines for people: where GraphQL is, which upstream, the embedded key. */
+/** The start-up lines: where GraphQL is, which upstream, the embedded key. */
 export function announce(
   config: Config,
   port: number,
   upstreamUrl: URL,
   embeddedKey: string | undefined,
+  lines: ProcessLines,
 ): void {
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const served = config.graphiql ? 'GraphQL and GraphiQL' : 'GraphQL';
-  console.log(`pet-gateway: ${served} at http://${shownHost}:${port}/graphql`);
+  lines.say(`${served} at http://${shownHost}:${port}/graphql`);
   if (embeddedKey) {
-    console.log(`pet-gateway: no UPSTREAM_URL, serving the reference animal store at ${upstreamUrl.href}`);
+    lines.say(`no UPSTREAM_URL, serving the reference animal store at ${upstreamUrl.href}`);
     // A key the user chose is theirs: said to be in use, never echoed (logs get shipped).
-    console.log(
-      `pet-gateway: API key for this run: ${config.petstoreApiKey ? 'the PETSTORE_API_KEY you set (not printed)' : embeddedKey}`,
+    lines.say(
+      `API key for this run: ${config.petstoreApiKey ? 'the PETSTORE_API_KEY you set (not printed)' : embeddedKey}`,
     );
     // A line a shell takes as it is (the key is base64url: nothing to quote), so the curl examples'
     // $KEY is one paste away.
     if (!config.petstoreApiKey)
-      console.log(`export KEY=${embeddedKey}  # paste into the shell you send requests from`);
+      lines.paste(`export KEY=${embeddedKey}  # paste into the shell you send requests from`);
   } else {
-    console.log(`pet-gateway: upstream ${upstreamUrl.href}`);
+    lines.say(`upstream ${upstreamUrl.href}`);
   }
   if (config.rateLimit) {
     const where =
@@ -79,14 +81,10 @@ export function announce(
         : config.workers > 1
           ? `memory, counted across the ${config.workers} workers`
           : 'memory';
-    console.log(
-      `pet-gateway: rate limit ${config.rateLimit.perMinute} requests per API key per minute (${where})`,
-    );
+    lines.say(`rate limit ${config.rateLimit.perMinute} requests per API key per minute (${where})`);
   }
   if (config.responseCache !== 'off') {
     const where = config.redisUrl ? ` at ${config.redisUrl.host}` : '';
-    console.log(
-      `pet-gateway: response cache ${config.responseCache}${where}, ${config.responseCacheTtlMs} ms`,
-    );
+    lines.say(`response cache ${config.responseCache}${where}, ${config.responseCacheTtlMs} ms`);
   }
 }

@@ -17,8 +17,8 @@ export interface WorkersOptions {
   count: number;
   /** Added to every worker's environment (the embedded reference service's address). */
   env: Record<string, string>;
-  /** One plain-text line for people (worker starts, deaths, restarts). */
-  log(line: string): void;
+  /** One line for the operator (worker starts, deaths, restarts), as ProcessLines says it. */
+  say(text: string): void;
 }
 
 export interface Workers {
@@ -70,7 +70,7 @@ export function superviseWorkers(options: WorkersOptions): Workers {
     });
     worker.once('listening', (address) => {
       if (started) {
-        options.log(`pet-gateway: worker ${worker.process.pid} listening`);
+        options.say(`worker ${worker.process.pid} listening`);
         return;
       }
       if (++listening === options.count) {
@@ -91,8 +91,8 @@ export function superviseWorkers(options: WorkersOptions): Workers {
       }
       slot.deaths = Date.now() - slot.startedAt >= STABLE_MS ? 1 : slot.deaths + 1;
       const delay = Math.min(RESTART_MIN_MS * 2 ** (slot.deaths - 1), RESTART_MAX_MS);
-      options.log(
-        `pet-gateway: worker ${worker.process.pid} exited (${signal ?? `exit code ${code}`}), starting another in ${delay} ms`,
+      options.say(
+        `worker ${worker.process.pid} exited (${signal ?? `exit code ${code}`}), starting another in ${delay} ms`,
       );
       slot.restart = setTimeout(() => fork(slot), delay);
     });

@@ -144,15 +144,28 @@ export function subscriptionNotSupported(nodes?: ASTNode): GraphQLError {
 }
 
 /**
- * A subscription asked for by a client that accepts no stream (only JSON), or inside a batch: its
- * events could never be sent, so it is refused before a live list opens.
+ * A subscription asked for by a client that accepts no event stream (only JSON, or multipart/mixed,
+ * which Yoga does not send subscriptions in), or inside a batch: its events could never be sent,
+ * so it is refused before a live list opens.
  */
 export function subscriptionNeedsStream(where: 'accept' | 'batch'): GraphQLError {
   return new GraphQLError(
     where === 'batch'
       ? 'A subscription cannot be part of a batch: send it on its own, with Accept: text/event-stream, or over graphql-ws.'
-      : 'A subscription sends events: ask for them with Accept: text/event-stream (or multipart/mixed), or over graphql-ws.',
+      : 'A subscription sends events: ask for them with Accept: text/event-stream, or over graphql-ws.',
     { extensions: { code: 'SUBSCRIPTION_NEEDS_STREAM', http: { status: where === 'batch' ? 400 : 406 } } },
+  );
+}
+
+/**
+ * An `Accept` that admits none of the forms the endpoint answers in: refused before anything runs
+ * (GraphQL over HTTP recommends it), with the forms a client can ask for. Its body is JSON, which
+ * RFC 9110 allows a 406 whatever `Accept` says, so that a GraphQL client can read the reason.
+ */
+export function notAcceptable(): GraphQLError {
+  return new GraphQLError(
+    'The Accept header admits none of the forms this endpoint answers in: application/graphql-response+json or application/json, in UTF-8; multipart/mixed or text/event-stream for @defer and @stream; text/event-stream for subscriptions.',
+    { extensions: { code: 'NOT_ACCEPTABLE', http: { status: 406 } } },
   );
 }
 

@@ -5,6 +5,9 @@ import { compilePlan } from '../execution/plan.ts';
 import type { LaneContext } from '../policy/hand-off.ts';
 import { type Lanes, PER_ANSWER_HEADERS, type PreparedOperation } from '../policy/prepared-operations.ts';
 
+/** The one form the fast lane writes: a JSON body (never SSE or multipart/mixed parts). */
+const JSON_ANSWER = /^application\/(graphql-response\+)?json\b/i;
+
 /**
  * Keeps what Yoga learned from a request the edge marked as a fast-lane candidate (see
  * `HandOff.toPrepare`): once its operation ran without errors and compiled, the fast lane serves it.
@@ -39,6 +42,10 @@ export function usePreparation(lanes: Lanes, compiled: CompiledExecution): Plugi
       const prepared = ready.get(request);
       const keys = (serverContext as LaneContext).lane?.toPrepare;
       if (!prepared || !keys || response.status !== 200) return;
+      // Yoga answers a plain result in parts too, when Accept asks for SSE or multipart/mixed
+      // only: those headers over the fast lane's JSON body would be another answer (or no valid
+      // HTTP at all, with both Content-Length and chunked Transfer-Encoding).
+      if (!JSON_ANSWER.test(response.headers.get('content-type') ?? '')) return;
       const headers: string[] = [];
       response.headers.forEach((value, name) => {
         if (!PER_ANSWER_HEADERS.has(name)) headers.push(name, value);

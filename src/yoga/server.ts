@@ -29,6 +29,7 @@ import { useOperationChoice } from './request/operation-choice.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './request/persisted-documents.ts';
 import { useQueryParams } from './request/query-params.ts';
 import { useRateLimit } from './request/rate-limit.ts';
+import { useAcceptableForms } from './response/accept.ts';
 import { useCacheHeaders } from './response/cache-headers.ts';
 import { useResponseCompression } from './response/compression.ts';
 import { corsPolicy } from './response/cors.ts';
@@ -128,8 +129,9 @@ function useGraphiQL(options: YogaServerOptions): Plugin {
 
 /**
  * The plugins of a request's own phases, in the order they run: the body and its batches, the
- * query string, the rate limit, the document limits, operation choice, incremental delivery,
- * deprecation notices, the log line, and the end of the upstream deadline.
+ * forms the answer may take, the query string, the rate limit, the document limits, operation
+ * choice, incremental delivery, deprecation notices, the log line, and the end of the upstream
+ * deadline.
  */
 function requestPlugins(
   options: YogaServerOptions,
@@ -145,6 +147,8 @@ function requestPlugins(
       limits.maxBatchOperations,
       (serverContext) => (serverContext as LaneContext).lane?.parsed,
     ),
+    // After the body cap's check of a declared length, before anything else is read or run.
+    useAcceptableForms(),
     useQueryParams(),
     // Before every other onParams hook and the document limits: a refused request costs nothing more.
     ...(options.rateLimit ? [useRateLimit(options.rateLimit, batches.entryOf)] : []),

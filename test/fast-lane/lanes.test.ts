@@ -655,6 +655,20 @@ describe('the fast lane answers exactly as Yoga does', () => {
     expect(await planned(compiled.metrics)).toBe(0);
   });
 
+  it('leaves an answer Yoga sends in parts (SSE, multipart/mixed) to Yoga: the fast lane writes JSON', async () => {
+    // Clients of graphql-sse ask for every operation as SSE, a plain query included.
+    for (const accept of ['text/event-stream', 'multipart/mixed']) {
+      const body = { query: '{ pets(limit: 3) { id name } }' };
+      let last: Answer[] = [];
+      for (let run = 0; run < 4; run++) {
+        last = [await send(yoga, body, { accept }), await send(fast, body, { accept })];
+      }
+      const [viaYoga, viaFast] = last as [Answer, Answer];
+      expect(String(viaYoga.headers['content-type']), accept).toMatch(new RegExp(`^${accept}`));
+      expect(viaFast, accept).toEqual(viaYoga);
+    }
+  });
+
   it('sends a new request id, as Yoga does, when the caller sends none', async () => {
     const body = { query: '{ pets(limit: 7) { id } }' };
     for (let run = 0; run < 3; run++) await send(fast, body);

@@ -139,13 +139,20 @@ describe('a subscription that could never be sent its events', () => {
     });
   type Answer = { errors?: Array<{ extensions?: { code?: string } }>; data?: unknown };
 
-  it('is 406 SUBSCRIPTION_NEEDS_STREAM for a client that accepts only JSON, with nothing watched', async () => {
+  it('is 406 SUBSCRIPTION_NEEDS_STREAM for a client that accepts only JSON or multipart, with nothing watched', async () => {
     const polls = upstream.requests.length;
-    for (const accept of ['application/json', 'application/graphql-response+json, application/json;q=0.9']) {
+    // Yoga sends a subscription's events as SSE only: multipart/mixed carries @defer and @stream.
+    for (const accept of [
+      'application/json',
+      'application/graphql-response+json, application/json;q=0.9',
+      'multipart/mixed',
+      'multipart/mixed, application/json',
+      'text/event-stream;q=0, multipart/mixed',
+    ]) {
       const response = await post({ query: LIST }, accept);
-      expect(response.status).toBe(406);
+      expect(response.status, accept).toBe(406);
       const body = (await response.json()) as Answer;
-      expect(body.errors?.[0]?.extensions?.code).toBe('SUBSCRIPTION_NEEDS_STREAM');
+      expect(body.errors?.[0]?.extensions?.code, accept).toBe('SUBSCRIPTION_NEEDS_STREAM');
     }
     expect(upstream.requests.length).toBe(polls);
     expect(gateway.live?.stats.open).toBe(0);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/config.ts';
 import { LIST_LIMIT } from '../../src/contract/animal-store.ts';
 import { loadPersistedDocuments } from '../../src/yoga/request/persisted-documents.ts';
-import { BIG_ID, seedPets } from '../support/fake-upstream.ts';
+import { BIG_ID, type FakeUpstream, seedPets } from '../support/fake-upstream.ts';
 import { useGateway } from '../support/fixture.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { call, connectMcp, rawPost, textOf } from './client.ts';
@@ -15,6 +15,7 @@ const documents = loadPersistedDocuments(join(import.meta.dirname, '../generated
 
 describe('with PERSISTED_OPERATIONS=require', () => {
   let gateway: RunningGateway;
+  let upstream: FakeUpstream;
   let client: Client;
   useGateway(
     {
@@ -22,7 +23,7 @@ describe('with PERSISTED_OPERATIONS=require', () => {
       seed: (fake) => seedPets(fake, KEY),
       gateway: { gateway: { persistedOperations: { mode: 'require', documents } } },
     },
-    (started) => ({ gateway } = started),
+    (started) => ({ gateway, upstream } = started),
   );
   beforeAll(async () => {
     client = await connectMcp(gateway.origin, KEY);
@@ -69,6 +70,20 @@ describe('with PERSISTED_OPERATIONS=require', () => {
     expect(textOf(result)).toContain(`"id":"${BIG_ID}"`);
     const one = await call(client, 'get_pet', { id: BIG_ID });
     expect(one.structuredContent).toMatchObject({ pet: { id: BIG_ID, name: 'Rex' } });
+  });
+
+  it('refuses a variable or input field the operation does not declare, as GraphQL would, with nothing sent', async () => {
+    const misspelled = await call(client, 'get_pet', { id: BIG_ID, idd: '2' });
+    expect(misspelled.isError).toBe(true);
+    expect(textOf(misspelled)).toContain('idd');
+    // Inside an input object too: GraphQL refuses a field NewPetInput does not have; dropped, the
+    // pet would be created without the status the assistant meant to give it.
+    const nested = await call(client, 'create_pet', {
+      input: { name: 'Kit', categoryId: '1', stauts: 'SOLD' },
+    });
+    expect(nested.isError).toBe(true);
+    expect(textOf(nested)).toContain('stauts');
+    expect(upstream.requests).toHaveLength(0);
   });
 });
 

@@ -91,6 +91,21 @@ describe('the MCP endpoint without a manifest', () => {
     expect(upstream.requests).toHaveLength(0);
   });
 
+  it('refuses an argument the tool does not declare, naming it, as any invalid argument, with nothing sent', async () => {
+    // A misspelled limit would otherwise be dropped, and the list come back with its default length.
+    const misspelled = await call(alice, 'list_pets', { status: 'SOLD', lmit: 1 });
+    expect(misspelled.isError).toBe(true);
+    expect(textOf(misspelled)).toContain('lmit');
+    const extra = await call(alice, 'create_pet', { name: 'Kit', categoryId: '1', colour: 'grey' });
+    expect(extra.isError).toBe(true);
+    expect(textOf(extra)).toContain('colour');
+    expect(upstream.requests).toHaveLength(0);
+    // What tools/list says of every tool: no other arguments.
+    const { tools } = await alice.listTools();
+    for (const tool of tools)
+      expect(tool.inputSchema, tool.name).toMatchObject({ additionalProperties: false });
+  });
+
   it('creates a pet with one upstream call, its int64 category exact', async () => {
     const result = await call(alice, 'create_pet', { name: 'Kit', categoryId: MAX_INT64, status: 'PENDING' });
     expect(result.isError).toBeFalsy();

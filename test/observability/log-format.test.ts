@@ -23,6 +23,20 @@ async function oneQuery(started: StartedGateway): Promise<string[]> {
   return started.tail().filter((line) => line.includes('Three'));
 }
 
+/** Each stdout line as the JSON log line it must be: pino's level, time and service, and a message. */
+function jsonLines(lines: string[]): Array<Record<string, unknown>> {
+  return lines.map((line) => {
+    const event = JSON.parse(line) as Record<string, unknown>;
+    expect(event).toMatchObject({
+      level: expect.any(Number),
+      time: expect.any(String),
+      service: 'pet-gateway',
+      msg: expect.any(String),
+    });
+    return event;
+  });
+}
+
 describe('log lines', { timeout: 60_000 }, () => {
   it('are JSON when stdout is a pipe (the default, LOG_FORMAT=auto)', async () => {
     gateway = await npmStart();
@@ -36,6 +50,35 @@ describe('log lines', { timeout: 60_000 }, () => {
     expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}operation Three query 200 [\d.]+ ms ok\b/);
     expect(line.length).toBeLessThan(160);
     expect(line).not.toContain('{');
+  });
+
+  it('are all JSON with LOG_FORMAT=json, start-up and SIGTERM lines included, in the shape of the others', async () => {
+    gateway = await npmStart({ LOG_FORMAT: 'json' });
+    await oneQuery(gateway);
+    await gateway.stop();
+    const events = jsonLines(gateway.lines());
+    const messages = events.map((event) => event.msg);
+    expect(messages).toContain('operation');
+    expect(messages).toContainEqual(
+      expect.stringMatching(/^GraphQL and GraphiQL at http:\/\/127\.0\.0\.1:\d+\/graphql$/),
+    );
+    expect(messages).toContainEqual(
+      expect.stringMatching(/^no UPSTREAM_URL, serving the reference animal store at /),
+    );
+    expect(messages).toContain(`API key for this run: ${gateway.key}`);
+    expect(messages).toContain('SIGTERM, finishing in-flight requests');
+    // The shell's `export KEY=…` line is for a person pasting it, not for a log collector.
+    expect(gateway.lines().join('\n')).not.toContain('export KEY=');
+  });
+
+  it('are all JSON with LOG_FORMAT=json and WORKERS=2, the primary’s lines included', async () => {
+    gateway = await npmStart({ LOG_FORMAT: 'json', WORKERS: '2' });
+    for (let i = 0; i < 40 && !gateway.lines().some((line) => line.includes('2 workers')); i++)
+      await sleep(25);
+    await gateway.stop();
+    const messages = jsonLines(gateway.lines()).map((event) => event.msg);
+    expect(messages).toContainEqual(expect.stringMatching(/^2 workers \(pids \d+, \d+\)$/));
+    expect(messages).toContain('SIGTERM, finishing in-flight requests in 2 workers');
   });
 
   it('are readable lines in a terminal by default (stdout a TTY, under script(1))', async () => {

@@ -82,7 +82,8 @@ export async function npmStart(
   const deadline = Date.now() + 30_000;
   for (;;) {
     const origin = /(?:GraphQL|GraphiQL) at http:\/\/[^:/\s]+:(\d+)\/graphql/.exec(stdout)?.[1];
-    const key = /API key for this run: (\S+)\n/.exec(stdout)?.[1];
+    // The line is the same words in a JSON log line (LOG_FORMAT=json), its `msg` ending at the quote.
+    const key = /API key for this run: ([^\s"]+)"?\}?\n/.exec(stdout)?.[1];
     const upstreamLine = embedded ? /animal store at \S+\n/.test(stdout) : /upstream \S+\n/.test(stdout);
     if (origin && upstreamLine && (!embedded || key || env.PETSTORE_API_KEY)) {
       return {

@@ -163,6 +163,20 @@ describe('batched operations, defaults', () => {
     expect(served).toBe('ok');
   });
 
+  it('answers an entry whose parameters have the wrong type with its own BAD_REQUEST, beside served ones', async () => {
+    const answer = await batch(gateway.url, [
+      { query: '{ pets(limit: 1) { id } }' },
+      { query: 'query A { pets(limit: 1) { id } }', operationName: 5 },
+      { query: 5 },
+      { query: '{ pets(limit: 1) { id } }', variables: 'x' },
+      { query: 'query B { pets(limit: 2) { id } }', operationName: 'B' },
+    ]);
+    expect(answer.status).toBe(200);
+    expect(codes(answer)).toEqual(['ok', 'BAD_REQUEST', 'BAD_REQUEST', 'BAD_REQUEST', 'ok']);
+    expect(results(answer)[1]?.errors?.[0]?.message).toBe('operationName must be a string or null.');
+    expect(field(answer, 4, 'pets')).toHaveLength(2);
+  });
+
   it('refuses 11 entries with a 400 that names the bound, before anything runs', async () => {
     const entries = Array.from({ length: 11 }, () => ({ query: '{ pets(limit: 1) { id } }' }));
     const answer = await batch(gateway.url, entries);

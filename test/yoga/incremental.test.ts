@@ -112,6 +112,42 @@ describe('@defer', () => {
     }
   });
 
+  it('never in a form the client refused with q=0 (RFC 9110 §12.4.2): another it accepts, or 406', async () => {
+    const merged = {
+      data: {
+        pets: [
+          { id: BIG_ID, name: 'Rex' },
+          { id: '2', name: 'Tom' },
+        ],
+      },
+    };
+    const sse = await post(DEFERRED, 'text/event-stream, multipart/mixed;q=0');
+    expect(sse.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(sseParts(sse.text).parts[0]?.hasNext).toBe(true);
+    const json = await post(DEFERRED, 'multipart/mixed; q=0, application/json');
+    expect(json.response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(json.text)).toEqual(merged);
+    // Three times: once the operation is prepared, the fast lane answers with what Yoga sent.
+    for (let i = 0; i < 3; i++) {
+      const plain = await post(
+        { query: '{ pets(limit: 1) { id } }' },
+        'application/json;q=0, application/graphql-response+json',
+      );
+      expect(plain.response.headers.get('content-type')).toBe(
+        'application/graphql-response+json; charset=utf-8',
+      );
+      expect(JSON.parse(plain.text)).toEqual({ data: { pets: [{ id: BIG_ID }] } });
+    }
+    upstream.requests.length = 0;
+    for (const accept of ['multipart/mixed; q=0', 'multipart/mixed;q=0.0, text/event-stream;q=0']) {
+      const refused = await post(DEFERRED, accept);
+      expect(refused.response.status, accept).toBe(406);
+      expect(refused.response.headers.get('content-type'), accept).toBe('application/json; charset=utf-8');
+      expect(JSON.parse(refused.text).errors[0].extensions.code, accept).toBe('NOT_ACCEPTABLE');
+    }
+    expect(upstream.requests).toHaveLength(0);
+  });
+
   it('brings an upstream failure inside a deferred fragment to that part, with the contract’s code', async () => {
     upstream.fault(/^\/v1\/pets\/2$/, (_req, res) => {
       res.writeHead(503, { 'content-type': 'application/json' });

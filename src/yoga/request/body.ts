@@ -7,10 +7,12 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 /**
  * Replaces Yoga's POST parser with one that enforces the body cap while reading (a lying or absent
  * Content-Length cannot get past it), accepts only JSON, bounds batches (an array of 1 to
- * `maxBatch` operations; none when `maxBatch` is 1), and never echoes request bytes in its errors
+ * `maxBatch` objects; none when `maxBatch` is 1), and never echoes request bytes in its errors
  * (Yoga's own parser passes JSON.parse's message, which quotes the body). GET requests keep
  * Yoga's parser, which reads one operation from the query string; Yoga itself refuses mutations
  * over GET. `parsedBefore` gives the parameters the fast lane already read from a request's body.
+ * The body's shape is refused as a whole; an operation's parameters are checked per operation, so
+ * a bad entry of a batch fails alone, as Yoga's own checks of `query` and `variables` fail it.
  */
 export function useRequestBody(
   maxBytes: number,
@@ -25,10 +27,18 @@ export function useRequestBody(
       if (declared > maxBytes) throw tooLarge(maxBytes);
       if (request.method !== 'POST') return;
       // The fast lane read this body and found a JSON object of plain GraphQL parameters, with
-      // the checks below (media type, cap, UTF-8, JSON, object, operationName) already passed.
+      // the checks below (media type, cap, UTF-8, JSON, object) already passed.
       const parsed = parsedBefore?.(serverContext);
       if (parsed) return setRequestParser(() => parsed);
       setRequestParser(() => parse(request, maxBytes, maxBatch));
+    },
+    onParams({ params }) {
+      // Yoga checks the type of query, variables and extensions, but a non-string operationName
+      // reaches operation selection and comes back as an undocumented OPERATION_RESOLUTION_FAILURE.
+      const { operationName } = params as { operationName?: unknown };
+      if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
+        throw badRequest(400, 'BAD_REQUEST', 'operationName must be a string or null.');
+      }
     },
   };
 }
@@ -77,16 +87,10 @@ async function parse(
   return body.map((entry, index) => operation(entry, ` (batch entry ${index})`));
 }
 
-/** One operation's parameters; `where` names a batch entry in the message. */
+/** One operation's parameters, checked in onParams; `where` names a batch entry in the message. */
 function operation(body: unknown, where: string): GraphQLParams {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw badRequest(400, 'BAD_REQUEST', `The request body${where} must be a JSON object.`);
-  }
-  // Yoga checks the type of query, variables and extensions, but a non-string operationName
-  // reaches operation selection and comes back as an undocumented OPERATION_RESOLUTION_FAILURE.
-  const { operationName } = body as { operationName?: unknown };
-  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
-    throw badRequest(400, 'BAD_REQUEST', `operationName${where} must be a string or null.`);
   }
   return body as GraphQLParams;
 }

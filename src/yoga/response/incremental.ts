@@ -13,9 +13,10 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import { negativeInitialCount, subscriptionNeedsStream } from '../../schema/errors.ts';
 import type { Batches } from '../request/batches.ts';
+import { acceptedMediaTypes, covers } from './accept.ts';
 
 /** The media types that carry a result in parts: multipart/mixed (Apollo's clients) and SSE. */
-const INCREMENTAL_MEDIA = /(^|,)\s*(multipart\/mixed|text\/event-stream)\s*(;|,|$)/i;
+const INCREMENTAL_MEDIA: ReadonlySet<string> = new Set(['multipart/mixed', 'text/event-stream']);
 
 /**
  * `@defer` and `@stream`: Yoga's plugin executes them and answers in parts as multipart/mixed or
@@ -110,24 +111,17 @@ function initialCountVariables(document: DocumentNode): readonly string[] {
 }
 
 /**
- * Whether a subscription's events can be sent: `Accept` names SSE or multipart/mixed, or a wildcard
- * that covers one (Yoga then answers SSE), or is absent.
+ * Whether a subscription's events can be sent: `Accept` admits SSE, by name or by a wildcard, or
+ * is absent. Yoga sends a subscription as SSE or not at all: it offers multipart/mixed for
+ * results in parts (@defer, @stream) only.
  */
 function acceptsStream(accept: string | null): boolean {
-  return !accept || names(accept, INCREMENTAL_MEDIA) || names(accept, STREAM_WILDCARD);
+  return acceptedMediaTypes(accept).some((type) => covers(type, 'text/event-stream'));
 }
 
-/** Whether `Accept` names a media type that carries a result in parts (with a quality above 0). */
+/** Whether `Accept` names (not by a wildcard) a media type that carries a result in parts. */
 export function acceptsParts(accept: string | null): boolean {
-  return accept !== null && names(accept, INCREMENTAL_MEDIA);
-}
-
-/** A wildcard of `Accept` that covers SSE or multipart/mixed. */
-const STREAM_WILDCARD = /^\s*(\*\/\*|text\/\*|multipart\/\*)\s*(;|$)/i;
-
-/** Whether one of `accept`'s entries matches `media` with a quality above 0. */
-function names(accept: string, media: RegExp): boolean {
-  return accept.split(',').some((entry) => media.test(entry) && !/;\s*q=0(\.0*)?\s*(;|$)/i.test(entry));
+  return accept !== null && acceptedMediaTypes(accept).some((type) => INCREMENTAL_MEDIA.has(type));
 }
 
 /** The parts of an incremental result merged into one result, as if nothing had been deferred. */
