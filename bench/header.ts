@@ -34,8 +34,8 @@ export function printHeader(meta: Meta, settings: Settings): void {
   console.log(`load: ${meta.load}`);
   console.log(
     settings.pin
-      ? `CPUs: each target on ${settings.pin.targets}; the load generator, upstream and log readers on ${settings.pin.load} (--pin)`
-      : 'CPUs: the scheduler places targets, load generator and upstream alike (--pin keeps them apart)',
+      ? `CPUs: each target on ${settings.pin.targets}; the load generator, upstream and log readers on ${settings.pin.load}`
+      : `CPUs: the scheduler places targets, load generator and upstream alike (${settings.unpinned})`,
   );
   console.log(`keys: ${meta.keys}`);
   // Other work on the machine skews every figure; the load average at start says whether there was any.

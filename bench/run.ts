@@ -284,7 +284,7 @@ function addRatios(
     'tailcall',
     ['rps', 'cpu'],
     settings.pin
-      ? `WORKERS=2 against Tailcall, both on CPU ${settings.pin.targets} (--pin)`
+      ? `WORKERS=2 against Tailcall, both on CPU ${settings.pin.targets}`
       : 'WORKERS=2 (both cores) against Tailcall on the same cores',
   );
   add(

@@ -17,9 +17,10 @@ export const USAGE = `Usage: npm run bench -- [options]
   --rounds <n>         rounds; targets alternate within each round (default 3), each round on new
                        processes (started again and warmed up), so no process's luck decides a ratio
   --same-processes     every round on the processes of the first (quicker, less fair)
-  --pin                the measured target on half the CPUs (taskset), the load generator, upstream
-                       and log readers on the others: a target's CPU per request is its own work, not
-                       its share of a crowded core (Linux; at least 2 CPUs)
+  --no-pin             let the scheduler place every process. By default (Linux, 2+ CPUs, taskset),
+                       each target runs on half the CPUs and the load generator, upstream and log
+                       readers on the others: a target's CPU per request is then its own work, not its
+                       share of a crowded core; --pin insists (an error where it cannot be done)
   --warmup <s>         unmeasured seconds per target before the first round (default 3: a gateway's
                        first seconds are JIT compilation, not its cost per request)
   --connections <n>    connections (default 50)
@@ -46,8 +47,10 @@ export interface Settings {
   rounds: number;
   /** Whether each round after the first starts every hop again (see restartHops in stack.ts). */
   freshProcesses: boolean;
-  /** --pin's CPUs for the targets and for the rest; undefined: the scheduler places everything. */
+  /** The CPUs for the targets and for the rest (see pinning.ts); undefined: the scheduler places all. */
   pin: Pinning | undefined;
+  /** Why `pin` is undefined: --no-pin, or what pinning lacks on this machine. */
+  unpinned: string | undefined;
   duration: number;
   warmup: number;
   connections: number;
@@ -70,7 +73,7 @@ export function parseSettings(argv: string[]): Settings {
       duration: { type: 'string' },
       rounds: { type: 'string' },
       'same-processes': { type: 'boolean', default: false },
-      pin: { type: 'boolean', default: false },
+      pin: { type: 'boolean' },
       warmup: { type: 'string' },
       connections: { type: 'string' },
       keys: { type: 'string' },
@@ -84,6 +87,7 @@ export function parseSettings(argv: string[]): Settings {
       help: { type: 'boolean', default: false },
     },
     strict: true,
+    allowNegative: true,
   });
   if (values.help) {
     console.log(USAGE);
@@ -114,14 +118,18 @@ export function parseSettings(argv: string[]): Settings {
       `--baseline ${values.baseline}: no bench/target-gateway.ts there (a checkout of this project)`,
     );
   }
-  const pin = values.pin ? choosePinning() : undefined;
-  if (typeof pin === 'string') throw new UsageError(pin);
+  // Pinned unless told not to; where it cannot be done, an error only if --pin asked for it.
+  const pinning = values.pin === false ? undefined : choosePinning();
+  if (typeof pinning === 'string' && values.pin === true) throw new UsageError(pinning);
+  const pin = typeof pinning === 'string' ? undefined : pinning;
+  const unpinned = pinning === undefined ? '--no-pin' : typeof pinning === 'string' ? pinning : undefined;
   return {
     smoke,
     generator,
     rounds: number('rounds', values.rounds, smoke ? 1 : 3, true),
     freshProcesses: !values['same-processes'],
     pin,
+    unpinned,
     duration: number('duration', values.duration, smoke ? 1 : 4, true),
     warmup: number('warmup', values.warmup, smoke ? 0 : 3, false),
     connections: number('connections', values.connections, smoke ? 10 : 50, true),

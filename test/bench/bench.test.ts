@@ -226,8 +226,11 @@ describe('rounds on new processes', () => {
   }, 120_000);
 
   it('keeps the first round’s processes with --same-processes', async () => {
-    const { pids, stdout } = await pidsByTarget(['--same-processes']);
+    const { pids, stdout } = await pidsByTarget(['--same-processes', '--no-pin']);
     expect(stdout).toMatch(/every target in its own process, the same ones every round/);
+    expect(stdout).toContain(
+      'CPUs: the scheduler places targets, load generator and upstream alike (--no-pin)',
+    );
     for (const target of ['gateway', 'bare-proxy']) {
       const [first, second] = pids.get(target) ?? [];
       expect(second, target).toBe(first);
@@ -235,14 +238,14 @@ describe('rounds on new processes', () => {
   }, 120_000);
 });
 
-describe('--pin', () => {
-  it('runs every target on CPUs of its own and the upstream on the others', async () => {
+describe('pinning', () => {
+  it('runs every target on CPUs of its own and the upstream on the others, by default', async () => {
     const pin = choosePinning();
     expect(pin, 'this machine can pin (2+ CPUs, taskset)').not.toBeTypeOf('string');
     const dir = mkdtempSync(join(tmpdir(), 'bench-pin-'));
     try {
       const json = join(dir, 'runs.json');
-      const args = ['--smoke', '--pin', '--workload', 'create-pet', '--json', json];
+      const args = ['--smoke', '--workload', 'create-pet', '--json', json];
       const { code, stdout, stderr } = await runBench(args);
       expect(code, `${stdout}\n${stderr}`).toBe(0);
       const { targets, load } = pin as Pinning;
