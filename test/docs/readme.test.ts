@@ -100,7 +100,10 @@ describe('README and docs/', () => {
         flags++;
         const file = /^node (\S+)$/.exec(scripts[script] ?? '')?.[1];
         const source = file ? withRelativeImports(file) : '';
-        if (!source.includes(`${flag}: {`) && !source.includes(`'${flag}': {`)) {
+        // `--no-x` is parseArgs' negation of boolean `x` when the file allows negatives.
+        const negated =
+          flag.startsWith('no-') && source.includes('allowNegative: true') ? flag.slice(3) : flag;
+        if (!source.includes(`${negated}: {`) && !source.includes(`'${negated}': {`)) {
           unknown.push(`${page}: npm run ${script} -- --${flag}`);
         }
       }
