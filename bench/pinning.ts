@@ -1,8 +1,9 @@
 /**
- * --pin: the measured target on CPUs of its own, everything else (the load generator, the upstream,
- * the gateways' log readers, the bench itself) on the others. Unpinned, the scheduler moves the target
- * and its load across the same cores, and on a small machine one round's figures can sit 30% off the
- * next's; pinned, a target's CPU per request is its own work, not its share of a crowded core.
+ * Pinning, the bench's default (--no-pin opts out): the measured target on CPUs of its own, and
+ * everything else (the load generator, the upstream, the gateways' log readers, the bench itself) on
+ * the others. Unpinned, the scheduler moves the target and its load across the same cores, and on a
+ * small machine one round's figures can sit 30% off the next's; pinned, a target's CPU per request
+ * is its own work, not its share of a crowded core.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
