@@ -6,7 +6,7 @@ import { Logger } from '@graphql-hive/gateway-runtime';
 import { buildSchema, parse, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../../bench/hive-mesh.ts';
-import { choosePinning, cpuList, type Pinning } from '../../bench/pinning.ts';
+import { allowedCpus, choosePinning, cpuList, type Pinning } from '../../bench/pinning.ts';
 import { formatGoals, formatTable, type Ratio, type Summary } from '../../bench/report.ts';
 import { listedPets } from '../../bench/static-upstream.ts';
 import { TAILCALL_LOG_ENV, tailcallBinary, tailcallConfig } from '../../bench/tailcall.ts';
@@ -194,8 +194,8 @@ describe('npm run bench -- --smoke', () => {
   }, 60_000);
 });
 
-describe('rounds on new processes', () => {
-  const pidsByTarget = async (extra: string[]) => {
+describe('rounds on new processes, on CPUs of their own', () => {
+  const runsOf = async (extra: string[]) => {
     const dir = mkdtempSync(join(tmpdir(), 'bench-rounds-'));
     try {
       const json = join(dir, 'runs.json');
@@ -203,18 +203,20 @@ describe('rounds on new processes', () => {
       const { code, stdout, stderr } = await runBench(args);
       expect(code, `${stdout}\n${stderr}`).toBe(0);
       const { runs } = JSON.parse(readFileSync(json, 'utf8')) as {
-        runs: Array<{ target: string; round: number; pid: number }>;
+        runs: Array<{ target: string; round: number; pid: number; cpus: string }>;
       };
       const pids = new Map<string, number[]>();
       for (const run of runs) pids.set(run.target, [...(pids.get(run.target) ?? []), run.pid]);
-      return { pids, stdout };
+      return { runs, pids, stdout };
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   };
 
-  it('starts every hop again before each round after the first; the upstream keeps running', async () => {
-    const { pids, stdout } = await pidsByTarget([]);
+  it('starts every hop again before each round after the first, pinned by default; the upstream keeps running', async () => {
+    const pin = choosePinning();
+    expect(pin, 'this machine can pin (2+ CPUs, taskset)').not.toBeTypeOf('string');
+    const { runs, pids, stdout } = await runsOf([]);
     expect(stdout).toMatch(/every target in its own process, new ones each round \(warmed up again\)/);
     for (const target of ['gateway', 'gateway-yoga', 'bare-proxy', 'json-hop']) {
       const [first, second] = pids.get(target) ?? [];
@@ -223,10 +225,21 @@ describe('rounds on new processes', () => {
     }
     const [first, second] = pids.get('direct') ?? [];
     expect(second).toBe(first);
+
+    const { targets, load } = pin as Pinning;
+    expect(stdout).toContain(
+      `CPUs: each target on ${targets}; the load generator, upstream and log readers on ${load}`,
+    );
+    expect(runs.length).toBeGreaterThan(6);
+    for (const run of runs) {
+      // `direct` is the upstream itself, which the load's CPUs carry.
+      const expected = run.target === 'direct' ? load : targets;
+      expect(cpuList(run.cpus), run.target).toEqual(cpuList(expected));
+    }
   }, 120_000);
 
-  it('keeps the first round’s processes with --same-processes', async () => {
-    const { pids, stdout } = await pidsByTarget(['--same-processes', '--no-pin']);
+  it('keeps the first round’s processes with --same-processes; --no-pin leaves the CPUs to the scheduler', async () => {
+    const { runs, pids, stdout } = await runsOf(['--same-processes', '--no-pin']);
     expect(stdout).toMatch(/every target in its own process, the same ones every round/);
     expect(stdout).toContain(
       'CPUs: the scheduler places targets, load generator and upstream alike (--no-pin)',
@@ -235,37 +248,12 @@ describe('rounds on new processes', () => {
       const [first, second] = pids.get(target) ?? [];
       expect(second, target).toBe(first);
     }
+    const all = cpuList(allowedCpus(process.pid) ?? '');
+    for (const run of runs) expect(cpuList(run.cpus), run.target).toEqual(all);
   }, 120_000);
 });
 
 describe('pinning', () => {
-  it('runs every target on CPUs of its own and the upstream on the others, by default', async () => {
-    const pin = choosePinning();
-    expect(pin, 'this machine can pin (2+ CPUs, taskset)').not.toBeTypeOf('string');
-    const dir = mkdtempSync(join(tmpdir(), 'bench-pin-'));
-    try {
-      const json = join(dir, 'runs.json');
-      const args = ['--smoke', '--workload', 'create-pet', '--json', json];
-      const { code, stdout, stderr } = await runBench(args);
-      expect(code, `${stdout}\n${stderr}`).toBe(0);
-      const { targets, load } = pin as Pinning;
-      expect(stdout).toContain(
-        `CPUs: each target on ${targets}; the load generator, upstream and log readers on ${load}`,
-      );
-      const { runs } = JSON.parse(readFileSync(json, 'utf8')) as {
-        runs: Array<{ target: string; cpus: string }>;
-      };
-      expect(runs.length).toBeGreaterThan(3);
-      for (const run of runs) {
-        // `direct` is the upstream itself, which the load's CPUs carry.
-        const expected = run.target === 'direct' ? load : targets;
-        expect(cpuList(run.cpus), run.target).toEqual(cpuList(expected));
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 120_000);
-
   it('reads taskset CPU lists', () => {
     expect(cpuList('0-3,6')).toEqual([0, 1, 2, 3, 6]);
     expect(cpuList(' 1\n')).toEqual([1]);
