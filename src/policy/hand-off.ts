@@ -28,8 +28,9 @@ export interface LaneContext {
   req?: IncomingMessage;
   lane?: HandOff;
   /**
-   * Set on each operation of a WebSocket: they all share the socket's upgrade request, so what is
-   * decided once per request (the rate limit) is decided per operation instead.
+   * Set on each operation relayed with a request it shares (a WebSocket's operations share its
+   * upgrade request, an MCP request's tool calls share that request), so what is decided once per
+   * request (the rate limit) is decided per operation instead.
    */
   sharedReq?: true;
 }

@@ -11,7 +11,8 @@ export function useRateLimit(limit: RateLimit, batchEntryOf: (context: object) =
   return {
     async onParams({ request, context }) {
       const { req, sharedReq } = context as LaneContext;
-      // Each operation of a batch or a WebSocket counts: its own decision, under its own context.
+      // Each operation of a batch, a WebSocket or an MCP request counts: its own decision, under
+      // its own context.
       const entry = batchEntryOf(context) !== undefined || sharedReq ? context : undefined;
       const decision = await limit.check(req, request.headers.get('authorization'), entry);
       if (decision.limited) {
