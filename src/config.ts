@@ -5,6 +5,7 @@ import { mcpEnabled } from './config/mcp.ts';
 import { nameMaxLength } from './config/name-limit.ts';
 import { trustedProxies } from './config/trusted-proxies.ts';
 import { upstreamUrl } from './config/upstream-url.ts';
+import { type WebSocketSettings, webSocketSettings } from './config/websocket.ts';
 
 /** Configuration, parsed and validated once at start-up. Only `main.ts` passes `process.env` in. */
 export interface Config {
@@ -78,6 +79,8 @@ export interface Config {
   readonly federation: boolean;
   /** Live subscriptions (src/config/live.ts); undefined with LIVE=off. */
   readonly live: LiveSettings | undefined;
+  /** What one WebSocket may hold and send (src/config/websocket.ts). */
+  readonly webSocket: WebSocketSettings;
   /** The MCP endpoint at `/mcp` for assistants (src/config/mcp.ts). @default true */
   readonly mcp: boolean;
   /** OTLP/HTTP collector base URL; tracing is off without it. */
@@ -194,6 +197,7 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
     plans: boolean(env, 'PLANS', true),
     federation: boolean(env, 'FEDERATION', false),
     live,
+    webSocket: webSocketSettings(env),
     mcp: mcpEnabled(env),
     otlpEndpoint: httpUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
     corsOrigins: origins(env, 'CORS_ORIGINS'),

@@ -8,6 +8,7 @@ import { createLiveLists, type LiveLists } from './live/live-lists.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Tracing } from './observability/tracing.ts';
 import { createUpstreamLog } from './observability/upstream-log.ts';
+import { originMayConnect } from './policy/origin.ts';
 import { createRateLimit, type RateLimit } from './policy/rate-limit.ts';
 import { createRedisAnnouncements } from './stores/live-announcements.ts';
 import { createSharedRedis, type RedisHealth, type RedisState, type SharedRedis } from './stores/redis.ts';
@@ -59,8 +60,11 @@ export interface ComposedGateway {
   upstream: UpstreamClient;
   /** Live lists (subscriptions); undefined with LIVE=off. */
   live: LiveLists | undefined;
-  /** Ends every subscription and closes every WebSocket (going away): the drain's first step. */
-  endStreams(): Promise<void>;
+  /**
+   * Ends every subscription at once and closes every WebSocket (going away): idle ones at once,
+   * those running an operation once it is done, within `graceMs` (the drain's window). Once only.
+   */
+  endStreams(graceMs?: number): Promise<void>;
   /** Closes what the gateway opened (upstream pool, stores, Redis); the server is drained first by the caller. */
   close(): Promise<void>;
 }
@@ -141,16 +145,28 @@ function sharedRedisOf(config: Config, parts: GatewayParts): SharedRedis | undef
  * each subscription completes first (SSE `complete`, graphql-ws `complete`), then the sockets close
  * as going away, so clients reconnect to another instance.
  */
-function streamsOf(config: Config, edge: Edge, live: LiveLists | undefined, logger: Logger) {
+function streamsOf(
+  config: Config,
+  edge: Edge,
+  live: LiveLists | undefined,
+  parts: { logger: Logger; onClose: HttpServerOptions['onClose'] },
+) {
   const webSockets = createWebSockets({
     yoga: (request, serverContext) => edge.yoga.fetch(request, serverContext),
     maxPayloadBytes: config.limits.maxBodyBytes,
-    origins: config.corsOrigins,
-    logger,
+    originAllowed: (origin) => originMayConnect(config.corsOrigins, origin),
+    bounds: config.webSocket,
+    logger: parts.logger,
+    ...(parts.onClose ? { onClose: parts.onClose } : {}),
   });
-  const endStreams = async () => {
-    await live?.close();
-    await webSockets.close();
+  // Called by the drain and again by close(): the streams end once.
+  let ending: Promise<void> | undefined;
+  const endStreams = (graceMs?: number) => {
+    ending ??= (async () => {
+      await live?.close();
+      await webSockets.close(graceMs);
+    })();
+    return ending;
   };
   return { webSockets, endStreams };
 }
@@ -167,6 +183,7 @@ function liveListsOf(
     redis: SharedRedis | undefined;
     logger: Logger;
     metrics: Metrics | undefined;
+    onConnectionClose: HttpServerOptions['onClose'];
   },
 ): LiveLists | undefined {
   if (!config.live) return undefined;
@@ -177,11 +194,16 @@ function liveListsOf(
     pollMs: config.live.pollMs,
     maxPerKey: config.live.maxPerKey,
     maxStreams: config.live.maxStreams,
+    slowReaderMs: config.live.slowReaderMs,
     ...(config.live.store === 'redis' && parts.redis
       ? { announcements: createRedisAnnouncements(parts.redis) }
       : {}),
-    onEnd: ({ query, durationMs, events, reason }) =>
-      logger.info({ subscription: 'pets', ...query, durationMs, events, reason }, 'subscription ended'),
+    onEnd: ({ query, durationMs, events, reason }) => {
+      const line = { subscription: 'pets', ...query, durationMs, events, reason };
+      if (reason !== 'slow_reader') return logger.info(line, 'subscription ended');
+      logger.warn(line, 'subscription ended: its client stopped reading');
+      parts.onConnectionClose?.('slow_reader');
+    },
   });
   parts.metrics?.watchLive(live.stats);
   return live;
@@ -227,7 +249,15 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
   const upstream = upstreamClientOf(config, parts, rateLimit);
   const apqStore = apqStoreOf(config, redis);
   if (apqStore && metrics) metrics.watchDocumentStore(apqStore.stats);
-  const live = liveListsOf(config, { upstream, callerKey, redis, logger, metrics });
+  const onClose = connectionCloseObserver(metrics, parts.onConnectionClose);
+  const live = liveListsOf(config, {
+    upstream,
+    callerKey,
+    redis,
+    logger,
+    metrics,
+    onConnectionClose: onClose,
+  });
   let sockets: { readonly open: number } | undefined;
   const edge = createEdge({
     ...(parts.draining ? { draining: parts.draining } : {}),
@@ -255,7 +285,6 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
     ...(parts.graphiqlAuthorization ? { graphiqlAuthorization: parts.graphiqlAuthorization } : {}),
     ...overrides.edge,
   });
-  const onClose = connectionCloseObserver(metrics, parts.onConnectionClose);
   const server = createHttpServer(edge.handle, {
     maxConnections: config.maxConnections,
     maxConnectionsPerAddress: config.maxConnectionsPerAddress,
@@ -263,9 +292,9 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
     ...(onClose ? { onClose } : {}),
     ...overrides.server,
   });
-  const { webSockets, endStreams } = streamsOf(config, edge, live, logger);
+  const { webSockets, endStreams } = streamsOf(config, edge, live, { logger, onClose });
   sockets = webSockets;
-  server.on('upgrade', webSockets.upgrade);
+  server.serveUpgrades(webSockets.upgrade);
   return {
     edge,
     server,

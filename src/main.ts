@@ -222,9 +222,11 @@ async function main(): Promise<void> {
     idleGraceMs: DRAIN_IDLE_GRACE_MS,
     // In a worker the primary has already said so, once for all of them.
     ...(worker ? {} : { say: lines.say }),
-    onStart: async () => {
+    onStart: () => {
       stopping = true;
-      await gateway.endStreams();
+      // Not awaited: the listener drains meanwhile. Live lists end now; an operation running over
+      // a WebSocket gets the window an HTTP request gets, less the second its socket has to close.
+      void gateway.endStreams(DRAIN_TIMEOUT_MS - 1500);
     },
     closing: [gateway.close, closeEmbedded, async () => tracing?.shutdown()],
     // A stalled log reader does not hold the exit past this.

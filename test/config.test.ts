@@ -350,7 +350,13 @@ describe('LOG_FORMAT', () => {
 
 describe('live subscriptions', () => {
   it('are on by default, polled every 5 s, 10 per key and 2000 per instance, announced in memory', () => {
-    expect(loadConfig({}).live).toEqual({ pollMs: 5000, maxPerKey: 10, maxStreams: 2000, store: 'memory' });
+    expect(loadConfig({}).live).toEqual({
+      pollMs: 5000,
+      maxPerKey: 10,
+      maxStreams: 2000,
+      slowReaderMs: 30_000,
+      store: 'memory',
+    });
   });
 
   it('read LIVE, LIVE_POLL_MS, LIVE_MAX_PER_KEY, LIVE_MAX_STREAMS and LIVE_STORE', () => {

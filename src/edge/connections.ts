@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { ConnectionClose } from '../observability/metrics.ts';
 import { errorBody, refuse } from './error-body.ts';
 
@@ -32,10 +33,12 @@ type ClientSocket = Socket & {
   /** Node's own bookkeeping: the response assigned to the connection while a request is in flight. */
   _httpMessage?: ServerResponse | null;
   /**
-   * Set by edge/websocket.ts on a socket it upgraded: busy for as long as it is open, though it
-   * carries no HTTP message; the WebSocket server closes it itself on the drain.
+   * Set by edge/websocket.ts on a socket it upgraded: it carries no HTTP message, and the
+   * WebSocket server closes it itself on the drain.
    */
   longLived?: boolean;
+  /** Said by the upgraded socket: `keyless` and `idle` ones may be closed to make room, `busy` ones not. */
+  streamState?: () => 'keyless' | 'idle' | 'busy';
 };
 
 interface Held {
@@ -70,6 +73,15 @@ export function createConnectionAdmission(limits: ConnectionLimits) {
      * connection asked for something other than a probe.
      */
     request: (req: IncomingMessage, res: ServerResponse): boolean => screen(books, req, res),
+    /**
+     * Called with each upgrade request before the WebSocket server. False when it was refused here:
+     * a connection admitted past the cap for probes only may not become a long-lived stream.
+     */
+    upgrade: (req: IncomingMessage, socket: Duplex): boolean => screenUpgrade(books, req, socket),
+    /** Closes every connection held, upgraded sockets too: the drain's deadline. */
+    destroyAll: (): void => {
+      for (const entry of [...books.held.values()]) entry.socket.destroy();
+    },
     /**
      * From now on every response says `Connection: close`, including those in flight whose headers
      * are not out yet; after `idleGraceMs` the connections still idle are closed, and from then on
@@ -135,16 +147,23 @@ function hold(books: Books, entry: Held): void {
 }
 
 function isIdle(limits: ConnectionLimits, entry: Held, now: number): boolean {
-  return (
-    entry.socket._httpMessage == null &&
-    !entry.socket.longLived &&
-    (entry.served || now - entry.acceptedAt >= limits.unparsedGraceMs)
-  );
+  const { socket } = entry;
+  const free = socket.longLived ? socket.streamState?.() !== 'busy' : socket._httpMessage == null;
+  return free && (entry.served || now - entry.acceptedAt >= limits.unparsedGraceMs);
 }
 
+/**
+ * The connection to close to make room: the oldest stream that has no key yet (it can do nothing
+ * but wait), else the oldest idle connection, keep-alive or stream.
+ */
 function oldestIdle(limits: ConnectionLimits, entries: Iterable<Held>, now: number): Held | undefined {
-  for (const entry of entries) if (!entry.probeOnly && isIdle(limits, entry, now)) return entry;
-  return undefined;
+  let idle: Held | undefined;
+  for (const entry of entries) {
+    if (entry.probeOnly || !isIdle(limits, entry, now)) continue;
+    if (entry.socket.streamState?.() === 'keyless') return entry;
+    idle ??= entry;
+  }
+  return idle;
 }
 
 function oldestSilentProbe(held: Map<ClientSocket, Held>): Held | undefined {
@@ -190,6 +209,22 @@ function screen(books: Books, req: IncomingMessage, res: ServerResponse): boolea
     entry.body = { req, res, since: Date.now(), bytesAtStart: req.socket.bytesRead };
   }
   return true;
+}
+
+/** An upgrade on a probe-only connection is answered 503, as any other request there is. */
+function screenUpgrade(books: Books, req: IncomingMessage, socket: Duplex): boolean {
+  const entry = books.held.get(req.socket as ClientSocket);
+  if (entry === undefined) return true;
+  entry.served = true;
+  if (!entry.probeOnly && !books.draining) return true;
+  const body = books.draining
+    ? errorBody('SHUTTING_DOWN', 'The gateway is shutting down; connect to another instance.')
+    : errorBody('OVERLOADED', 'The gateway is at its connection limit; retry shortly.');
+  socket.end(
+    `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json; charset=utf-8\r\nretry-after: 1\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+  if (!books.draining) books.limits.onClose('probe_only');
+  return false;
 }
 
 /** Closes the connections whose request body, past its grace, averages under the minimum rate. */

@@ -2,7 +2,7 @@ import {
   createServer,
   type IncomingMessage,
   type RequestListener,
-  type Server,
+  Server,
   type ServerResponse,
 } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
@@ -53,6 +53,10 @@ export interface HttpServer extends Server {
    * Resolves when no connection is left.
    */
   drain(idleGraceMs?: number): Promise<void>;
+  /** Hands upgrade requests to `upgrade` once the connection's admission allows a long-lived stream. */
+  serveUpgrades(upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): void;
+  /** Closes every connection at once, upgraded sockets included (Node's own misses those). */
+  closeAllConnections(): void;
 }
 
 /**
@@ -156,7 +160,15 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
     });
 
   server.on('clientError', answerClientError(onClose));
-  return Object.assign(server, { drain });
+  const serveUpgrades = (upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void) =>
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (admission.upgrade(req, socket)) upgrade(req, socket, head);
+    });
+  const closeAllConnections = () => {
+    Server.prototype.closeAllConnections.call(server);
+    admission.destroyAll();
+  };
+  return Object.assign(server, { drain, serveUpgrades, closeAllConnections });
 }
 
 /**

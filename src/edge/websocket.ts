@@ -1,14 +1,31 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type DocumentNode, type ExecutionResult, parse } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
+import { type DocumentNode, GraphQLError, parse } from 'graphql';
+import { CloseCode, makeServer } from 'graphql-ws';
 import type { Logger } from 'pino';
-import { WebSocketServer } from 'ws';
-import type { SharedRequestContext } from '../policy/hand-off.ts';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { WebSocketSettings } from '../config/websocket.ts';
+import type { ConnectionClose } from '../observability/metrics.ts';
+import { bearerAuthorization } from '../upstream/authorization.ts';
 import { errorBody } from './error-body.ts';
+import {
+  type Forward,
+  relay,
+  type Stoppable,
+  stoppable,
+  withQueryText,
+  type YogaFetch,
+} from './websocket-relay.ts';
 
 /** RFC 6455's "going away": a server shutting down. */
 const GOING_AWAY = 1001;
+/** RFC 6455's "policy violation": a client that floods or does not read what it is sent. */
+const POLICY_VIOLATION = 1008;
+/**
+ * How long a socket being closed may take to answer the close frame before it is cut: a client
+ * that does not read never answers, and `ws` would wait 30 s.
+ */
+const CLOSE_TIMEOUT_MS = 1000;
 
 /** graphql-ws's subprotocol; the legacy `graphql-ws` (subscriptions-transport-ws) is not served. */
 const PROTOCOL = 'graphql-transport-ws';
@@ -19,104 +36,118 @@ const PROTOCOL = 'graphql-transport-ws';
  */
 const FORWARDED: DocumentNode = parse('subscription Forwarded { __typename }');
 
-/** Yoga's fetch, as the edge holds it: the server of record for every operation. */
-type YogaFetch = (request: Request, serverContext: SharedRequestContext) => Promise<Response> | Response;
-
 export interface WebSocketOptions {
   yoga: YogaFetch;
   /** Largest message accepted (the body cap): a larger one closes the socket (1009). */
   maxPayloadBytes: number;
-  /** Browser origins allowed (CORS_ORIGINS); `['*']` for any. */
-  origins: readonly string[];
-  /** Ping each socket this often: idle sockets stay open through proxies. @default 12000 */
+  /** Who may open a WebSocket, by its `Origin` (the one rule of CORS_ORIGINS). */
+  originAllowed: (origin: string | undefined) => boolean;
+  /** What one socket may hold and send (WS_MAX_*). */
+  bounds: WebSocketSettings;
+  /** Ping each socket this often; one that has not answered by the next ping is cut. @default 12000 */
   keepAliveMs?: number;
-  /** Where a socket's protocol error (an oversized or malformed frame) is told, as one line. */
-  logger: Pick<Logger, 'warn'>;
+  /** A socket must send a `connection_init` with a usable key within this. @default 3000 */
+  initTimeoutMs?: number;
+  /** Where a socket closed for what its client did is told, as one warn line. */
+  logger: Pick<Logger, 'warn' | 'debug'>;
+  /** Told of every socket closed for its client's behaviour, for /metrics. Must not throw. */
+  onClose?: (reason: ConnectionClose) => void;
 }
 
 export interface WebSockets {
-  /** Node's `upgrade` listener: takes WebSocket requests to /graphql, refuses any other. */
+  /**
+   * Node's `upgrade` listener (after the listener's admission): takes WebSocket requests to
+   * /graphql, refuses any other.
+   */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** Open sockets, for /metrics and the drain. */
   readonly open: number;
   /**
-   * Closes every socket with 1001 (going away), so clients reconnect to another instance: once
-   * the operations still relaying have sent their last events and `complete` (at most `graceMs`).
+   * Closes every socket with 1001 (going away), so clients reconnect to another instance: idle
+   * ones at once, the others once their operations have sent their last events (at most
+   * `graceMs`). A socket that does not answer the close frame is cut a second later.
    */
   close(graceMs?: number): Promise<void>;
 }
 
-/** What one operation carries from graphql-ws to Yoga. */
-interface Forward {
-  payload: { query?: string; variables?: unknown; operationName?: unknown; extensions?: unknown };
+/**
+ * The listener's view of an upgraded socket (edge/connections.ts): it counts against the
+ * connection cap for as long as it is open, and may be closed to make room when it is idle.
+ */
+export type StreamSocket = Duplex & {
+  longLived?: boolean;
+  /** `keyless`: no usable key yet; `idle`: keyed, no operation running; `busy` otherwise. */
+  streamState?: () => 'keyless' | 'idle' | 'busy';
+};
+
+/** One socket's state: its key, its operations and its budget of messages this second. */
+interface Peer {
+  ws: WebSocket;
   authorization: string | undefined;
-  req: IncomingMessage;
+  /** Why its connection_init was refused, for the close reason. */
+  refusal: string | undefined;
+  operations: number;
+  windowStart: number;
+  messages: number;
+  /** A keep-alive ping is out and not yet answered. */
+  awaitingPong: boolean;
+  closing: boolean;
 }
 
 /**
- * GraphQL over WebSocket (graphql-ws's protocol) on `/graphql`. A browser cannot set headers on a
- * WebSocket, so the key comes in `connectionParams.authorization` (an `Authorization` header on
- * the upgrade request is taken too). Each operation is sent to Yoga as the same operation over
- * SSE would be, with the key: limits, cost, trusted documents, the rate limit, logs and metrics
- * are the same as for any request, and its events are relayed as they come.
+ * GraphQL over WebSocket (graphql-ws's protocol, through its `makeServer`) on `/graphql`. A
+ * browser cannot set headers on a WebSocket, so the key comes in `connectionParams`'
+ * `authorization` (any case, as HTTP headers; an `Authorization` header on the upgrade request is
+ * taken too); a `connection_init` without a usable key is refused (4403). Each operation is sent
+ * to Yoga as the same operation over SSE would be, with the key: limits, cost, trusted documents,
+ * the rate limit, logs and metrics are the same as for any request, and its events are relayed as
+ * they come. What one socket holds is bounded whatever its client does: its unsent bytes, its
+ * messages a second, its operations at once.
  */
 export function createWebSockets(options: WebSocketOptions): WebSockets {
   // Operations relaying now, so the drain can let them send their `complete` before closing.
   const relaying = new Set<Promise<void>>();
-  const relayed = (forward: Forward) => {
-    let done = () => {};
-    const finished = new Promise<void>((resolve) => {
-      done = resolve;
-    });
-    relaying.add(finished);
-    const abort = new AbortController();
-    const events = (async function* () {
-      try {
-        yield* relay(options.yoga, forward, abort.signal);
-      } finally {
-        // However the relay ended (its last event, an error), the request to Yoga ends with it.
-        abort.abort();
-        relaying.delete(finished);
-        done();
-      }
-    })();
-    return stoppable(events, abort);
-  };
+  const peers = new Set<Peer>();
   const server = new WebSocketServer({
     noServer: true,
     maxPayload: options.maxPayloadBytes,
     handleProtocols: (protocols) => (protocols.has(PROTOCOL) ? PROTOCOL : false),
   });
-  serveGraphqlWs(server, relayed, options.keepAliveMs ?? 12_000);
+  const protocol = protocolServer(options, (forward) => relayed(relaying, options.yoga, forward));
+  const keepAliveMs = options.keepAliveMs ?? 12_000;
   return {
     upgrade(req, socket, head) {
-      const refusal = refusalOf(req, options.origins);
+      const refusal = refusalOf(req, options.originAllowed);
       if (refusal) {
         socket.end(
           `HTTP/1.1 ${refusal.status}\r\ncontent-type: application/json; charset=utf-8\r\nconnection: close\r\n\r\n${errorBody(refusal.code, refusal.message)}`,
         );
         return;
       }
-      // A socket past its upgrade has no HTTP message: the connection cap must not take it for an
-      // idle keep-alive connection and close it to make room (edge/connections.ts).
-      (socket as Duplex & { longLived?: boolean }).longLived = true;
       server.handleUpgrade(req, socket, head, (ws) => {
-        server.emit('connection', ws, req);
-        // graphql-ws prints such errors with a stack on stderr as "internal" ones. They are the
-        // client's (ws has already closed the socket, 1009 for a frame over the cap): one line.
-        ws.removeAllListeners('error');
-        ws.on('error', (error: Error & { code?: string }) =>
-          options.logger.warn(
-            { code: error.code, reason: error.message },
-            'websocket closed on a protocol error',
-          ),
-        );
+        const peer: Peer = {
+          ws,
+          authorization: undefined,
+          refusal: undefined,
+          operations: 0,
+          windowStart: 0,
+          messages: 0,
+          awaitingPong: false,
+          closing: false,
+        };
+        peers.add(peer);
+        markStream(socket as StreamSocket, peer);
+        serveSocket(peer, req, protocol, options, keepAliveMs);
+        ws.once('close', () => peers.delete(peer));
       });
     },
     get open() {
       return server.clients.size;
     },
     async close(graceMs = 1000) {
+      // Nothing runs on an idle socket: it goes now, so the drain waits only for real work.
+      for (const peer of peers)
+        if (peer.operations === 0) shut(peer, GOING_AWAY, 'The gateway is shutting down');
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         Promise.all(relaying),
@@ -127,76 +158,229 @@ export function createWebSockets(options: WebSocketOptions): WebSockets {
       clearTimeout(timer);
       // graphql-ws sends `complete` from a microtask after the relay ends: let it go out first.
       await new Promise((resolve) => setImmediate(resolve));
-      for (const ws of server.clients) ws.close(GOING_AWAY, 'The gateway is shutting down');
+      for (const peer of peers) shut(peer, GOING_AWAY, 'The gateway is shutting down');
+      await closed(peers, CLOSE_TIMEOUT_MS + 100);
     },
   };
 }
 
+/** Resolves once every socket of `peers` is gone, or after `ms`. */
+async function closed(peers: Set<Peer>, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (peers.size > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/** An operation's relay, registered so the drain can wait for it. */
+function relayed(relaying: Set<Promise<void>>, yoga: YogaFetch, forward: Forward): Stoppable {
+  let done = () => {};
+  const finished = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  relaying.add(finished);
+  const abort = new AbortController();
+  const events = (async function* () {
+    try {
+      yield* relay(yoga, forward, abort.signal);
+    } finally {
+      // However the relay ended (its last event, an error), the request to Yoga ends with it.
+      abort.abort();
+      relaying.delete(finished);
+      done();
+    }
+  })();
+  return stoppable(events, abort);
+}
+
+function markStream(socket: StreamSocket, peer: Peer): void {
+  // A socket past its upgrade has no HTTP message: the connection cap must not take it for an idle
+  // keep-alive connection; it says itself when it may make room.
+  socket.longLived = true;
+  socket.streamState = () =>
+    peer.authorization === undefined ? 'keyless' : peer.operations === 0 ? 'idle' : 'busy';
+}
+
 /**
- * graphql-ws's protocol on `server`'s sockets: the key taken at connection_init, each operation
- * handed to `relay` whole (graphql-ws picks subscribe or execute from FORWARDED's type, and both
- * relay), Yoga's formatted results sent on as they are.
+ * Closes `peer`'s socket with `code`; a client that does not answer the close frame (it is not
+ * reading) is cut after CLOSE_TIMEOUT_MS, so what it has not read is freed.
  */
-function serveGraphqlWs(
-  server: WebSocketServer,
-  relay: (forward: Forward) => Stoppable,
-  keepAliveMs: number,
-): void {
-  useServer(
-    {
-      onConnect: (ctx) => {
-        const params = ctx.connectionParams as { authorization?: unknown } | undefined;
-        const fromParams = typeof params?.authorization === 'string' ? params.authorization : undefined;
-        (ctx.extra as { authorization?: string }).authorization =
-          fromParams ?? ctx.extra.request.headers.authorization;
-        return true;
-      },
-      onSubscribe: (ctx, _id, payload) => ({
+function shut(peer: Peer, code: number, reason: string): void {
+  if (peer.closing) return;
+  peer.closing = true;
+  if (peer.ws.readyState === WebSocket.OPEN) peer.ws.close(code, reason);
+  setTimeout(() => peer.ws.terminate(), CLOSE_TIMEOUT_MS).unref();
+}
+
+type ProtocolServer = ReturnType<typeof makeServer<Record<string, unknown> | undefined, Extra>>;
+
+/** What graphql-ws's server keeps of each socket. */
+interface Extra {
+  peer: Peer;
+  req: IncomingMessage;
+}
+
+/** graphql-ws's protocol: the key taken at connection_init, each operation relayed to Yoga whole. */
+function protocolServer(options: WebSocketOptions, relay: (forward: Forward) => Stoppable): ProtocolServer {
+  const { maxOperations } = options.bounds;
+  return makeServer<Record<string, unknown> | undefined, Extra>({
+    connectionInitWaitTimeout: options.initTimeoutMs ?? 3000,
+    onConnect: (ctx) => {
+      const { peer, req } = ctx.extra;
+      const { authorization, problem } = bearerAuthorization(keyOf(ctx.connectionParams, req));
+      if (problem !== undefined) {
+        peer.refusal = 'connectionParams.authorization must be "Bearer <API key>"';
+        options.onClose?.('unauthenticated');
+        return false;
+      }
+      peer.authorization = authorization;
+      return true;
+    },
+    onSubscribe: (ctx, _id, payload) => {
+      const { peer, req } = ctx.extra;
+      if (peer.operations >= maxOperations) {
+        return [
+          new GraphQLError(`At most ${maxOperations} operations run at once on one WebSocket.`, {
+            extensions: { code: 'TOO_MANY_OPERATIONS', limit: maxOperations },
+          }),
+        ];
+      }
+      peer.operations++;
+      return {
         schema: undefined as never,
         document: FORWARDED,
-        contextValue: {
-          payload,
-          authorization: (ctx.extra as { authorization?: string }).authorization,
-          req: ctx.extra.request,
-        } satisfies Forward,
-      }),
-      subscribe: (args) => relay(args.contextValue as Forward),
-      // Yoga has already formatted each result (masked errors, codes): sent on as they are.
-      onNext: (_ctx, _id, _payload, _args, result) => result,
-      execute: (args) => relay(args.contextValue as Forward),
-      // Close reasons never carry an internal error's message, whatever NODE_ENV says.
-      isProd: true,
-      jsonMessageReviver: withQueryText,
+        contextValue: { payload, authorization: peer.authorization, req } satisfies Forward,
+      };
     },
-    server,
-    keepAliveMs,
-  );
+    subscribe: (args) => relay(args.contextValue as Forward),
+    execute: (args) => relay(args.contextValue as Forward),
+    // Yoga has already formatted each result (masked errors, codes): sent on as they are.
+    onNext: (_ctx, _id, _payload, _args, result) => result,
+    onOperation: (ctx, _id, _payload, _args, result) => {
+      const { peer } = ctx.extra;
+      return countedOut(result as Stoppable, peer);
+    },
+    jsonMessageReviver: withQueryText,
+  });
+}
+
+/** The operation's events; the socket's count of operations falls when they end, however. */
+function countedOut(events: Stoppable, peer: Peer): Stoppable {
+  let counted = true;
+  const release = () => {
+    if (counted) peer.operations--;
+    counted = false;
+  };
+  return {
+    next: async () => {
+      const result = await events.next().catch((error: unknown) => {
+        release();
+        throw error;
+      });
+      if (result.done) release();
+      return result;
+    },
+    return: () => {
+      release();
+      return events.return();
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+/** `connectionParams`' authorization in any case (as HTTP headers are read), else the upgrade's header. */
+function keyOf(params: Record<string, unknown> | undefined, req: IncomingMessage): string | undefined {
+  for (const [name, value] of Object.entries(params ?? {})) {
+    if (name.toLowerCase() === 'authorization') return typeof value === 'string' ? value : '';
+  }
+  return req.headers.authorization;
 }
 
 /**
- * graphql-ws requires `query` text in every `subscribe` payload, so an operation sent by its
- * trusted document's id or its APQ hash alone would close the socket (4400). Such a payload is
- * given an empty `query` to pass that check; `relay` leaves it out again, so Yoga sees the
- * parameters the client sent, as over HTTP.
+ * One socket under graphql-ws's protocol, with its bounds: a message past its second's budget, or
+ * sent while more than `maxBufferedBytes` wait unread, closes it (1008); a send that would queue
+ * past that is not made; a keep-alive ping unanswered by the next one cuts it. Errors on a socket
+ * whose client went away are a debug line, never a stack.
  */
-function withQueryText(key: string, value: unknown): unknown {
-  if (key !== 'payload' || typeof value !== 'object' || value === null || 'query' in value) return value;
-  const { documentId, extensions } = value as Forward['payload'] & { documentId?: unknown };
-  const persisted = (extensions as { persistedQuery?: unknown } | undefined)?.persistedQuery;
-  return documentId !== undefined || persisted !== undefined ? { ...value, query: '' } : value;
-}
-
-/** The payload as the client sent it: without the empty `query` withQueryText gave it. */
-function sentPayload(payload: Forward['payload']): Forward['payload'] {
-  if (payload.query !== '') return payload;
-  const { query: _empty, ...sent } = payload;
-  return sent;
+function serveSocket(
+  peer: Peer,
+  req: IncomingMessage,
+  protocol: ProtocolServer,
+  options: WebSocketOptions,
+  keepAliveMs: number,
+): void {
+  const { ws } = peer;
+  const { maxBufferedBytes, maxMessagesPerSecond } = options.bounds;
+  const breach = (reason: ConnectionClose, message: string) => {
+    if (peer.closing) return;
+    options.logger.warn({ reason, operations: peer.operations, bufferedBytes: ws.bufferedAmount }, message);
+    options.onClose?.(reason);
+    shut(peer, POLICY_VIOLATION, message);
+  };
+  const slowReader = () =>
+    breach('slow_reader', 'WebSocket closed: its client is not reading what it is sent');
+  // The socket's own errors (a frame over the cap: ws has closed it, 1009; a reset) are its client's.
+  ws.on('error', (error: Error & { code?: string }) =>
+    options.logger.warn({ code: error.code, reason: error.message }, 'websocket closed on a protocol error'),
+  );
+  const closedByProtocol = protocol.opened(
+    {
+      protocol: ws.protocol,
+      send: (data) =>
+        new Promise<void>((resolve) => {
+          if (ws.readyState !== WebSocket.OPEN || peer.closing) return resolve();
+          if (ws.bufferedAmount + data.length > maxBufferedBytes) {
+            slowReader();
+            return resolve();
+          }
+          // A send that fails (the socket went away meanwhile) has nobody left to tell.
+          ws.send(data, () => resolve());
+        }),
+      close: (code, reason) => {
+        const refused = code === CloseCode.Forbidden && peer.refusal !== undefined;
+        shut(peer, code ?? 1000, refused ? (peer.refusal as string) : (reason ?? ''));
+      },
+      onMessage: (handle) =>
+        ws.on('message', (data) => {
+          if (peer.closing) return;
+          const now = Date.now();
+          if (now - peer.windowStart >= 1000) {
+            peer.windowStart = now;
+            peer.messages = 0;
+          }
+          if (++peer.messages > maxMessagesPerSecond) {
+            return breach('flood', `WebSocket closed: more than ${maxMessagesPerSecond} messages a second`);
+          }
+          if (ws.bufferedAmount > maxBufferedBytes) return slowReader();
+          handle(String(data)).catch((error: unknown) => {
+            options.logger.debug({ reason: (error as Error).message }, 'websocket message not handled');
+            shut(peer, CloseCode.BadRequest, 'Invalid message received');
+          });
+        }),
+    },
+    { peer, req },
+  );
+  const ping = setInterval(() => {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (peer.awaitingPong) return slowReader();
+    peer.awaitingPong = true;
+    ws.ping();
+  }, keepAliveMs);
+  ws.on('pong', () => {
+    peer.awaitingPong = false;
+  });
+  ws.once('close', (code, reason) => {
+    clearInterval(ping);
+    closedByProtocol(code, String(reason)).catch((error: unknown) =>
+      options.logger.debug({ reason: (error as Error).message }, 'websocket close not handled'),
+    );
+  });
 }
 
 /** Why an upgrade is refused: not /graphql, not graphql-ws's subprotocol, or a foreign Origin. */
 function refusalOf(
   req: IncomingMessage,
-  origins: readonly string[],
+  originAllowed: (origin: string | undefined) => boolean,
 ): { status: string; code: string; message: string } | undefined {
   if ((req.url ?? '').split('?', 1)[0] !== '/graphql') {
     return { status: '404 Not Found', code: 'NOT_FOUND', message: 'WebSockets are served at /graphql.' };
@@ -209,8 +393,7 @@ function refusalOf(
       message: `Use the ${PROTOCOL} subprotocol (graphql-ws).`,
     };
   }
-  const origin = req.headers.origin;
-  if (origin !== undefined && !origins.includes('*') && !origins.includes(origin)) {
+  if (!originAllowed(req.headers.origin)) {
     return {
       status: '403 Forbidden',
       code: 'FORBIDDEN',
@@ -218,95 +401,4 @@ function refusalOf(
     };
   }
   return undefined;
-}
-
-/** An operation's results, as graphql-ws reads them: `return()` is its client's `complete`. */
-interface Stoppable extends AsyncIterableIterator<ExecutionResult> {
-  return(): Promise<IteratorResult<ExecutionResult>>;
-}
-
-/**
- * `events`, with a `return()` that stops them at once. graphql-ws calls `return()` when the client
- * sends `complete` or the socket closes; an async generator's own `return()` waits until the
- * generator next yields, which for a live list is its next change, perhaps never: the watch, its
- * polls and its place under the caps would be held by nobody. Aborting the request to Yoga ends
- * the subscription there, and the relay with it.
- */
-function stoppable(events: AsyncGenerator<ExecutionResult>, abort: AbortController): Stoppable {
-  return {
-    next: () => events.next(),
-    return: () => {
-      abort.abort();
-      return Promise.resolve({ done: true, value: undefined });
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
-}
-
-/**
- * One operation through Yoga over SSE, its events relayed as results; `signal` (the client is done)
- * aborts the request, which ends the subscription, and the relay ends quietly.
- */
-async function* relay(
-  yoga: YogaFetch,
-  forward: Forward,
-  signal: AbortSignal,
-): AsyncGenerator<ExecutionResult> {
-  try {
-    const response = await yoga(
-      new Request('http://gateway/graphql', {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'text/event-stream',
-          ...(forward.authorization ? { authorization: forward.authorization } : {}),
-        },
-        body: JSON.stringify(sentPayload(forward.payload)),
-        signal,
-      }),
-      { req: forward.req, sharedReq: true },
-    );
-    if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-      yield JSON.parse(await response.text()) as ExecutionResult;
-      return;
-    }
-    yield* sseEvents(response, signal);
-  } catch (error) {
-    // The client is gone or done: nobody reads an error now.
-    if (!signal.aborted) throw error;
-  }
-}
-
-/** The `next` events of an SSE answer, as they arrive. */
-async function* sseEvents(response: Response, signal: AbortSignal): AsyncGenerator<ExecutionResult> {
-  const reader = response.body?.getReader();
-  if (!reader) return;
-  // A read waiting for the next change must end when the client is done, whatever Yoga does.
-  const cancel = () => void reader.cancel().catch(() => {});
-  signal.addEventListener('abort', cancel, { once: true });
-  try {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for (let read = await reader.read(); !read.done; read = await reader.read()) {
-      buffer += decoder.decode(read.value, { stream: true });
-      for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        if (!block.startsWith('event: next')) {
-          if (block.startsWith('event: complete')) return;
-          continue;
-        }
-        const data = block
-          .split('\n')
-          .filter((line) => line.startsWith('data:'))
-          .map((line) => line.slice(5).trimStart())
-          .join('\n');
-        yield JSON.parse(data) as ExecutionResult;
-      }
-    }
-  } finally {
-    signal.removeEventListener('abort', cancel);
-  }
 }

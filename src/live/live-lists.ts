@@ -36,7 +36,7 @@ export interface LiveEnd {
   query: ListPetsQuery;
   durationMs: number;
   events: number;
-  reason: 'client' | 'unauthorized' | 'shutdown';
+  reason: 'client' | 'unauthorized' | 'shutdown' | 'slow_reader';
 }
 
 export interface LiveStats {
@@ -45,6 +45,8 @@ export interface LiveStats {
   pollFailures: number;
   changesSent: number;
   refused: { per_key: number; instance: number };
+  /** Subscriptions ended because their client left a change unread past `slowReaderMs`. */
+  slowReaders: number;
 }
 
 export interface LiveListsOptions {
@@ -56,6 +58,11 @@ export interface LiveListsOptions {
   maxPerKey: number;
   /** Open subscriptions on this instance. */
   maxStreams: number;
+  /**
+   * A subscriber that leaves a change unread this long (its client stopped reading, so the
+   * transport stopped pulling) is ended, and its slot freed. It never holds more than one list.
+   */
+  slowReaderMs: number;
   announcements?: CreateAnnouncements;
   onEnd?: (end: LiveEnd) => void;
 }
@@ -66,7 +73,7 @@ export interface LiveLists {
    * `auth`. Its first event is the list as it is now; then one event each time the list changes.
    * Throws LiveLimitError past a bound.
    */
-  open(auth: string, query: ListPetsQuery): AsyncIterableIterator<LiveEvent>;
+  open(auth: string, query: ListPetsQuery, reader?: LiveReader): AsyncIterableIterator<LiveEvent>;
   /** The caller created a pet (through this gateway): their lists are asked for again now. */
   created(auth: string): void;
   /** Ends every subscription (the drain): each reader sees its stream complete. */
@@ -74,8 +81,17 @@ export interface LiveLists {
   readonly stats: LiveStats;
 }
 
+/** What the transport tells of the subscription's reader. */
+export interface LiveReader {
+  /** Aborted when the client is gone or done: the subscription ends at once, its slot freed. */
+  signal?: AbortSignal;
+  /** Called when the subscription is ended as a slow reader: the transport closes what it holds. */
+  onSlow?: () => void;
+}
+
 interface Sink {
   readonly channel: Channel<LiveEvent>;
+  readonly reader: LiveReader | undefined;
   readonly opened: number;
   events: number;
   /** Whether it has had its first event. */
@@ -120,6 +136,7 @@ class Hub implements LiveLists {
     pollFailures: 0,
     changesSent: 0,
     refused: { per_key: 0, instance: 0 },
+    slowReaders: 0,
   };
   readonly #options: LiveListsOptions;
   readonly #watches = new Map<string, Watch>();
@@ -130,7 +147,7 @@ class Hub implements LiveLists {
     options.announcements?.listen((caller) => this.#pollCaller(caller));
   }
 
-  open(auth: string, query: ListPetsQuery): AsyncIterableIterator<LiveEvent> {
+  open(auth: string, query: ListPetsQuery, reader?: LiveReader): AsyncIterableIterator<LiveEvent> {
     const { maxPerKey, maxStreams } = this.#options;
     const caller = this.#options.callerKey(auth);
     if ((this.#perCaller.get(caller) ?? 0) >= maxPerKey) {
@@ -141,13 +158,17 @@ class Hub implements LiveLists {
       this.stats.refused.instance++;
       throw new LiveLimitError('instance', maxStreams);
     }
+    if (reader?.signal?.aborted) throw reader.signal.reason;
     const watch = this.#watchFor(auth, caller, query);
     const sink: Sink = {
       channel: new Channel<LiveEvent>(() => this.#leave(watch, sink, 'client')),
+      reader,
       opened: performance.now(),
       events: 0,
       started: false,
     };
+    // A reader waiting for the next change is not woken by its client leaving: the signal is.
+    reader?.signal?.addEventListener('abort', () => void sink.channel.return(), { once: true });
     watch.sinks.add(sink);
     this.stats.open++;
     this.#perCaller.set(caller, (this.#perCaller.get(caller) ?? 0) + 1);
@@ -252,11 +273,24 @@ class Hub implements LiveLists {
     const changed = text !== watch.last;
     watch.last = text;
     watch.pets = pets;
-    for (const sink of watch.sinks) {
+    const now = performance.now();
+    for (const sink of [...watch.sinks]) {
+      if (sink.channel.unreadFor(now) > this.#options.slowReaderMs) {
+        this.#slow(watch, sink);
+        continue;
+      }
       if (!changed && sink.started) continue;
       if (sink.started) this.stats.changesSent++;
       this.#send(sink, { pets });
     }
+  }
+
+  /** Its client has stopped reading: the subscription ends and the transport lets go of it. */
+  #slow(watch: Watch, sink: Sink): void {
+    this.stats.slowReaders++;
+    sink.channel.end();
+    this.#leave(watch, sink, 'slow_reader');
+    sink.reader?.onSlow?.();
   }
 
   #failed(watch: Watch, error: unknown): void {

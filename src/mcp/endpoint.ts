@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../observability/metrics.ts';
 import { requestIdOf } from '../observability/request-id.ts';
 import type { Tracing } from '../observability/tracing.ts';
+import { originAllowed } from '../policy/origin.ts';
 import { schema } from '../schema/index.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { CallContext, GraphQLFetch } from './graphql-call.ts';
@@ -13,7 +14,6 @@ import {
   headersOf,
   INVALID_REQUEST,
   initializingClient,
-  originAllowed,
   PARSE_ERROR,
   readCapped,
   rpcError,

@@ -29,11 +29,6 @@ export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
 export const SERVER_ERROR = -32000;
 
-/** An Origin the gateway's CORS_ORIGINS admits: `*` is any site's origin, `null` only when listed. */
-export function originAllowed(origins: readonly string[], origin: string): boolean {
-  return origins.includes(origin) || (origins.includes('*') && origin !== 'null');
-}
-
 /** The request body, at most `maxBytes` (a lying or absent Content-Length cannot get past it); undefined when over. */
 export async function readCapped(req: IncomingMessage, maxBytes: number): Promise<string | undefined> {
   if (Number(req.headers['content-length'] ?? '0') > maxBytes) return undefined;

@@ -45,6 +45,9 @@ export function connectionCloseLines(
     timeout: 0,
     slow_body: 0,
     probe_only: 0,
+    slow_reader: 0,
+    flood: 0,
+    unauthenticated: 0,
   };
   let lastLine = 0;
   return (reason) => {
@@ -53,7 +56,7 @@ export function connectionCloseLines(
     lastLine = Date.now();
     logger.warn(
       { ...closedSince, maxConnections },
-      'client connections closed: at the connection cap, or too slow to send a request',
+      'client connections closed: at the connection cap, too slow to send or to read, or flooding',
     );
     for (const key of Object.keys(closedSince) as ConnectionClose[]) closedSince[key] = 0;
   };

@@ -9,8 +9,8 @@ export interface DrainOptions {
   /** Says the drain started, in one line; absent in a worker, whose primary says it for all of them. */
   say?: (text: string) => void;
   /**
-   * Called first: `/readiness` answers 503 from here on, and long-lived streams end (their
-   * clients reconnect elsewhere) before the listener waits for its connections.
+   * Called first: `/readiness` answers 503 from here on, and long-lived streams begin to end (their
+   * clients reconnect elsewhere) while the listener waits for its connections.
    */
   onStart: () => void | Promise<void>;
   /** Closed in this order once the listener has drained: the gateway, the embedded store, tracing. */
@@ -35,6 +35,7 @@ export function drainOnSignal(options: DrainOptions): (signal: string) => Promis
     options.say?.(`${signal}, finishing in-flight requests`);
     const forced = setTimeout(() => {
       console.error('pet-gateway: drain timeout, closing remaining connections');
+      // Upgraded sockets included: whatever a client does, the process ends in the window.
       options.server.closeAllConnections();
     }, options.timeoutMs);
     forced.unref();

@@ -1,5 +1,6 @@
+import type { ServerResponse } from 'node:http';
 import type { GraphQLResolveInfo } from 'graphql';
-import { type LiveEvent, LiveLimitError } from '../live/live-lists.ts';
+import { type LiveEvent, LiveLimitError, type LiveReader } from '../live/live-lists.ts';
 import type { ListPetsQuery } from '../upstream/bodies.ts';
 import type { Context } from './context.ts';
 import { refuseOverCost } from './cost.ts';
@@ -19,9 +20,22 @@ export function openLiveList(
   refuseOverCost(ctx, info);
   if (ctx.authError || ctx.authorization === undefined) throw ctx.authError;
   try {
-    return ctx.live.open(ctx.authorization, query);
+    return ctx.live.open(ctx.authorization, query, readerOf(ctx));
   } catch (error) {
     if (error instanceof LiveLimitError) throw subscriptionLimitExceeded(error.bound, error.limit);
     throw error;
   }
+}
+
+/**
+ * Yoga's context carries the request (its signal aborts when the client leaves, or when the
+ * WebSocket relay is done) and, over HTTP, node:http's response: a slow SSE reader's connection is
+ * closed, since the `complete` it is sent would wait behind what it has not read.
+ */
+function readerOf(ctx: Context): LiveReader {
+  const { request, res } = ctx as Context & { request?: Request; res?: ServerResponse };
+  return {
+    ...(request ? { signal: request.signal } : {}),
+    ...(res ? { onSlow: () => res.destroy() } : {}),
+  };
 }

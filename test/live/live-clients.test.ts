@@ -25,7 +25,11 @@ useGateway(
   {
     tokens: [KEY],
     seed: (u) => u.seed(KEY, { id: '1', name: 'Rex', categoryId: '1' }),
-    gateway: { config: { live: { pollMs: POLL_MS, maxPerKey: 10, maxStreams: 100, store: 'memory' } } },
+    gateway: {
+      config: {
+        live: { pollMs: POLL_MS, maxPerKey: 10, maxStreams: 100, slowReaderMs: 30_000, store: 'memory' },
+      },
+    },
   },
   (started) => {
     ({ upstream, gateway } = started);
@@ -102,18 +106,23 @@ describe('Apollo Client 4 over graphql-ws', () => {
     }
   });
 
-  it('refuses a subscription without a key with UNAUTHENTICATED, like any request', async () => {
+  it('closes a socket whose connection_init carries no key with 4403, naming connectionParams', async () => {
+    let closed: { code: number; reason: string } | undefined;
     const wsClient = createClient({
       url: gateway.url.replace(/^http/, 'ws'),
       webSocketImpl: WebSocket,
       retryAttempts: 0,
+      on: { closed: (event) => (closed = event as { code: number; reason: string }) },
     });
     try {
-      const result = await new Promise<{ errors?: ReadonlyArray<{ extensions?: { code?: unknown } }> }>(
-        (resolve, reject) =>
-          wsClient.subscribe({ query: PETS }, { next: resolve, error: reject, complete: () => {} }),
+      const error = await new Promise<unknown>((resolve) =>
+        wsClient.subscribe({ query: PETS }, { next: () => {}, error: resolve, complete: () => {} }),
       );
-      expect(result.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      expect(error).toMatchObject({ code: 4403 });
+      expect(closed).toMatchObject({
+        code: 4403,
+        reason: 'connectionParams.authorization must be "Bearer <API key>"',
+      });
     } finally {
       await wsClient.dispose();
     }

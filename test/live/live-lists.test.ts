@@ -23,7 +23,14 @@ const metrics = createMetrics();
 const open: SseSubscription[] = [];
 
 const live = (overrides: Partial<NonNullable<ReturnType<typeof loadConfig>['live']>> = {}) => ({
-  live: { pollMs: POLL_MS, maxPerKey: 10, maxStreams: 2000, store: 'memory' as const, ...overrides },
+  live: {
+    pollMs: POLL_MS,
+    maxPerKey: 10,
+    maxStreams: 2000,
+    slowReaderMs: 30_000,
+    store: 'memory' as const,
+    ...overrides,
+  },
 });
 
 async function subscribe(

@@ -12,7 +12,9 @@ import { subscribeSse } from '../support/sse.ts';
 
 const KEY = 'live-rules-key';
 const MANIFEST = new URL('../generated/persisted-documents.json', import.meta.url).pathname;
-const LIVE = { live: { pollMs: 30_000, maxPerKey: 10, maxStreams: 100, store: 'memory' as const } };
+const LIVE = {
+  live: { pollMs: 30_000, maxPerKey: 10, maxStreams: 100, slowReaderMs: 30_000, store: 'memory' as const },
+};
 const LIST = 'subscription { pets(limit: 5) { id } }';
 /** `query ListPetsDefault { pets { id } }` in the manifest. */
 const LIST_DEFAULT = 'sha256:f9ff0240f6dcb07ebde67938511f0b76e77a85fb3a2a0af8e1435c66568a1dcd';

@@ -19,7 +19,11 @@ describe.skipIf(!haveNginx())('live subscriptions through deploy/nginx.conf', ()
     {
       tokens: [KEY],
       seed: (u) => u.seed(KEY, { id: '1', name: 'Rex', categoryId: '1' }),
-      gateway: { config: { live: { pollMs: 30_000, maxPerKey: 10, maxStreams: 100, store: 'memory' } } },
+      gateway: {
+        config: {
+          live: { pollMs: 30_000, maxPerKey: 10, maxStreams: 100, slowReaderMs: 30_000, store: 'memory' },
+        },
+      },
     },
     (started) => {
       ({ gateway } = started);

@@ -23,7 +23,7 @@ describe.skipIf(!haveRedisServer('two-instances.test'))('live lists on two insta
     upstream = await startFakeUpstream();
     upstream.tokens.add(KEY);
     const config = {
-      live: { pollMs: 30_000, maxPerKey: 10, maxStreams: 100, store: 'redis' as const },
+      live: { pollMs: 30_000, maxPerKey: 10, maxStreams: 100, slowReaderMs: 30_000, store: 'redis' as const },
       redisUrl: new URL(redis.url),
       redisKeySecret: SECRET,
     };

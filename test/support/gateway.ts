@@ -7,6 +7,7 @@ import type { EdgeOptions } from '../../src/edge/route.ts';
 import { composeGateway } from '../../src/gateway.ts';
 import type { LiveLists } from '../../src/live/live-lists.ts';
 import { createLogger } from '../../src/observability/logging.ts';
+import type { Metrics } from '../../src/observability/metrics.ts';
 import type { Lanes } from '../../src/policy/prepared-operations.ts';
 import type { ResponseCacheOptions } from '../../src/upstream/cached-calls.ts';
 import type { UpstreamClientOptions } from '../../src/upstream/client.ts';
@@ -37,6 +38,11 @@ export interface GatewayTestOptions {
   server?: HttpServerOptions;
   /** Settings as `loadConfig` would read them from the environment (e.g. `live`). */
   config?: Partial<Config>;
+  /**
+   * Metrics as main.ts hands them to the gateway: it counts into them itself (connections closed,
+   * live lists, the rate limit). Pass them here or in `gateway`, not both.
+   */
+  metrics?: Metrics;
   /** Sees every request as it arrives, before the edge: what a caller (or a router) really sent. */
   onRequest?: (req: IncomingMessage) => void;
 }
@@ -63,6 +69,8 @@ export async function startGateway(options: GatewayTestOptions): Promise<Running
     upstreamUrl: new URL(options.upstreamUrl),
     // Tests read logs where they check them; elsewhere they would only bury the test output.
     logger: options.gateway?.logger ?? createLogger('silent'),
+    // What the gateway counts where main.ts counts it (connections closed, live lists), when a test reads it.
+    ...(options.metrics ? { metrics: options.metrics } : {}),
     overrides: {
       ...(options.client ? { client: options.client } : {}),
       edge: { ...(options.cache ? { cache: options.cache } : {}), ...options.gateway },

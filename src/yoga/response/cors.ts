@@ -1,3 +1,5 @@
+import { originAllowed } from '../../policy/origin.ts';
+
 /** What a browser is told about one origin's request: the options for Yoga's CORS, or none at all. */
 type CorsOptions =
   | {
@@ -25,12 +27,10 @@ export function corsPolicy(
   origins: readonly string[],
   isPage: (request: Request) => boolean,
 ): (request: Request) => CorsOptions {
-  const any = origins.includes('*');
-  const listed = new Set(origins);
   return (request) => {
     const origin = request.headers.get('origin');
     if (origin === null || isPage(request)) return false;
-    if (!listed.has(origin) && (!any || origin === 'null')) return false;
+    if (!originAllowed(origins, origin)) return false;
     return { ...ALLOWED, origin };
   };
 }
