@@ -4,11 +4,12 @@ import type { GraphQLParams } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { hasUnsafeNumber } from '../contract/int64.ts';
 import { runPlan } from '../execution/run-plan.ts';
-import { logOperation, type OperationRecord } from '../observability/logging.ts';
+import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from '../observability/logging.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { requestIdOf } from '../observability/request-id.ts';
 import type { Tracing } from '../observability/tracing.ts';
 import { cacheControl } from '../policy/cache-headers.ts';
+import { cancelWhenClientGoes } from '../policy/client-gone.ts';
 import { chooseEncoding, encode } from '../policy/compression.ts';
 import { clientIdentity, type DeprecatedUse, deprecationHeaders } from '../policy/deprecation-headers.ts';
 import type { HandOff } from '../policy/hand-off.ts';
@@ -130,6 +131,7 @@ async function serve(
 
   const variables = params.variables ?? {};
   const context = createContext(req.headers.authorization, options.context, variables);
+  cancelWhenClientGoes(res, context.loaders);
   const executeStarted = performance.now();
   const span = options.tracing?.startOperation(
     (name) => headerValue(req, name) ?? undefined,
@@ -150,6 +152,11 @@ async function serve(
   };
   const result = await (span ? span.run(execute) : execute());
   context.release();
+  // Nobody is left to answer, in this lane or Yoga's: only the log line says what happened.
+  if (res.destroyed) {
+    span?.end(result.errors);
+    return logClientGone(req, prepared, context, started, options);
+  }
   const executeSeconds = (performance.now() - executeStarted) / 1000;
   if (result.errors?.length || result.data == null) {
     // Yoga ends the span with the errors it finally answers.
@@ -220,6 +227,29 @@ function write(
     status: 200,
     method: req.method === 'GET' ? 'GET' : 'POST',
   });
+}
+
+/** The operation line of a request whose client went away before its answer was written. */
+function logClientGone(
+  req: IncomingMessage,
+  prepared: PreparedOperation,
+  context: Context,
+  started: number,
+  options: FastLaneOptions,
+): void {
+  logOperation(
+    options.logger,
+    {
+      started,
+      requestId: requestIdOf(headerValue(req, 'x-request-id')),
+      clientAddress: options.clientAddress(req),
+      operationType: prepared.operationType,
+      upstreamCalls: context.upstreamCalls,
+      clientGone: true,
+      ...(prepared.operationName === undefined ? {} : { operationName: prepared.operationName }),
+    },
+    CLIENT_GONE_STATUS,
+  );
 }
 
 /**

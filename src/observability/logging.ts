@@ -305,7 +305,12 @@ export interface OperationRecord {
   upstreamCalls?: () => number;
   /** Where the operation stood in a batched request; undefined for a single request. */
   batch?: { readonly index: number; readonly size: number; readonly shared?: boolean };
+  /** The client went away before the answer was written (outcome `client_gone`). */
+  clientGone?: boolean;
 }
+
+/** The status logged for an operation whose client went away: nginx's "client closed request". */
+export const CLIENT_GONE_STATUS = 499;
 
 /**
  * Writes the operation's log line; never a header, a variable or a token. The line is the one pino
@@ -326,7 +331,7 @@ export function logOperation(logger: Logger, record: OperationRecord, status: nu
         durationMs,
         upstreamCalls,
         status,
-        outcome: record.codes ? 'error' : 'ok',
+        outcome: outcomeOf(record),
         ...(record.codes ? { codes: record.codes } : {}),
         ...(record.batch ? { batch: { index: record.batch.index, size: record.batch.size } } : {}),
       },
@@ -345,10 +350,14 @@ export function logOperation(logger: Logger, record: OperationRecord, status: nu
   // The request id (a RequestId) and the operation type (one of three words) need no escaping;
   // the address may come from a header, so it is escaped.
   stream?.write(
-    `{"level":${logger.levels.values.info},"time":"${isoNow()}"${bindings},"requestId":"${record.requestId}","clientAddress":${JSON.stringify(record.clientAddress)},"operationName":${name},"operationType":${type},"durationMs":${durationMs},"upstreamCalls":${upstreamCalls},"status":${status}${
-      record.codes ? `,"outcome":"error","codes":${JSON.stringify(record.codes)}` : ',"outcome":"ok"'
+    `{"level":${logger.levels.values.info},"time":"${isoNow()}"${bindings},"requestId":"${record.requestId}","clientAddress":${JSON.stringify(record.clientAddress)},"operationName":${name},"operationType":${type},"durationMs":${durationMs},"upstreamCalls":${upstreamCalls},"status":${status},"outcome":"${outcomeOf(record)}"${
+      record.codes ? `,"codes":${JSON.stringify(record.codes)}` : ''
     }${record.batch ? `,"batch":{"index":${record.batch.index},"size":${record.batch.size}}` : ''},"msg":"operation"}\n`,
   );
+}
+
+function outcomeOf(record: OperationRecord): 'ok' | 'error' | 'client_gone' {
+  return record.clientGone ? 'client_gone' : record.codes ? 'error' : 'ok';
 }
 
 let isoMillisecond = 0;

@@ -3,7 +3,7 @@ import type { DefinitionNode, DocumentNode, ExecutionResult, GraphQLError } from
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { MAX_OPERATION_NAME } from './labels.ts';
-import { logOperation, type OperationRecord } from './logging.ts';
+import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from './logging.ts';
 import { requestIdOf } from './request-id.ts';
 
 type BatchEntryOf = (
@@ -16,7 +16,8 @@ type BatchEntryOf = (
  * calls made, the HTTP status, and the error codes if any. Never a header, a variable or a token.
  * Each operation of a batch has its own line, with its place in the batch and its own status (the
  * highest its errors ask for, else 200); the upstream calls of a batch of reads, shared by its
- * operations, are counted once, on the line of its first operation.
+ * operations, are counted once, on the line of its first operation. An operation whose client went
+ * away before the answer is logged with status 499 and outcome `client_gone`.
  */
 export function useOperationLog(
   logger: Logger,
@@ -69,7 +70,12 @@ export function useOperationLog(
       response.headers.set('x-request-id', list[0].requestId);
       // Entries that share their loaders share their calls: counted once. Others count their own.
       if (list.length > 1 && list[0].batch?.shared) countBatchCallsOnce(list);
-      for (const record of list) logOperation(logger, record, statuses.get(record) ?? response.status);
+      // The adapter aborts the request's signal when its client leaves before the answer is out.
+      const gone = request.signal.aborted;
+      for (const record of list) {
+        if (gone) record.clientGone = true;
+        logOperation(logger, record, gone ? CLIENT_GONE_STATUS : (statuses.get(record) ?? response.status));
+      }
     },
   };
 }

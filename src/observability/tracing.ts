@@ -221,7 +221,9 @@ function upstreamSpans(tracer: Tracer): UpstreamObserver {
       return (end) => {
         if (end.status !== undefined) span.setAttribute('http.response.status_code', end.status);
         span.setAttribute('pet_gateway.outcome', end.outcome);
-        if (end.outcome !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR });
+        // A call given up because its client left is no error of the exchange.
+        if (end.outcome !== 'ok' && end.outcome !== 'cancelled')
+          span.setStatus({ code: SpanStatusCode.ERROR });
         span.end();
       };
     },

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import type { GraphQLParams } from 'graphql-yoga';
 import type { Context } from '../schema/context.ts';
@@ -23,9 +23,13 @@ export interface HandOff {
   parsed?: GraphQLParams;
 }
 
-/** Yoga's server context under the edge: node:http's request, and what the fast lane handed over. */
+/**
+ * Yoga's server context under the edge: node:http's request and response (none for an operation
+ * relayed over a WebSocket or MCP), and what the fast lane handed over.
+ */
 export interface LaneContext {
   req?: IncomingMessage;
+  res?: ServerResponse;
   lane?: HandOff;
   /**
    * Set on each operation relayed with a request it shares (a WebSocket's operations share its

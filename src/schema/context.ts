@@ -31,6 +31,8 @@ export interface Context {
   upstreamCalls: () => number;
   /** Ends the request's upstream deadline once execution is over (both lanes call it). */
   release: () => void;
+  /** The client went away: cancels the request's upstream calls (see `Loaders.abandon`). */
+  abandon: () => void;
   /** The operation's trace span when the fast lane opened it and hands the answer to Yoga. */
   operationSpan?: OperationSpan;
   /** The caller's canonical `Authorization`, or why there is none (`authError`). */
@@ -110,9 +112,13 @@ export function createContext(
     deprecations,
     now: deps.now,
     upstreamCalls: () => loaders.upstreamCalls,
-    release: share ? () => {} : () => loaders.release(),
+    release: share ? noop : () => loaders.release(),
+    // A batch's shared loaders are abandoned by whoever holds them, as they are released.
+    abandon: share ? noop : () => loaders.abandon(),
     authorization: bearer,
     authError,
     live: deps.live,
   };
 }
+
+const noop = () => {};

@@ -1,6 +1,7 @@
 import { type ASTNode, GraphQLError } from 'graphql';
 import {
   UpstreamBadResponseError,
+  UpstreamCancelledError,
   UpstreamRateLimitedError,
   UpstreamResponseError,
   UpstreamTimeoutError,
@@ -108,6 +109,12 @@ export function toGraphQLError(error: unknown): Error {
   if (error instanceof UpstreamTimeoutError) {
     return new GraphQLError('The animal store did not answer in time.', {
       extensions: { code: 'UPSTREAM_TIMEOUT' },
+    });
+  }
+  if (error instanceof UpstreamCancelledError) {
+    // Read by no one but the log: the client that would have read it has gone.
+    return new GraphQLError('The request was given up: the client went away.', {
+      extensions: { code: 'CLIENT_GONE' },
     });
   }
   if (error instanceof UpstreamUnavailableError) {

@@ -56,6 +56,14 @@ export class CircuitBreaker {
     this.#set('closed');
   }
 
+  /**
+   * The call was given up by its caller (its client went away): it says nothing of the upstream, so
+   * nothing is counted; a half-open probe's slot is freed for the next call.
+   */
+  onCancel(): void {
+    this.#probing = false;
+  }
+
   onFailure(): void {
     this.#probing = false;
     this.#failures += 1;

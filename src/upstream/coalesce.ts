@@ -1,10 +1,11 @@
 import { type CallScope, type Deadline, ExpiringScope } from './deadline.ts';
-import { UpstreamTimeoutError } from './errors.ts';
+import { expiryError } from './errors.ts';
 
 /**
  * Shares one in-flight call between the operations that need it at the same time. Each waiter keeps
- * its own deadline: when a waiter's deadline passes, that waiter alone fails with
- * `UpstreamTimeoutError`; the shared call is cancelled only once every waiter has given up. An
+ * its own deadline: when a waiter's deadline passes (or its client goes away), that waiter alone
+ * fails with `UpstreamTimeoutError` (or `UpstreamCancelledError`); the shared call is cancelled only
+ * once every waiter has given up, for the reason the last one gave. An
  * entry lives exactly as long as its call is in flight, so nothing is ever served from a finished
  * call (that is the response cache's job).
  *
@@ -88,7 +89,7 @@ export function createCoalescer(share: (error: unknown) => unknown = (error) => 
   const flights = new Map<string, Flight>();
   return {
     run<T>(key: string, waiter: Deadline, start: (shared: CallScope) => Promise<T>, joined?: () => void) {
-      if (waiter.expired) return Promise.reject(share(new UpstreamTimeoutError('deadline passed')));
+      if (waiter.expired) return Promise.reject(share(expiryError(waiter)));
       let flight = flights.get(key);
       if (flight !== undefined) {
         joined?.();
@@ -128,11 +129,12 @@ export function createCoalescer(share: (error: unknown) => unknown = (error) => 
       flight.add(waiter);
       waiter.forget = deadline.onExpire(() => {
         flight.remove(waiter);
-        reject(share(new UpstreamTimeoutError('deadline passed')));
+        reject(share(expiryError(deadline)));
         if (flight.size === 0) {
           // Nobody is left to read the answer: cancel the call, and let the next one start afresh.
+          // The last waiter's reason is the call's: its client gone, the call is no upstream failure.
           if (flights.get(key) === flight) flights.delete(key);
-          flight.expire();
+          flight.expire(deadline.reason);
         }
       });
     });

@@ -1,9 +1,18 @@
 /**
+ * Why a scope expired: its time ran out, or the client it works for went away (nobody is left to
+ * read the answer). The second is no fault of the upstream's: breaker, retries and the "unreachable"
+ * line leave it alone.
+ */
+export type ExpiryReason = 'deadline' | 'client gone';
+
+/**
  * What an upstream call and its backoffs wait under: something that may expire (an operation's
  * deadline, or a shared call whose every waiter has given up), and when at the latest it does.
  */
 export interface CallScope {
   readonly expired: boolean;
+  /** Why it expired; undefined while it has not. */
+  readonly reason: ExpiryReason | undefined;
   /** When it expires at the latest, in `Date.now()` milliseconds (a 429's wait must end before). */
   readonly end: number;
   /** Runs `cancel` once, when it expires; the returned function forgets `cancel`. */
@@ -16,15 +25,19 @@ export interface CallScope {
  */
 export abstract class ExpiringScope implements CallScope {
   abstract readonly end: number;
-  #expired = false;
+  #reason: ExpiryReason | undefined;
   #cancels: Array<() => void> | undefined;
 
   get expired(): boolean {
-    return this.#expired;
+    return this.#reason !== undefined;
+  }
+
+  get reason(): ExpiryReason | undefined {
+    return this.#reason;
   }
 
   onExpire(cancel: () => void): () => void {
-    if (this.#expired) {
+    if (this.#reason !== undefined) {
       cancel();
       return noop;
     }
@@ -37,10 +50,10 @@ export abstract class ExpiringScope implements CallScope {
     };
   }
 
-  /** Runs the hooks (once). */
-  expire(): void {
-    if (this.#expired) return;
-    this.#expired = true;
+  /** Runs the hooks (once); the first reason given is the one kept. */
+  expire(reason: ExpiryReason = 'deadline'): void {
+    if (this.#reason !== undefined) return;
+    this.#reason = reason;
     const cancels = this.#cancels;
     this.#cancels = undefined;
     if (cancels) for (const cancel of cancels) cancel();
@@ -79,9 +92,20 @@ export class Deadline extends ExpiringScope {
     this.forgetAll();
   }
 
-  override expire(): void {
+  /**
+   * The client went away: the deadline leaves the list and expires now, cancelling the calls in
+   * flight. Nothing once the operation is over (released) or already expired.
+   */
+  abandon(): void {
+    const list = this.#list;
+    if (list === undefined) return;
+    list.remove(this);
+    this.expire('client gone');
+  }
+
+  override expire(reason?: ExpiryReason): void {
     this.#list = undefined;
-    super.expire();
+    super.expire(reason);
   }
 }
 

@@ -1,3 +1,5 @@
+import type { CallScope } from './deadline.ts';
+
 /**
  * Every way a call to the REST upstream can fail, typed once. Data access knows nothing of
  * GraphQL: the loaders reject with these, and the schema maps them to what a client sees through
@@ -23,6 +25,22 @@ export class UpstreamResponseError extends UpstreamError {
 /** The whole-call deadline passed, or a connect/header/body timer fired. */
 export class UpstreamTimeoutError extends UpstreamError {
   override name = 'UpstreamTimeoutError';
+}
+
+/**
+ * The client went away and nobody waits for the answer any more, so the call was given up (or never
+ * sent). Not a failure of the upstream: never retried, never counted against it.
+ */
+export class UpstreamCancelledError extends UpstreamError {
+  override name = 'UpstreamCancelledError';
+}
+
+/** What a call under `scope` fails with once the scope has expired: a timeout, or a cancellation. */
+export function expiryError(scope: CallScope, cause?: unknown): UpstreamError {
+  const options = cause === undefined ? undefined : { cause };
+  return scope.reason === 'client gone'
+    ? new UpstreamCancelledError('client gone', options)
+    : new UpstreamTimeoutError('deadline passed', options);
 }
 
 /** No usable answer: refused, reset, or 502/503/504 without an Error body. */
@@ -54,6 +72,8 @@ export function copyUpstreamError(error: unknown): unknown {
     return new UpstreamResponseError(error.status, error.code, error.message, error.retryAfter);
   if (error instanceof UpstreamRateLimitedError) return new UpstreamRateLimitedError(error.retryAfter);
   if (error instanceof UpstreamTimeoutError) return new UpstreamTimeoutError(error.message, { cause: error });
+  if (error instanceof UpstreamCancelledError)
+    return new UpstreamCancelledError(error.message, { cause: error });
   if (error instanceof UpstreamUnavailableError)
     return new UpstreamUnavailableError(error.message, { cause: error });
   if (error instanceof UpstreamBadResponseError)

@@ -3,6 +3,7 @@ import type { Authorization } from './authorization.ts';
 import type { ListPetsQuery, NewPetDto, PetDto } from './bodies.ts';
 import { type CachedCalls, cachedCalls, type ResponseCacheOptions } from './cached-calls.ts';
 import type { Deadline, UpstreamClient, UpstreamDeprecation } from './client.ts';
+import { expiryError } from './errors.ts';
 
 /**
  * One request's upstream calls for one caller, each made at most once per key: `GET /pets` per
@@ -33,6 +34,12 @@ export interface Loaders extends UpstreamCalls {
   replay(): void;
   /** Ends the request's deadline; call once no load is pending (the operation has its result). */
   release(): void;
+  /**
+   * The client went away: GETs in flight are cancelled and later calls fail at once
+   * (`UpstreamCancelledError`), nothing more is sent. A POST already sent is let finish (see
+   * `createPet`). Nothing once released.
+   */
+  abandon(): void;
 }
 
 export interface LoaderOptions {
@@ -73,6 +80,8 @@ class RequestLoaders implements Loaders {
   // One deadline for all of this request's upstream calls, retries included; started on first use
   // so requests that never reach the upstream (introspection, refused input) arm no timer.
   #deadline: Deadline | undefined;
+  /** The client went away before the deadline was started: it starts abandoned. */
+  #gone = false;
   #calls = 0;
   #cached: CachedCalls | undefined;
   // Pets already seen in this request (lists, a created pet), by id: `pet(id)` is answered from
@@ -155,8 +164,16 @@ class RequestLoaders implements Loaders {
     this.#deadline?.release();
   }
 
+  abandon(): void {
+    this.#gone = true;
+    this.#deadline?.abandon();
+  }
+
   #requestDeadline(): Deadline {
-    this.#deadline ??= this.#client.deadline();
+    if (this.#deadline === undefined) {
+      this.#deadline = this.#client.deadline();
+      if (this.#gone) this.#deadline.abandon();
+    }
     return this.#deadline;
   }
 
@@ -221,8 +238,20 @@ class RequestLoaders implements Loaders {
 
   async #create(pet: NewPetDto): Promise<PetDto> {
     if (this.#options.authError) throw this.#options.authError;
+    const request = this.#requestDeadline();
+    // Not sent once the client has gone (nor past the deadline): nothing is created that nobody asked for.
+    if (request.expired) throw expiryError(request);
     this.#calls++;
-    const created = await this.#client.createPet(this.#auth, pet, this.#requestDeadline());
+    // Once sent, a POST runs to the operation's deadline even if the client leaves: cut off, the
+    // store may or may not hold the pet, and the cache and live lists could not know which. Its
+    // answer (dropped by the client) still refreshes them. Hence its own deadline, with the same end.
+    const own = this.#client.deadline(Math.max(0, request.end - Date.now()));
+    let created: PetDto;
+    try {
+      created = await this.#client.createPet(this.#auth, pet, own);
+    } finally {
+      own.release();
+    }
     this.#remember([created]);
     // Before answering, so this caller's next `pets` cannot be served a list without the new pet.
     await this.#cache()?.createdPet();

@@ -3,7 +3,8 @@ import type { BreakerState } from './breaker.ts';
 /** Route templates: what observers see instead of paths, so ids never reach a label or span name. */
 export type UpstreamRoute = 'GET /pets' | 'GET /pets/{petId}' | 'POST /pets';
 
-export type AttemptOutcome = 'ok' | 'http_error' | 'timeout' | 'unavailable' | 'bad_response';
+/** `cancelled`: its client went away and the attempt was given up; says nothing of the upstream. */
+export type AttemptOutcome = 'ok' | 'http_error' | 'timeout' | 'unavailable' | 'bad_response' | 'cancelled';
 
 /** How one attempt (one HTTP exchange) ended. */
 export interface AttemptEnd {

@@ -1,7 +1,9 @@
 import { type BreakerOptions, CircuitBreaker } from './breaker.ts';
 import type { CallScope } from './deadline.ts';
 import {
+  expiryError,
   isOverloadStatus,
+  UpstreamCancelledError,
   type UpstreamError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
@@ -39,7 +41,7 @@ export function createRetryingCaller(transport: Transport, options: RetryOptions
       for (const observer of observers) observer.breaker?.(state);
     },
   });
-  /** Full-jitter exponential backoff; the deadline cuts it short (as a timeout). */
+  /** Full-jitter exponential backoff; the scope's expiry cuts it short. */
   const backoff = (attempt: number, scope: CallScope) =>
     pause(Math.random() * retryBaseMs * 2 ** attempt, scope);
 
@@ -51,12 +53,13 @@ export function createRetryingCaller(transport: Transport, options: RetryOptions
    * One REST call under the breaker. GETs are retried (connection errors, 502/503/504, and 429
    * when its Retry-After ends before the deadline); POSTs go out exactly once, whatever happens.
    * The scope bounds every attempt and every backoff: a slow-drip body cannot stretch it, unlike
-   * undici's idle-only bodyTimeout.
+   * undici's idle-only bodyTimeout. A call cancelled because its client went away is not a
+   * failure: neither retried nor counted by the breaker.
    */
   const call: Send = async (route, path, auth, body, scope) => {
     const method = methodOf(route);
     for (let attempt = 0; ; attempt++) {
-      if (scope.expired) throw new UpstreamTimeoutError('deadline passed');
+      if (scope.expired) throw expiryError(scope);
       if (!breaker.tryAcquire()) {
         for (const observer of observers) observer.shortCircuit?.(route);
         throw new UpstreamUnavailableError('circuit open');
@@ -66,6 +69,10 @@ export function createRetryingCaller(transport: Transport, options: RetryOptions
         response = await transport.exchange(route, path, auth, body, scope);
       } catch (error) {
         const failure = error as UpstreamError;
+        if (failure instanceof UpstreamCancelledError) {
+          breaker.onCancel();
+          throw failure;
+        }
         if (failure instanceof UpstreamUnavailableError || failure instanceof UpstreamTimeoutError)
           breaker.onFailure();
         else breaker.onSuccess();
@@ -103,12 +110,12 @@ export function createRetryingCaller(transport: Transport, options: RetryOptions
   return { call, breaker };
 }
 
-/** Waits `ms`, or fails as a timeout as soon as the scope expires. */
+/** Waits `ms`, or fails (as a timeout, or cancelled) as soon as the scope expires. */
 function pause(ms: number, scope: CallScope): Promise<void> {
   return new Promise((resolve, reject) => {
     const forget = scope.onExpire(() => {
       clearTimeout(timer);
-      reject(new UpstreamTimeoutError('deadline passed during backoff'));
+      reject(expiryError(scope));
     });
     const timer = setTimeout(() => {
       forget();

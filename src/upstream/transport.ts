@@ -3,7 +3,9 @@ import { type Dispatcher, Pool } from 'undici';
 import type { Authorization } from './authorization.ts';
 import type { CallScope } from './deadline.ts';
 import {
+  expiryError,
   UpstreamBadResponseError,
+  UpstreamCancelledError,
   UpstreamError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
@@ -48,7 +50,10 @@ export type Send = (
 ) => Promise<RawResponse>;
 
 export interface Transport {
-  /** One exchange; rejects with an UpstreamError (a timeout once the scope expires). */
+  /**
+   * One exchange; rejects with an UpstreamError (once the scope expires: a timeout, or a
+   * cancellation when its client went away).
+   */
   readonly exchange: Send;
   /** Whether the upstream answers at all (readiness): any status below 500 within a second. */
   probe(): Promise<boolean>;
@@ -117,7 +122,7 @@ function exchangeOver(pool: Pool, basePath: string, observers: readonly Upstream
       );
       // undici honours an abort once a socket is connected, but not while a connect is pending (its
       // connect timer is coarse): the exchange fails at once, and undici's late answer is dropped.
-      exchange.forget = scope.onExpire(() => exchange.fail(new UpstreamTimeoutError('deadline passed')));
+      exchange.forget = scope.onExpire(() => exchange.fail(expiryError(scope)));
       if (exchange.settled) return;
       pool.dispatch({ method: methodOf(route), path: basePath + path, headers, body }, exchange);
     });
@@ -225,6 +230,7 @@ const noop = () => {};
 
 function outcomeOf(error: UpstreamError): AttemptOutcome {
   if (error instanceof UpstreamTimeoutError) return 'timeout';
+  if (error instanceof UpstreamCancelledError) return 'cancelled';
   if (error instanceof UpstreamBadResponseError) return 'bad_response';
   return 'unavailable';
 }
@@ -233,7 +239,7 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
 
 function classify(error: unknown, scope: CallScope): UpstreamError {
   if (error instanceof UpstreamError) return error;
-  if (scope.expired) return new UpstreamTimeoutError('deadline passed', { cause: error });
+  if (scope.expired) return expiryError(scope, error);
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && TIMEOUT_CODES.has(code))
     return new UpstreamTimeoutError(code, { cause: error });

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
-import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, isAsyncIterable, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { DEFAULT_LIMITS, type Limits } from '../config.ts';
 import { createCompiledExecution } from '../execution/compiled.ts';
@@ -9,6 +9,7 @@ import { createLogger, yogaLogger } from '../observability/logging.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { useOperationLog } from '../observability/operation-log.ts';
 import type { Tracing } from '../observability/tracing.ts';
+import { cancelWhenClientGoes } from '../policy/client-gone.ts';
 import { deprecatedUseReporter } from '../policy/deprecation-headers.ts';
 import type { LaneContext } from '../policy/hand-off.ts';
 import type { Lanes } from '../policy/prepared-operations.ts';
@@ -34,7 +35,7 @@ import { useCacheHeaders } from './response/cache-headers.ts';
 import { useResponseCompression } from './response/compression.ts';
 import { corsPolicy } from './response/cors.ts';
 import { useDeprecationNotices } from './response/deprecation.ts';
-import { useIncrementalDelivery } from './response/incremental.ts';
+import { endingWithLastPart, useIncrementalDelivery } from './response/incremental.ts';
 import { useExactInt64Variables } from './validation/int64-variables.ts';
 import { useDocumentLimits } from './validation/limits.ts';
 
@@ -160,9 +161,16 @@ function requestPlugins(
       onUse: deprecatedUseReporter(logger, metrics),
     }),
     useOperationLog(logger, options.clientAddress, batches.entryOf),
-    // The upstream deadline's timer ends with execution, not `timeoutMs` after it.
+    // The upstream deadline's timer ends with execution, not `timeoutMs` after it: for an answer in
+    // parts, with its last part.
     {
-      onExecute: () => ({ onExecuteDone: ({ args }) => (args.contextValue as unknown as Context).release() }),
+      onExecute: () => ({
+        onExecuteDone: ({ args, result, setResult }) => {
+          const context = args.contextValue as unknown as Context;
+          if (isAsyncIterable(result)) setResult(endingWithLastPart(result, context));
+          else context.release();
+        },
+      }),
     },
   ];
 }
@@ -228,15 +236,18 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
     extraParamNames: ['documentId'],
     // Served by useGraphiQLPage (rendered and compressed once, cached by browsers).
     graphiql: false,
-    context: ({ request, lane, params }) =>
+    context: ({ request, lane, params, res }) => {
       // A request the fast lane already executed keeps the context it ran with (its loaders, the
-      // upstream calls it counted, the deprecations it saw).
-      lane?.executed?.context ||
-      createContext(
+      // upstream calls it counted, the deprecations it saw), and the fast lane's watch on its client.
+      if (lane?.executed) return lane.executed.context;
+      const context = createContext(
         request.headers.get('authorization') ?? undefined,
         deps,
         params.variables,
         batches.shareOf(request),
-      ),
+      );
+      if (res) cancelWhenClientGoes(res, context.loaders);
+      return context;
+    },
   });
 }

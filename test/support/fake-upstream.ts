@@ -24,6 +24,17 @@ export interface LoggedRequest {
 /** Overrides the fake's contract behaviour for matching requests: write any answer, or none. */
 export type Fault = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
+/** A request the fake held open (see `hold`), with when it arrived and how it ended, in `performance.now()` ms. */
+export interface HeldRequest {
+  method: string;
+  path: string;
+  arrivedAt: number;
+  /** Its connection closed before the fake answered: the gateway gave the request up. */
+  abortedAt?: number;
+  /** The hold ended and the fake answered (as the contract, or a fault, says). */
+  answeredAt?: number;
+}
+
 interface StoredPet {
   id: string;
   name: string;
@@ -46,6 +57,12 @@ export interface FakeUpstream {
   seed(token: string, pet: StoredPet): void;
   /** Replaces the contract behaviour for requests whose path matches: `times` times, or until cleared. */
   fault(match: RegExp, fault: Fault, times?: number): void;
+  /**
+   * Holds requests whose path matches for `ms` before answering them as usual, noting each in the
+   * list returned; one whose connection closes while held is noted as aborted and never answered.
+   */
+  hold(match: RegExp, ms: number): HeldRequest[];
+  /** Ends faults and holds (requests held now are still answered when their hold ends). */
   clearFaults(): void;
   close(): Promise<void>;
 }
@@ -120,6 +137,7 @@ function newPetProblem(body: string): { code: ErrorCode; message: string } | und
 export async function startFakeUpstream(): Promise<FakeUpstream> {
   const stores = new Map<string, StoredPet[]>();
   const faults: Array<{ match: RegExp; fault: Fault; remaining: number }> = [];
+  const holds: Array<{ match: RegExp; ms: number; held: HeldRequest[] }> = [];
   const requests: LoggedRequest[] = [];
   const tokens = new Set<string>();
   const sockets = new Set<Socket>();
@@ -140,6 +158,36 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       traceparent: req.headers.traceparent as string | undefined,
       body,
     });
+    const hold = holds.find(({ match }) => match.test(url.pathname + url.search));
+    if (hold) return holdThenAnswer(req, res, body, url, hold.ms, hold.held);
+    answer(req, res, body, url);
+  };
+
+  const holdThenAnswer = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: string,
+    url: URL,
+    ms: number,
+    held: HeldRequest[],
+  ) => {
+    const record: HeldRequest = {
+      method: req.method ?? '',
+      path: url.pathname + url.search,
+      arrivedAt: performance.now(),
+    };
+    held.push(record);
+    const timer = setTimeout(() => {
+      record.answeredAt = performance.now();
+      answer(req, res, body, url);
+    }, ms);
+    res.on('close', () => {
+      clearTimeout(timer);
+      if (record.answeredAt === undefined) record.abortedAt = performance.now();
+    });
+  };
+
+  const answer = (req: IncomingMessage, res: ServerResponse, body: string, url: URL) => {
     const fault = faults.find(
       ({ match, remaining }) => remaining > 0 && match.test(url.pathname + url.search),
     );
@@ -221,8 +269,14 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     fault: (match, fault, times = Number.POSITIVE_INFINITY) => {
       faults.push({ match, fault, remaining: times });
     },
+    hold: (match, ms) => {
+      const held: HeldRequest[] = [];
+      holds.push({ match, ms, held });
+      return held;
+    },
     clearFaults: () => {
       faults.length = 0;
+      holds.length = 0;
     },
     close: async () => {
       for (const socket of sockets) socket.destroy();

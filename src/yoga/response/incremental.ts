@@ -124,6 +124,45 @@ export function acceptsParts(accept: string | null): boolean {
   return accept !== null && acceptedMediaTypes(accept).some((type) => INCREMENTAL_MEDIA.has(type));
 }
 
+/**
+ * The parts of an answer, ending the operation's upstream deadline when the last one is out, not
+ * when the first is: deferred fields call the upstream after it. Closed before its end (the client
+ * went away and the stream was cancelled), nobody will read the rest: its calls are cancelled.
+ */
+export function endingWithLastPart<T>(
+  parts: AsyncIterable<T>,
+  ends: { release(): void; abandon(): void },
+): AsyncIterableIterator<T> {
+  const iterator = parts[Symbol.asyncIterator]();
+  let over = false;
+  const end = (early: boolean) => {
+    if (over) return;
+    over = true;
+    if (early) ends.abandon();
+    else ends.release();
+  };
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    next: () =>
+      iterator.next().then(
+        (step) => {
+          if (step.done) end(false);
+          return step;
+        },
+        (error: unknown) => {
+          end(false);
+          throw error;
+        },
+      ),
+    return: (value?: unknown) => {
+      end(true);
+      return iterator.return?.(value) ?? Promise.resolve({ done: true, value: undefined });
+    },
+  };
+}
+
 /** The parts of an incremental result merged into one result, as if nothing had been deferred. */
 async function whole(parts: AsyncIterable<ExecutionResult>): Promise<ExecutionResult> {
   let merged: ExecutionResult | undefined;

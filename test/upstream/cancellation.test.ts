@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createLogger } from '../../src/observability/logging.ts';
+import { createUpstreamLog } from '../../src/observability/upstream-log.ts';
+import { CircuitBreaker } from '../../src/upstream/breaker.ts';
+import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.ts';
+import { UpstreamCancelledError, UpstreamTimeoutError } from '../../src/upstream/errors.ts';
+import { createLoaders } from '../../src/upstream/loaders.ts';
+import type { AttemptEnd } from '../../src/upstream/observer.ts';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+
+// A call whose client went away is cancelled, and that is its own outcome: not a timeout, not a
+// failure of the upstream. With a breaker that opens on one failure and an upstream log that
+// reports every attempt, a cancelled call must leave both untouched, and must not be retried.
+
+const TOKEN = 'cancellation-token';
+const AUTH = `Bearer ${TOKEN}`;
+const HOLD_MS = 5000;
+
+let upstream: FakeUpstream;
+let client: UpstreamClient;
+const attempts: AttemptEnd[] = [];
+const retries: string[] = [];
+const warnings: string[] = [];
+
+beforeAll(async () => {
+  upstream = await startFakeUpstream();
+  upstream.tokens.add(TOKEN);
+  upstream.seed(TOKEN, { id: '1', name: 'Rex', categoryId: '1', status: 'available' });
+  const log = createUpstreamLog(createLogger('warn', { write: (line: string) => void warnings.push(line) }));
+  client = createUpstreamClient({
+    baseUrl: new URL(upstream.url),
+    timeoutMs: 8000,
+    connections: 4,
+    breaker: { failureThreshold: 1, openMs: 60_000 },
+    observers: [
+      log,
+      {
+        attempt: () => (end) => void attempts.push(end),
+        retry: (_route, reason) => void retries.push(reason),
+      },
+    ],
+  });
+});
+
+afterAll(async () => {
+  await client.close();
+  await upstream.close();
+});
+
+beforeEach(() => {
+  upstream.requests.length = 0;
+  upstream.clearFaults();
+  attempts.length = 0;
+  retries.length = 0;
+  warnings.length = 0;
+});
+
+const waitFor = <T>(check: () => T) => vi.waitFor(check, { timeout: 3000, interval: 5 });
+
+/** Neither the breaker, nor a retry, nor the "unreachable" line took the cancellation for a failure. */
+function expectNoFailureSeen(): void {
+  expect(client.breakerState).toBe('closed');
+  expect(retries).toEqual([]);
+  expect(warnings).toEqual([]);
+  expect(attempts.map((attempt) => attempt.outcome)).not.toContain('timeout');
+}
+
+describe('a call whose client went away', () => {
+  it('is aborted upstream at once, fails as cancelled, and counts as no failure', async () => {
+    const held = upstream.hold(/^\/v1\/pets\?/, HOLD_MS);
+    const deadline = client.deadline();
+    const call = client.listPets(AUTH, { limit: 5 }, deadline).catch((error: unknown) => error);
+    await waitFor(() => expect(held).toHaveLength(1));
+    const left = performance.now();
+    deadline.abandon();
+    expect(await call).toBeInstanceOf(UpstreamCancelledError);
+    await waitFor(() => expect(held[0]?.abortedAt).toBeDefined());
+    expect((held[0]?.abortedAt as number) - left).toBeLessThan(500);
+    expect(attempts.map((attempt) => attempt.outcome)).toEqual(['cancelled']);
+    expectNoFailureSeen();
+    // The breaker let the next call through (one failure would have opened it).
+    upstream.clearFaults();
+    expect(await client.listPets(AUTH, { limit: 5 })).toHaveLength(1);
+  });
+
+  it('ends a shared GET only when its last waiter leaves, as cancelled even if an earlier one timed out', async () => {
+    const held = upstream.hold(/^\/v1\/pets\?/, HOLD_MS);
+    const early = client.deadline(50);
+    const gone = client.deadline();
+    const [timedOut, cancelled] = [early, gone].map((deadline) =>
+      client.listPets(AUTH, { limit: 2 }, deadline).catch((error: unknown) => error),
+    );
+    expect(await timedOut).toBeInstanceOf(UpstreamTimeoutError);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(held).toHaveLength(1);
+    expect(held[0]?.abortedAt).toBeUndefined();
+    gone.abandon();
+    expect(await cancelled).toBeInstanceOf(UpstreamCancelledError);
+    await waitFor(() => expect(held[0]?.abortedAt).toBeDefined());
+    expectNoFailureSeen();
+  });
+
+  it('is not sent when the client left before it was made', async () => {
+    const loaders = createLoaders(client, AUTH);
+    loaders.abandon();
+    await expect(loaders.listPets({ limit: 3 })).rejects.toBeInstanceOf(UpstreamCancelledError);
+    await expect(loaders.createPet({ name: 'Never', categoryId: '1' })).rejects.toBeInstanceOf(
+      UpstreamCancelledError,
+    );
+    expect(upstream.requests).toEqual([]);
+    loaders.release();
+  });
+
+  it('lets a POST already sent finish, and its pet is known', async () => {
+    const held = upstream.hold(/^\/v1\/pets$/, 300);
+    const loaders = createLoaders(client, AUTH);
+    const created = loaders.createPet({ name: 'Kept', categoryId: '1' });
+    await waitFor(() => expect(held).toHaveLength(1));
+    loaders.abandon();
+    expect((await created).name).toBe('Kept');
+    expect(held[0]?.abortedAt).toBeUndefined();
+    // The same request's later reads are cancelled, as nobody will read them.
+    await expect(loaders.listPets({ limit: 3 })).rejects.toBeInstanceOf(UpstreamCancelledError);
+    loaders.release();
+    expectNoFailureSeen();
+  });
+});
+
+describe('CircuitBreaker', () => {
+  it('frees a half-open probe that was cancelled, counting nothing', () => {
+    let now = 0;
+    const breaker = new CircuitBreaker({ failureThreshold: 1, openMs: 100, now: () => now });
+    breaker.onFailure();
+    now = 100;
+    expect(breaker.tryAcquire()).toBe(true);
+    expect(breaker.tryAcquire()).toBe(false);
+    breaker.onCancel();
+    expect(breaker.state).toBe('half-open');
+    expect(breaker.tryAcquire()).toBe(true);
+    breaker.onSuccess();
+    expect(breaker.state).toBe('closed');
+  });
+});
