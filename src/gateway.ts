@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createClientAddresses } from './edge/client-address.ts';
@@ -10,6 +11,7 @@ import type { Tracing } from './observability/tracing.ts';
 import { createUpstreamLog } from './observability/upstream-log.ts';
 import { originMayConnect } from './policy/origin.ts';
 import { createRateLimit, type RateLimit } from './policy/rate-limit.ts';
+import { createClusterAnnouncements } from './stores/cluster-announcements.ts';
 import { createRedisAnnouncements } from './stores/live-announcements.ts';
 import { createSharedRedis, type RedisHealth, type RedisState, type SharedRedis } from './stores/redis.ts';
 import {
@@ -172,6 +174,16 @@ function streamsOf(
 }
 
 /**
+ * Where a create is told to the lists of other processes: every instance sharing the Redis
+ * (LIVE_STORE=redis), else this instance's other workers (WORKERS > 1), else nobody.
+ */
+function announcementsOf(config: Config, redis: SharedRedis | undefined) {
+  if (config.live?.store === 'redis' && redis) return { announcements: createRedisAnnouncements(redis) };
+  if (config.workers > 1 && cluster.isWorker) return { announcements: createClusterAnnouncements() };
+  return {};
+}
+
+/**
  * The live lists LIVE asks for: polled through the upstream client, creates announced through the
  * shared Redis with LIVE_STORE=redis, a log line per subscription that ends, counted in /metrics.
  */
@@ -195,9 +207,7 @@ function liveListsOf(
     maxPerKey: config.live.maxPerKey,
     maxStreams: config.live.maxStreams,
     slowReaderMs: config.live.slowReaderMs,
-    ...(config.live.store === 'redis' && parts.redis
-      ? { announcements: createRedisAnnouncements(parts.redis) }
-      : {}),
+    ...announcementsOf(config, parts.redis),
     onEnd: ({ query, durationMs, events, reason }) => {
       const line = { subscription: 'pets', ...query, durationMs, events, reason };
       if (reason !== 'slow_reader') return logger.info(line, 'subscription ended');

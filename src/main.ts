@@ -19,6 +19,7 @@ import { drainOnSignal } from './process/drain.ts';
 import { announce, exit, overEmbedded, startEmbedded } from './process/embedded-store.ts';
 import { listen, StartupError } from './process/start-up-errors.ts';
 import { STARTUP_FAILED, superviseWorkers } from './process/workers.ts';
+import { relayAnnouncements } from './stores/cluster-announcements.ts';
 import { serveWorkerCounts } from './stores/cluster-counts.ts';
 import { loadPersistedDocuments } from './yoga/request/persisted-documents.ts';
 import type { YogaServerOptions } from './yoga/server.ts';
@@ -88,6 +89,7 @@ async function runPrimary(config: Config): Promise<void> {
   const embedded = config.upstreamUrl === undefined ? await startEmbedded(config) : undefined;
   if (config.metrics) aggregateWorkerMetrics();
   if (config.rateLimit) serveWorkerCounts();
+  if (config.live?.store === 'memory') relayAnnouncements();
   const workers = superviseWorkers({
     count: config.workers,
     env: {

@@ -141,6 +141,8 @@ class Hub implements LiveLists {
   readonly #options: LiveListsOptions;
   readonly #watches = new Map<string, Watch>();
   readonly #perCaller = new Map<string, number>();
+  /** Closed for the drain: a subscription asked for now is sent to another instance. */
+  #closed = false;
 
   constructor(options: LiveListsOptions) {
     this.#options = options;
@@ -154,7 +156,7 @@ class Hub implements LiveLists {
       this.stats.refused.per_key++;
       throw new LiveLimitError('per_key', maxPerKey);
     }
-    if (this.stats.open >= maxStreams) {
+    if (this.#closed || this.stats.open >= maxStreams) {
       this.stats.refused.instance++;
       throw new LiveLimitError('instance', maxStreams);
     }
@@ -186,6 +188,7 @@ class Hub implements LiveLists {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     for (const watch of [...this.#watches.values()]) {
       for (const sink of [...watch.sinks]) {
         sink.channel.end();

@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeUpstream, startSlowListUpstream } from '../support/fake-upstream.ts';
 import { killSpawned, startMain } from '../support/process.ts';
+import { subscribeSse } from '../support/sse.ts';
 
 // WORKERS=2 against a spawned `node src/main.ts`, as `npm start` runs it. Which worker answered
 // is never visible in a response, so the tests look where an operator would: the process tree
@@ -100,6 +101,45 @@ describe('WORKERS=2', { timeout: 60_000 }, () => {
     gateway.child.kill('SIGTERM');
     const [code] = await once(gateway.child, 'exit');
     expect(code).toBe(0);
+  });
+
+  it('wakes a caller’s live lists on every worker when it creates a pet through any of them', async () => {
+    // A poll a minute: a list that sees the create within a second was woken, not polled.
+    const gateway = start({ PETSTORE_DB: ':memory:', LOG_LEVEL: 'silent', LIVE_POLL_MS: '60000' });
+    const [, url] = await gateway.waitFor(/GraphiQL at (http:\/\/\S+\/graphql)/);
+    const [, key] = await gateway.waitFor(/API key for this run: (\S+)/);
+    const authorization = `Bearer ${key}`;
+    // Each subscription on a connection of its own: the primary hands them to the workers in turn.
+    const lists = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        subscribeSse(
+          url as string,
+          { query: 'subscription { pets(limit: 100, status: PENDING) { name } }' },
+          authorization,
+        ),
+      ),
+    );
+    try {
+      for (const list of lists) await list.waitForEvents(1);
+      for (let create = 1; create <= 2; create++) {
+        const answer = await post(
+          url as string,
+          {
+            query: `mutation { createPet(input: { name: "Woken ${create}", categoryId: "1", status: PENDING }) { id } }`,
+          },
+          authorization,
+        );
+        expect(answer.status).toBe(200);
+        for (const list of lists) {
+          await list.waitForEvents(create + 1, 1000);
+          const last = list.events.at(-1)?.data as { pets?: Array<{ name: string }> } | undefined;
+          const names = (last?.pets ?? []).map((pet) => pet.name);
+          expect(names).toContain(`Woken ${create}`);
+        }
+      }
+    } finally {
+      for (const list of lists) list.close();
+    }
   });
 
   it('starts a new worker in place of one that dies, and the port keeps answering', async () => {
