@@ -22,6 +22,10 @@ export interface StartedGateway {
   stderr(): string;
   /** SIGTERM, then waits for the exit (SIGKILL after 10 s). */
   stop(): Promise<void>;
+  /** The gateway's process id (node's own: the start script execs it). */
+  pid: number;
+  /** How the process ended: its exit code, or the signal that killed it; undefined while it runs. */
+  exit(): number | string | undefined;
 }
 
 /**
@@ -95,6 +99,8 @@ export async function npmStart(
         resumeStdout: () => child.stdout?.resume(),
         stderr: () => stderr,
         stop,
+        pid: child.pid as number,
+        exit: () => child.exitCode ?? child.signalCode ?? undefined,
       };
     }
     if (child.exitCode !== null || Date.now() > deadline) {
