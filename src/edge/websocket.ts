@@ -1,21 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type DocumentNode, GraphQLError, parse } from 'graphql';
-import { CloseCode, makeServer } from 'graphql-ws';
+import { CloseCode } from 'graphql-ws';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { WebSocketSettings } from '../config/websocket.ts';
 import type { ConnectionClose } from '../observability/metrics.ts';
-import { bearerAuthorization } from '../upstream/authorization.ts';
 import { errorBody } from './error-body.ts';
-import {
-  type Forward,
-  relay,
-  type Stoppable,
-  stoppable,
-  withQueryText,
-  type YogaFetch,
-} from './websocket-relay.ts';
+import { type Peer, type ProtocolServer, protocolServer } from './websocket-protocol.ts';
+import { type Forward, relay, type Stoppable, stoppable, type YogaFetch } from './websocket-relay.ts';
 
 /** RFC 6455's "going away": a server shutting down. */
 const GOING_AWAY = 1001;
@@ -29,12 +21,6 @@ const CLOSE_TIMEOUT_MS = 1000;
 
 /** graphql-ws's subprotocol; the legacy `graphql-ws` (subscriptions-transport-ws) is not served. */
 const PROTOCOL = 'graphql-transport-ws';
-
-/**
- * graphql-ws picks `subscribe` or `execute` from the document's operation type; every operation
- * goes to Yoga whole, whatever it is, so the document it sees is this one.
- */
-const FORWARDED: DocumentNode = parse('subscription Forwarded { __typename }');
 
 export interface WebSocketOptions {
   yoga: YogaFetch;
@@ -79,20 +65,6 @@ export type StreamSocket = Duplex & {
   /** `keyless`: no usable key yet; `idle`: keyed, no operation running; `busy` otherwise. */
   streamState?: () => 'keyless' | 'idle' | 'busy';
 };
-
-/** One socket's state: its key, its operations and its budget of messages this second. */
-interface Peer {
-  ws: WebSocket;
-  authorization: string | undefined;
-  /** Why its connection_init was refused, for the close reason. */
-  refusal: string | undefined;
-  operations: number;
-  windowStart: number;
-  messages: number;
-  /** A keep-alive ping is out and not yet answered. */
-  awaitingPong: boolean;
-  closing: boolean;
-}
 
 /**
  * GraphQL over WebSocket (graphql-ws's protocol, through its `makeServer`) on `/graphql`. A
@@ -208,92 +180,6 @@ function shut(peer: Peer, code: number, reason: string): void {
   peer.closing = true;
   if (peer.ws.readyState === WebSocket.OPEN) peer.ws.close(code, reason);
   setTimeout(() => peer.ws.terminate(), CLOSE_TIMEOUT_MS).unref();
-}
-
-type ProtocolServer = ReturnType<typeof makeServer<Record<string, unknown> | undefined, Extra>>;
-
-/** What graphql-ws's server keeps of each socket. */
-interface Extra {
-  peer: Peer;
-  req: IncomingMessage;
-}
-
-/** graphql-ws's protocol: the key taken at connection_init, each operation relayed to Yoga whole. */
-function protocolServer(options: WebSocketOptions, relay: (forward: Forward) => Stoppable): ProtocolServer {
-  const { maxOperations } = options.bounds;
-  return makeServer<Record<string, unknown> | undefined, Extra>({
-    connectionInitWaitTimeout: options.initTimeoutMs ?? 3000,
-    onConnect: (ctx) => {
-      const { peer, req } = ctx.extra;
-      const { authorization, problem } = bearerAuthorization(keyOf(ctx.connectionParams, req));
-      if (problem !== undefined) {
-        peer.refusal = 'connectionParams.authorization must be "Bearer <API key>"';
-        options.onClose?.('unauthenticated');
-        return false;
-      }
-      peer.authorization = authorization;
-      return true;
-    },
-    onSubscribe: (ctx, _id, payload) => {
-      const { peer, req } = ctx.extra;
-      if (peer.operations >= maxOperations) {
-        return [
-          new GraphQLError(`At most ${maxOperations} operations run at once on one WebSocket.`, {
-            extensions: { code: 'TOO_MANY_OPERATIONS', limit: maxOperations },
-          }),
-        ];
-      }
-      peer.operations++;
-      return {
-        schema: undefined as never,
-        document: FORWARDED,
-        contextValue: { payload, authorization: peer.authorization, req } satisfies Forward,
-      };
-    },
-    subscribe: (args) => relay(args.contextValue as Forward),
-    execute: (args) => relay(args.contextValue as Forward),
-    // Yoga has already formatted each result (masked errors, codes): sent on as they are.
-    onNext: (_ctx, _id, _payload, _args, result) => result,
-    onOperation: (ctx, _id, _payload, _args, result) => {
-      const { peer } = ctx.extra;
-      return countedOut(result as Stoppable, peer);
-    },
-    jsonMessageReviver: withQueryText,
-  });
-}
-
-/** The operation's events; the socket's count of operations falls when they end, however. */
-function countedOut(events: Stoppable, peer: Peer): Stoppable {
-  let counted = true;
-  const release = () => {
-    if (counted) peer.operations--;
-    counted = false;
-  };
-  return {
-    next: async () => {
-      const result = await events.next().catch((error: unknown) => {
-        release();
-        throw error;
-      });
-      if (result.done) release();
-      return result;
-    },
-    return: () => {
-      release();
-      return events.return();
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
-}
-
-/** `connectionParams`' authorization in any case (as HTTP headers are read), else the upgrade's header. */
-function keyOf(params: Record<string, unknown> | undefined, req: IncomingMessage): string | undefined {
-  for (const [name, value] of Object.entries(params ?? {})) {
-    if (name.toLowerCase() === 'authorization') return typeof value === 'string' ? value : '';
-  }
-  return req.headers.authorization;
 }
 
 /**
