@@ -177,10 +177,10 @@ export function notAcceptable(): GraphQLError {
 }
 
 /**
- * `@stream(initialCount:)` below 0: the executor would fail on it as a bug of ours (an internal
- * error, a stack in the log) for what is the client's input.
+ * `@stream(initialCount:)` below 0 or null: the executor would fail on it as a bug of ours (an
+ * internal error, a stack in the log) for what is the client's input.
  */
-export function negativeInitialCount(value: number, nodes?: ASTNode): GraphQLError {
+export function negativeInitialCount(value: number | null, nodes?: ASTNode): GraphQLError {
   return new GraphQLError(`@stream's initialCount must be 0 or more; got ${value}.`, {
     ...(nodes ? { nodes } : {}),
     extensions: { code: 'BAD_USER_INPUT', argument: 'initialCount', http: { status: 400 } },

@@ -145,7 +145,7 @@ class RequestLoaders implements Loaders {
   get petById(): DataLoader<string, PetDto> {
     this.#pets ??= new Map();
     this.#petById ??= new DataLoader<string, PetDto>(
-      (ids) => Promise.all(ids.map((id) => this.#fetchPet(id).catch(asError))),
+      (ids) => settlingApart(ids.map((id) => this.#fetchPet(id))),
       { cacheMap: this.#pets },
     );
     return this.#petById;
@@ -154,7 +154,7 @@ class RequestLoaders implements Loaders {
   get petList(): DataLoader<ListPetsQuery, PetDto[], string> {
     this.#lists ??= new Map();
     this.#petList ??= new DataLoader<ListPetsQuery, PetDto[], string>(
-      (queries) => Promise.all(queries.map((query) => this.#fetchList(query).catch(asError))),
+      (queries) => settlingApart(queries.map((query) => this.#fetchList(query))),
       { cacheKeyFn: listKey, cacheMap: this.#lists },
     );
     return this.#petList;
@@ -260,7 +260,12 @@ class RequestLoaders implements Loaders {
   }
 }
 
-/** DataLoader rejects a key whose batch result is an Error. */
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
+/**
+ * A batch's answers as each key's own promise, not Promise.all of them: DataLoader resolves each
+ * load with its value, and a promise given as the value settles that load alone, so a slow call (a
+ * deferred field's list) never holds back another (the first part's). DataLoader's types say
+ * values; at run time it resolves each load with what it is given, which adopts a promise.
+ */
+function settlingApart<V>(calls: Array<Promise<V>>): Promise<ArrayLike<V | Error>> {
+  return Promise.resolve(calls as unknown as ArrayLike<V | Error>);
 }

@@ -36,8 +36,10 @@ export function useIncrementalDelivery(batches: Pick<Batches, 'isBatch'>): Plugi
       // A variable's value is known only now: refused before anything runs, as the literal is.
       onExecute({ args, setResultAndStopExecution }) {
         for (const name of initialCountVariables(args.document)) {
-          const value = args.variableValues?.[name] ?? defaultOf(args.document, args.operationName, name);
-          if (typeof value === 'number' && value < 0) {
+          const given = args.variableValues ?? {};
+          // An explicit null is the client's value, not a call for the default.
+          const value = name in given ? given[name] : defaultOf(args.document, args.operationName, name);
+          if (value === null || (typeof value === 'number' && value < 0)) {
             setResultAndStopExecution({ errors: [negativeInitialCount(value)] });
             return;
           }
@@ -71,23 +73,25 @@ function initialCountOf(node: DirectiveNode) {
     : undefined;
 }
 
-/** Refuses `@stream(initialCount: <negative literal>)` at validation. */
+/** Refuses `@stream(initialCount: <negative literal>)` and `initialCount: null` at validation. */
 function streamInitialCountRule(context: ValidationContext): ASTVisitor {
   return {
     Directive(node) {
       const value = initialCountOf(node);
       if (value?.kind === Kind.INT && Number(value.value) < 0)
         context.reportError(negativeInitialCount(Number(value.value), value));
+      else if (value?.kind === Kind.NULL) context.reportError(negativeInitialCount(null, value));
     },
   };
 }
 
-/** A variable's default in the operation, when it is an integer literal. */
+/** A variable's default in the operation, when it is an integer literal or null. */
 function defaultOf(document: DocumentNode, operationName: string | null | undefined, name: string) {
   const definition = getOperationAST(document, operationName)?.variableDefinitions?.find(
     (variable) => variable.variable.name.value === name,
   );
   const value = definition?.defaultValue;
+  if (value?.kind === Kind.NULL) return null;
   return value?.kind === Kind.INT ? Number(value.value) : undefined;
 }
 
