@@ -95,12 +95,15 @@ export function useAcceptableForms(): Plugin {
         );
       if (!resultProcessor) return refuse();
       const entries = readAccept(request.headers.get('accept'));
-      // Yoga read the same entries: its choice stands.
-      if (!entries.some((entry) => entry.refused)) return;
       const parts = isAsyncIterable(result);
       const subscription = subscriptions.has(request);
       const admitted = entries.flatMap((entry) => (entry.refused ? [] : [entry.type]));
       const form = chooseForm(admitted, parts, subscription);
+      if (form === SSE && !parts && !Array.isArray(result) && result.errors?.length) {
+        return setResultProcessor(withErrorStatus(sse), form);
+      }
+      // Yoga read the same entries: its choice stands.
+      if (!entries.some((entry) => entry.refused)) return;
       const yogas = chooseForm(
         entries.map((entry) => entry.type),
         parts,
@@ -109,10 +112,9 @@ export function useAcceptableForms(): Plugin {
       if (form === yogas) return;
       if (form === undefined) refuse();
       else if (form === SSE) setResultProcessor(sse, form);
-      // Multipart in place of Yoga's JSON (a client refusing JSON with q=0 but admitting
-      // multipart/mixed, for a result not in parts) is left to Yoga: it does not export its
-      // multipart writer, and JSON is GraphQL over HTTP's own form.
-      else if (form !== MULTIPART) setResultProcessor(processRegularResult, form);
+      // A client refusing JSON with q=0 but admitting multipart/mixed, for a result not in parts.
+      else if (form === MULTIPART) setResultProcessor(inOnePart, form);
+      else setResultProcessor(processRegularResult, form);
     },
   };
 }
@@ -133,3 +135,37 @@ function refusal(forms: string): ResultProcessor {
     return response;
   };
 }
+
+/**
+ * Yoga's SSE writer, answering a result that failed before it could stream (a document that does
+ * not validate, variables that do not coerce) with the status the error carries, as multipart and
+ * `application/graphql-response+json` answer it: Yoga's writer says 200 for those. Only the
+ * legacy `application/json` form keeps 200, as GraphQL over HTTP asks.
+ */
+function withErrorStatus(sse: ResultProcessor): ResultProcessor {
+  return (result, fetchAPI, type) => {
+    const response = sse(result, fetchAPI, type) as Response;
+    const errors = Array.isArray(result) || isAsyncIterable(result) ? [] : (result.errors ?? []);
+    let status = response.status;
+    for (const error of errors) {
+      const http = (error.extensions as { http?: { status?: number } } | undefined)?.http;
+      if (http?.status && (status === 200 || http.status > status)) status = http.status;
+    }
+    if (status === response.status) return response;
+    return new fetchAPI.Response(response.body, { status, headers: response.headers });
+  };
+}
+
+/**
+ * One result as a multipart/mixed answer of one part, byte for byte as Yoga's multipart writer
+ * (which it does not export) writes a result, with the status GraphQL over HTTP gives it.
+ */
+const inOnePart: ResultProcessor = async (result, fetchAPI) => {
+  const json = processRegularResult(result, fetchAPI, 'application/graphql-response+json');
+  const body = await json.text();
+  const part = `\r\n---\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}\r\n-----\r\n`;
+  return new fetchAPI.Response(part, {
+    status: json.status,
+    headers: { 'content-type': 'multipart/mixed; boundary="-"' },
+  });
+};

@@ -38,15 +38,9 @@ export function useCacheHeaders(responseCacheTtlMs: number | undefined): Plugin 
       const answer = executed.get(request);
       if (answer && result.some((one) => 'errors' in one && one.errors?.length)) answer.ok = false;
     },
-    onResponse({ request, response }) {
+    onResponse({ request, response, setResponse, fetchAPI }) {
       const type = response.headers.get('content-type') ?? '';
-      if (PARTS.test(type)) {
-        response.headers.set('cache-control', 'no-store');
-        response.headers.set('vary', GRAPHQL_VARY);
-        // nginx (and proxies that follow it) pass each part on as it comes instead of buffering.
-        response.headers.set('x-accel-buffering', 'no');
-        return;
-      }
+      if (PARTS.test(type)) return setResponse(inParts(response, fetchAPI));
       if (!GRAPHQL_ANSWER.test(type)) return;
       const answer = executed.get(request);
       response.headers.set(
@@ -70,4 +64,23 @@ function operationTypeOf(
     if (operationName == null || definition.name?.value === operationName) return definition.operation;
   }
   return undefined;
+}
+
+/**
+ * An answer in parts, with its headers as the specifications define them. Yoga's SSE writer
+ * sends its own header object beside the ones set later, so the answer would carry two
+ * Cache-Control headers, and `Content-Encoding: none`, which names no coding (RFC 9110 §8.4.1):
+ * the answer is made anew with one of each.
+ */
+function inParts(response: Response, fetchAPI: { Response: typeof Response }): Response {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name.toLowerCase()] = value;
+  });
+  if (headers['content-encoding'] === 'none') delete headers['content-encoding'];
+  headers['cache-control'] = 'no-store';
+  headers.vary = GRAPHQL_VARY;
+  // nginx (and proxies that follow it) pass each part on as it comes instead of buffering.
+  headers['x-accel-buffering'] = 'no';
+  return new fetchAPI.Response(response.body, { status: response.status, headers });
 }
