@@ -92,6 +92,7 @@ export function createEdge(options: EdgeOptions): Edge {
     yoga,
     context: contextDepsOf(resolved),
     maxBodyBytes: (options.limits ?? DEFAULT_LIMITS).maxBodyBytes,
+    maxBatchOperations: (options.limits ?? DEFAULT_LIMITS).maxBatchOperations,
     logger,
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.tracing ? { tracing: options.tracing } : {}),

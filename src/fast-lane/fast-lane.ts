@@ -16,34 +16,11 @@ import type { HandOff } from '../policy/hand-off.ts';
 import { type Lanes, operationKey, type PreparedOperation } from '../policy/prepared-operations.ts';
 import type { RateLimit } from '../policy/rate-limit.ts';
 import { type Context, type ContextDeps, createContext } from '../schema/context.ts';
+import { serveBatch } from './batch.ts';
+import { type FastLaneOptions, handOver, headerValue } from './hand-over.ts';
 import { getParams, type PlainParams, plainBody, plainGet, plainRequest } from './plain-request.ts';
 
-/**
- * Yoga's node handler: the server of record, for every request the fast lane does not answer; what
- * the fast lane learned about the request goes with it, in Yoga's server context.
- */
-export type YogaHandler = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  ...context: Array<{ lane: HandOff }>
-) => unknown;
-
-export interface FastLaneOptions {
-  lanes: Lanes;
-  yoga: YogaHandler;
-  context: ContextDeps;
-  maxBodyBytes: number;
-  logger: Logger;
-  metrics?: Metrics;
-  tracing?: Tracing;
-  /** The per-key limit, consulted before execution; Yoga words a refusal. */
-  rateLimit?: RateLimit;
-  /** A request's client address, for the log line. */
-  clientAddress: (req: IncomingMessage) => string;
-  /** `max-age` of a successful query's answer (the response cache's TTL in seconds); 0: none. */
-  cacheMaxAgeSeconds: number;
-  onDeprecatedUse: (use: DeprecatedUse) => void;
-}
+export type { FastLaneOptions, YogaHandler } from './hand-over.ts';
 
 /**
  * The fast lane: serves operations Yoga has already prepared (see prepared-operations.ts) without
@@ -78,7 +55,11 @@ export function createFastLane(
     req.on('error', () => res.destroy());
     req.on('end', () => {
       const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      serve(req, res, body, plainBody(body), headersKey, started, options).catch(() => {
+      const params = plainBody(body, options.maxBatchOperations);
+      const served = Array.isArray(params)
+        ? serveBatch(req, res, body, params, headersKey, started, options)
+        : serve(req, res, body, params, headersKey, started, options);
+      served.catch(() => {
         // Only a bug of ours gets here (serve hands every unexpected case to Yoga): Yoga answers
         // it, which may run the operation again; nothing has been written yet.
         if (!res.headersSent) handOver(req, res, body, options);
@@ -250,28 +231,4 @@ function logClientGone(
     },
     CLIENT_GONE_STATUS,
   );
-}
-
-/**
- * Gives the request to Yoga with what the fast lane knows of it (its parameters, when a POST body was
- * a plain one, spare Yoga's parser a second decode and parse), and the body when the fast lane has
- * read it.
- */
-function handOver(
-  req: IncomingMessage,
-  res: ServerResponse,
-  body: Buffer | undefined,
-  options: FastLaneOptions,
-  handOff?: HandOff,
-): void {
-  options.lanes.served.yoga++;
-  // @whatwg-node/server builds the fetch Request from `req.body` when a framework has read it.
-  if (body) (req as IncomingMessage & { body?: Buffer }).body = body;
-  if (handOff) options.yoga(req, res, { lane: handOff });
-  else options.yoga(req, res);
-}
-
-function headerValue(req: IncomingMessage, name: string): string | null {
-  const value = req.headers[name];
-  return typeof value === 'string' ? value : null;
 }

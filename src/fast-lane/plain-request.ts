@@ -81,8 +81,11 @@ export interface PlainParams {
   variables?: Record<string, unknown> | null;
 }
 
-/** The body's GraphQL parameters when they are the plain case, else undefined (Yoga words any refusal). */
-export function plainBody(body: Buffer): PlainParams | undefined {
+/**
+ * The body's GraphQL parameters when they are the plain case: one operation's, or a batch's (2 to
+ * `maxBatch` entries, each the plain case); else undefined (Yoga words any refusal).
+ */
+export function plainBody(body: Buffer, maxBatch = 1): PlainParams | PlainParams[] | undefined {
   // Yoga's lane refuses invalid UTF-8; Buffer#toString would replace it silently.
   if (!isUtf8(body)) return undefined;
   let value: unknown;
@@ -91,6 +94,18 @@ export function plainBody(body: Buffer): PlainParams | undefined {
   } catch {
     return undefined;
   }
+  if (!Array.isArray(value)) return plainObject(value);
+  if (value.length < 2 || value.length > maxBatch) return undefined;
+  const entries: PlainParams[] = [];
+  for (const entry of value) {
+    const params = plainObject(entry);
+    if (params === undefined) return undefined;
+    entries.push(params);
+  }
+  return entries;
+}
+
+function plainObject(value: unknown): PlainParams | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   for (const key in value) if (!BODY_KEYS.has(key)) return undefined;
   return plainParams(value as Record<string, unknown>);

@@ -89,8 +89,11 @@ export interface FastOperation {
   operationType: string;
   /** From the start of execution to its result. */
   executeSeconds: number;
-  /** From the request's arrival to its answer. */
-  httpSeconds: number;
+  /**
+   * From the request's arrival to its answer; undefined for a batch's entries but one, since the
+   * HTTP request is one.
+   */
+  httpSeconds: number | undefined;
   status: number;
   /** The HTTP method: the fast lane serves POST and, for queries, GET. */
   method: 'GET' | 'POST';
@@ -206,6 +209,7 @@ function operationMetrics(registry: Registry): Pick<Metrics, 'plugin' | 'servedF
         operationSeries.add(operationKey, seriesOfOperation(operationName, operationType));
       forOperation.count();
       forOperation.duration(operation.executeSeconds);
+      if (operation.httpSeconds === undefined) return;
       const httpKey = `${method} ${status}`;
       const forHttp =
         httpSeries.get(httpKey) ??

@@ -2,6 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import type { GraphQLParams } from 'graphql-yoga';
 import type { Context } from '../schema/context.ts';
+import type { Loaders } from '../upstream/loaders.ts';
+import type { RateLimitDecision } from './rate-limit.ts';
 
 /**
  * What the fast lane tells Yoga about a request it hands over, carried in Yoga's server context
@@ -15,12 +17,23 @@ export interface HandOff {
    */
   toPrepare?: { operation: string; headers: string };
   /**
+   * The same for a batch: each entry's operation key (undefined for one the fast lane could not
+   * serve), and the key of the batch answer's headers.
+   */
+  toPrepareBatch?: { operations: ReadonlyArray<string | undefined>; headers: string };
+  /**
    * The fast lane executed it, and the result is not the plain case (it has errors): Yoga answers
    * from this result and context, so nothing runs upstream twice.
    */
   executed?: { context: Context; result: ExecutionResult };
   /** The GraphQL parameters the fast lane read from the body: Yoga's parser takes them as they are. */
   parsed?: GraphQLParams;
+  /**
+   * The fast lane ran this batch and one entry's result is not the plain case: Yoga answers it on
+   * the same loaders (what they received is in their memo: nothing is sent twice) and takes each
+   * entry's rate-limit decision as already made.
+   */
+  batch?: { loaders: Loaders | undefined; decisions: readonly RateLimitDecision[] };
 }
 
 /**

@@ -8,40 +8,57 @@ import { type Lanes, PER_ANSWER_HEADERS, type PreparedOperation } from '../polic
 /** The one form the fast lane writes: a JSON body (never SSE or multipart/mixed parts). */
 const JSON_ANSWER = /^application\/(graphql-response\+)?json\b/i;
 
+/** What one operation Yoga ran may be prepared as, under its key. */
+interface Ready {
+  key: string;
+  operation: PreparedOperation;
+}
+
 /**
  * Keeps what Yoga learned from a request the edge marked as a fast-lane candidate (see
- * `HandOff.toPrepare`): once its operation ran without errors and compiled, the fast lane serves it.
+ * `HandOff.toPrepare`, and `toPrepareBatch` for a batch's entries): once its operations ran
+ * without errors and compiled, the fast lane serves them.
  */
-export function usePreparation(lanes: Lanes, compiled: CompiledExecution): Plugin {
-  const ready = new WeakMap<Request, { key: string; operation: PreparedOperation }>();
+export function usePreparation(
+  lanes: Lanes,
+  compiled: CompiledExecution,
+  batchEntryOf: (context: object) => { readonly index: number } | undefined = () => undefined,
+): Plugin {
+  const ready = new WeakMap<Request, Ready[]>();
   return {
     onExecute({ args }) {
       const { lane, request } = args.contextValue as LaneContext & { request?: Request };
-      const keys = lane?.toPrepare;
-      if (keys === undefined || request === undefined) return;
+      if (request === undefined || lane === undefined) return;
+      const index = batchEntryOf(args.contextValue as object)?.index;
+      const key = index === undefined ? lane.toPrepare?.operation : lane.toPrepareBatch?.operations[index];
+      if (key === undefined) return;
       return {
         onExecuteDone({ result }) {
           if (!('data' in result) || result.errors?.length || result.data == null) return;
           const query = compiled.compiledFor(args.document, args.operationName);
           const operation = getOperationAST(args.document, args.operationName);
           if (!query || !operation) return;
-          ready.set(request, {
-            key: keys.operation,
+          const entry: Ready = {
+            key,
             operation: {
               compiled: query,
               plan: lanes.planning ? compilePlan(args.schema, args.document, args.operationName) : undefined,
               operationType: operation.operation,
               operationName: operation.name?.value,
             },
-          });
+          };
+          const list = ready.get(request);
+          if (list) list.push(entry);
+          else ready.set(request, [entry]);
         },
       };
     },
     // Last of all plugins, so every header Yoga and the other plugins set is on the response.
     onResponse({ request, response, serverContext }) {
-      const prepared = ready.get(request);
-      const keys = (serverContext as LaneContext).lane?.toPrepare;
-      if (!prepared || !keys || response.status !== 200) return;
+      const list = ready.get(request);
+      const { lane } = serverContext as LaneContext;
+      const headersKey = lane?.toPrepare?.headers ?? lane?.toPrepareBatch?.headers;
+      if (!list || headersKey === undefined || response.status !== 200) return;
       // Yoga answers a plain result in parts too, when Accept asks for SSE or multipart/mixed
       // only: those headers over the fast lane's JSON body would be another answer (or no valid
       // HTTP at all, with both Content-Length and chunked Transfer-Encoding).
@@ -50,8 +67,8 @@ export function usePreparation(lanes: Lanes, compiled: CompiledExecution): Plugi
       response.headers.forEach((value, name) => {
         if (!PER_ANSWER_HEADERS.has(name)) headers.push(name, value);
       });
-      lanes.headers.set(keys.headers, headers);
-      lanes.prepared.set(prepared.key, prepared.operation);
+      lanes.headers.set(headersKey, headers);
+      for (const { key, operation } of list) lanes.prepared.set(key, operation);
     },
   };
 }

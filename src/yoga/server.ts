@@ -214,7 +214,7 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
   // After compression, whose Vary it replaces with the full list.
   plugins.push(useCacheHeaders(options.cache?.ttlMs));
   // After compression: it learns the headers of the answer as the client receives it.
-  if (lanes) plugins.push(usePreparation(lanes, compiled));
+  if (lanes) plugins.push(usePreparation(lanes, compiled, batches.entryOf));
   return createYoga<LaneContext, Context>({
     schema: options.federation ? subgraph().schema : schema,
     plugins,

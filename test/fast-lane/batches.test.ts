@@ -4,9 +4,9 @@ import { seedPets } from '../support/fake-upstream.ts';
 import { useGateway } from '../support/fixture.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 
-// A batch goes to Yoga whichever lane the edge would choose for its operations: the same bytes,
-// status and headers with the fast lane on (after its operations were prepared one by one) as
-// with FAST_LANE=off.
+// A batch answers the same whichever lane serves it: the same bytes, status and headers with the
+// fast lane on (which serves a batch of prepared reads itself, and hands the rest to Yoga) as with
+// FAST_LANE=off.
 
 const TOKEN = 'batch-lanes-token';
 const AUTH = `Bearer ${TOKEN}`;

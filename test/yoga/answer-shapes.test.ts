@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 
@@ -78,6 +79,32 @@ describe('a subscription that does not validate', () => {
       'application/graphql-response+json': 400,
       'application/json': 200,
     });
+  });
+});
+
+describe('a subscription that does not validate, over graphql-ws', () => {
+  it('comes back as its errors, as over SSE, and the socket stays open', async () => {
+    const ws = new WebSocket(gateway.url.replace(/^http/, 'ws'), 'graphql-transport-ws');
+    const messages: Array<{ id?: string; type: string; payload?: unknown }> = [];
+    ws.on('message', (data) => messages.push(JSON.parse(String(data))));
+    await new Promise((resolve) => ws.once('open', resolve));
+    try {
+      ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${TOKEN}` } }));
+      for (let i = 0; i < 100 && !messages.some((m) => m.type === 'connection_ack'); i++)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      ws.send(
+        JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { pets { nope } }' } }),
+      );
+      for (let i = 0; i < 100 && !messages.some((m) => m.type === 'complete'); i++)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      const next = messages.find((m) => m.type === 'next') as {
+        payload: { errors: Array<{ extensions: { code: string } }> };
+      };
+      expect(next.payload.errors[0]?.extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+      expect(ws.readyState).toBe(WebSocket.OPEN);
+    } finally {
+      ws.terminate();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
+import type { LaneContext } from '../../policy/hand-off.ts';
 import type { Loaders } from '../../upstream/loaders.ts';
 import type { PersistedDocuments } from './persisted-documents.ts';
 
@@ -49,7 +50,9 @@ export function createBatches(documents?: PersistedDocuments, onBatch?: (size: n
   const batches = new WeakMap<Request, Batch>();
   const entries = new WeakMap<object, BatchEntry>();
   const plugin: Plugin = {
-    onRequestParse({ request }) {
+    onRequestParse({ request, serverContext }) {
+      // A batch the fast lane ran and handed over: its entries go on with the loaders it used.
+      const handed = (serverContext as LaneContext).lane?.batch;
       return {
         onRequestParseDone({ requestParserResult }) {
           if (!Array.isArray(requestParserResult)) return;
@@ -59,7 +62,7 @@ export function createBatches(documents?: PersistedDocuments, onBatch?: (size: n
             ordered: requestParserResult.some((params) => mayMutate(params, documents)),
             next: 0,
             tail: Promise.resolve(),
-            share: {},
+            share: handed?.loaders ? { loaders: handed.loaders } : {},
           });
         },
       };

@@ -7,14 +7,20 @@ import { rateLimited, refusedKeysLimited } from '../../schema/errors.ts';
  * Yoga's side of the limit: every GraphQL request (each operation of a batch) is checked once its parameters are read, before
  * its document is parsed or anything runs. A refused request is answered 429 with `Retry-After`.
  */
-export function useRateLimit(limit: RateLimit, batchEntryOf: (context: object) => unknown): Plugin {
+export function useRateLimit(
+  limit: RateLimit,
+  batchEntryOf: (context: object) => { readonly index: number } | undefined,
+): Plugin {
   return {
     async onParams({ request, context }) {
-      const { req, sharedReq } = context as LaneContext;
+      const { req, sharedReq, lane } = context as LaneContext;
+      const batchEntry = batchEntryOf(context);
       // Each operation of a batch, a WebSocket or an MCP request counts: its own decision, under
-      // its own context.
-      const entry = batchEntryOf(context) !== undefined || sharedReq ? context : undefined;
-      const decision = await limit.check(req, request.headers.get('authorization'), entry);
+      // its own context; a batch the fast lane handed over was decided there, entry by entry.
+      const entry = batchEntry !== undefined || sharedReq ? context : undefined;
+      const decision =
+        (batchEntry && lane?.batch?.decisions[batchEntry.index]) ??
+        (await limit.check(req, request.headers.get('authorization'), entry));
       if (decision.limited) {
         throw decision.reason === 'refused_keys'
           ? refusedKeysLimited(decision.retryAfterSeconds)

@@ -140,19 +140,21 @@ function refusal(forms: string): ResultProcessor {
  * Yoga's SSE writer, answering a result that failed before it could stream (a document that does
  * not validate, variables that do not coerce) with the status the error carries, as multipart and
  * `application/graphql-response+json` answer it: Yoga's writer says 200 for those. Only the
- * legacy `application/json` form keeps 200, as GraphQL over HTTP asks.
+ * legacy `application/json` form keeps 200, as GraphQL over HTTP asks. The events are the ones
+ * Yoga writes for one result.
  */
 function withErrorStatus(sse: ResultProcessor): ResultProcessor {
   return (result, fetchAPI, type) => {
-    const response = sse(result, fetchAPI, type) as Response;
-    const errors = Array.isArray(result) || isAsyncIterable(result) ? [] : (result.errors ?? []);
-    let status = response.status;
-    for (const error of errors) {
-      const http = (error.extensions as { http?: { status?: number } } | undefined)?.http;
-      if (http?.status && (status === 200 || http.status > status)) status = http.status;
-    }
-    if (status === response.status) return response;
-    return new fetchAPI.Response(response.body, { status, headers: response.headers });
+    if (Array.isArray(result) || isAsyncIterable(result)) return sse(result, fetchAPI, type);
+    const json = processRegularResult(result, fetchAPI, 'application/graphql-response+json');
+    if (json.status === 200) return sse(result, fetchAPI, type);
+    return json.text().then(
+      (text) =>
+        new fetchAPI.Response(`:\n\nevent: next\ndata: ${text}\n\nevent: complete\ndata:\n\n`, {
+          status: json.status,
+          headers: { 'content-type': 'text/event-stream', connection: 'keep-alive' },
+        }),
+    );
   };
 }
 

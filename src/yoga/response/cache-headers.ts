@@ -38,9 +38,9 @@ export function useCacheHeaders(responseCacheTtlMs: number | undefined): Plugin 
       const answer = executed.get(request);
       if (answer && result.some((one) => 'errors' in one && one.errors?.length)) answer.ok = false;
     },
-    onResponse({ request, response, setResponse, fetchAPI }) {
+    onResponse({ request, response }) {
       const type = response.headers.get('content-type') ?? '';
-      if (PARTS.test(type)) return setResponse(inParts(response, fetchAPI));
+      if (PARTS.test(type)) return inParts(response);
       if (!GRAPHQL_ANSWER.test(type)) return;
       const answer = executed.get(request);
       response.headers.set(
@@ -67,20 +67,18 @@ function operationTypeOf(
 }
 
 /**
- * An answer in parts, with its headers as the specifications define them. Yoga's SSE writer
- * sends its own header object beside the ones set later, so the answer would carry two
- * Cache-Control headers, and `Content-Encoding: none`, which names no coding (RFC 9110 §8.4.1):
- * the answer is made anew with one of each.
+ * An answer in parts, with its headers as the specifications define them. Yoga's SSE writer gives
+ * its headers as an object (`Cache-Control: no-cache`, `Content-Encoding: none`, which names no
+ * coding: RFC 9110 §8.4.1) that the adapter writes beside those set later under other spellings:
+ * they are removed by their own spelling first, so one of each goes out.
  */
-function inParts(response: Response, fetchAPI: { Response: typeof Response }): Response {
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    headers[name.toLowerCase()] = value;
-  });
-  if (headers['content-encoding'] === 'none') delete headers['content-encoding'];
-  headers['cache-control'] = 'no-store';
-  headers.vary = GRAPHQL_VARY;
+function inParts(response: Response): void {
+  const { headers } = response;
+  for (const name of ['Cache-Control', 'cache-control', 'Content-Encoding', 'content-encoding']) {
+    if (name.toLowerCase() !== 'content-encoding' || headers.get(name) === 'none') headers.delete(name);
+  }
+  headers.set('cache-control', 'no-store');
+  headers.set('vary', GRAPHQL_VARY);
   // nginx (and proxies that follow it) pass each part on as it comes instead of buffering.
-  headers['x-accel-buffering'] = 'no';
-  return new fetchAPI.Response(response.body, { status: response.status, headers });
+  headers.set('x-accel-buffering', 'no');
 }

@@ -1,0 +1,195 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ExecutionResult } from 'graphql';
+import { hasUnsafeNumber } from '../contract/int64.ts';
+import { runPlan } from '../execution/run-plan.ts';
+import { CLIENT_GONE_STATUS, logOperation } from '../observability/logging.ts';
+import { type RequestId, requestIdOf } from '../observability/request-id.ts';
+import { cacheControl } from '../policy/cache-headers.ts';
+import { cancelWhenClientGoes } from '../policy/client-gone.ts';
+import { chooseEncoding, encode } from '../policy/compression.ts';
+import { operationKey, type PreparedOperation } from '../policy/prepared-operations.ts';
+import type { RateLimitDecision } from '../policy/rate-limit.ts';
+import { type Context, createContext } from '../schema/context.ts';
+import type { Loaders } from '../upstream/loaders.ts';
+import { type FastLaneOptions, handOver, headerValue } from './hand-over.ts';
+import type { PlainParams } from './plain-request.ts';
+
+const ALLOWED: readonly RateLimitDecision[] = [];
+
+/**
+ * A batch of prepared queries, served as Yoga serves one (yoga/request/batches.ts): its entries run
+ * together on the caller's shared loaders, each rate-limited, logged and counted on its own, and
+ * the answer is one JSON array in entry order, in Yoga's bytes and headers. A batch that may hold
+ * a mutation (run in order), an entry not prepared, or a trace to write is Yoga's from the start;
+ * an entry refused by the rate limit, or whose result is not the plain case (errors, deprecated
+ * fields), hands the whole batch to Yoga with the loaders (what they received is in their memo,
+ * so nothing is sent upstream twice) and the rate limit's decisions (nothing is counted twice).
+ */
+export async function serveBatch(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+  entries: readonly PlainParams[],
+  headersKey: string,
+  started: number,
+  options: FastLaneOptions,
+): Promise<void> {
+  const batchHeaders = `batch\u0000${headersKey}`;
+  const learned = options.lanes.headers.get(batchHeaders);
+  const { prepared, keys } = preparedQueries(entries, options);
+  if (options.tracing) return handOver(req, res, body, options);
+  if (prepared === undefined || learned === undefined) {
+    // Yoga prepares the entries it runs without errors, and learns the batch answer's headers.
+    return handOver(req, res, body, options, { toPrepareBatch: { operations: keys, headers: batchHeaders } });
+  }
+  const authorization = req.headers.authorization;
+  const { rateLimit } = options;
+  const decisions = rateLimit
+    ? await Promise.all(entries.map(() => rateLimit.check(req, authorization, {})))
+    : ALLOWED;
+  if (decisions.some((decision) => decision.limited)) {
+    return handOver(req, res, body, options, { batch: { loaders: undefined, decisions } });
+  }
+  const share: { loaders?: Loaders } = {};
+  const contexts = entries.map((entry) =>
+    createContext(authorization, options.context, entry.variables ?? {}, share),
+  );
+  if (share.loaders) cancelWhenClientGoes(res, share.loaders);
+  const executeStarted = performance.now();
+  const planned = { count: 0 };
+  const results = await Promise.all(
+    prepared.map((operation, index) =>
+      executeOne(operation, contexts[index] as Context, entries[index]?.variables ?? {}, planned),
+    ),
+  );
+  const executeSeconds = (performance.now() - executeStarted) / 1000;
+  const plain = results.every((result) => !result.errors?.length && result.data != null);
+  if (!res.destroyed && (!plain || contexts.some((context) => context.deprecations.size > 0))) {
+    return handOver(req, res, body, options, { batch: { loaders: share.loaders, decisions } });
+  }
+  share.loaders?.release();
+  const requestIds = entries.map(() => requestIdOf(headerValue(req, 'x-request-id')));
+  if (!res.destroyed) {
+    writeArray(req, res, results, learned, requestIds[0] as RequestId, options);
+    // A request answered by plans alone, as for one operation.
+    if (planned.count === prepared.length) options.lanes.served.planned++;
+  }
+  logAndCount(req, prepared, share.loaders, requestIds, started, executeSeconds, res.destroyed, options);
+}
+
+/**
+ * Each entry's prepared query, or undefined when one is not one the fast lane may run; and each
+ * entry's operation key (undefined where it can never be prepared), for Yoga to prepare.
+ */
+function preparedQueries(
+  entries: readonly PlainParams[],
+  options: FastLaneOptions,
+): { prepared: PreparedOperation[] | undefined; keys: Array<string | undefined> } {
+  let prepared: PreparedOperation[] | undefined = [];
+  const keys: Array<string | undefined> = [];
+  for (const entry of entries) {
+    // A JSON number past 2^53 was rounded by the parse: Yoga's lane refuses it where an ID is expected.
+    const unsafe = entry.variables != null && hasUnsafeNumber(entry.variables);
+    const key = unsafe
+      ? undefined
+      : operationKey(
+          entry.query,
+          entry.documentId,
+          entry.operationName,
+          entry.extensions?.persistedQuery?.sha256Hash,
+        );
+    keys.push(key);
+    const operation = key === undefined ? undefined : options.lanes.prepared.get(key);
+    // Reads only: a batch that may hold a mutation runs its entries in order, in Yoga's lane.
+    if (operation === undefined || operation.operationType !== 'query') prepared = undefined;
+    else prepared?.push(operation);
+  }
+  return { prepared, keys };
+}
+
+async function executeOne(
+  operation: PreparedOperation,
+  context: Context,
+  variables: Record<string, unknown>,
+  planned: { count: number },
+): Promise<ExecutionResult> {
+  if (operation.plan) {
+    const data = await runPlan(operation.plan, context, variables);
+    if (data !== undefined) {
+      planned.count++;
+      return { data };
+    }
+  }
+  return operation.compiled.query(undefined, context, variables) as Promise<ExecutionResult>;
+}
+
+/** The batch's answer: one JSON array, with the headers Yoga's answer carries. */
+function writeArray(
+  req: IncomingMessage,
+  res: ServerResponse,
+  results: readonly ExecutionResult[],
+  learned: readonly string[],
+  requestId: RequestId,
+  options: FastLaneOptions,
+): void {
+  const text = `[${results.map((result) => JSON.stringify(result)).join(',')}]`;
+  const acceptEncoding = headerValue(req, 'accept-encoding') ?? undefined;
+  const encoding = acceptEncoding ? chooseEncoding(acceptEncoding, Buffer.byteLength(text)) : undefined;
+  const body = encoding ? encode(text, encoding) : text;
+  const headers = [
+    ...learned,
+    'content-length',
+    String(Buffer.byteLength(body)),
+    'cache-control',
+    cacheControl({ ok: true, operationType: 'query' }, options.cacheMaxAgeSeconds),
+  ];
+  if (encoding) headers.push('content-encoding', encoding);
+  headers.push('x-request-id', requestId);
+  res.writeHead(200, headers);
+  res.end(body);
+  options.lanes.served.fast++;
+}
+
+/**
+ * A line and a count per entry, as Yoga's lane writes them: the shared calls on the first entry's
+ * line, the request's HTTP duration once.
+ */
+function logAndCount(
+  req: IncomingMessage,
+  prepared: readonly PreparedOperation[],
+  loaders: Loaders | undefined,
+  requestIds: readonly RequestId[],
+  started: number,
+  executeSeconds: number,
+  gone: boolean,
+  options: FastLaneOptions,
+): void {
+  const clientAddress = options.clientAddress(req);
+  const size = prepared.length;
+  const calls = loaders?.upstreamCalls ?? 0;
+  options.metrics?.batch(size);
+  for (const [index, operation] of prepared.entries()) {
+    logOperation(
+      options.logger,
+      {
+        started,
+        requestId: requestIds[index] as RequestId,
+        clientAddress,
+        operationType: operation.operationType,
+        upstreamCalls: index === 0 ? () => calls : () => 0,
+        batch: { index, size },
+        ...(gone ? { clientGone: true } : {}),
+        ...(operation.operationName === undefined ? {} : { operationName: operation.operationName }),
+      },
+      gone ? CLIENT_GONE_STATUS : 200,
+    );
+    options.metrics?.servedFast({
+      operationName: operation.operationName,
+      operationType: operation.operationType,
+      executeSeconds,
+      httpSeconds: index === size - 1 ? (performance.now() - started) / 1000 : undefined,
+      status: 200,
+      method: 'POST',
+    });
+  }
+}
