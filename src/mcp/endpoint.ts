@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../observability/metrics.ts';
 import { requestIdOf } from '../observability/request-id.ts';
 import type { Tracing } from '../observability/tracing.ts';
-import { originAllowed } from '../policy/origin.ts';
+import { originListed } from '../policy/origin.ts';
 import { schema } from '../schema/index.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { CallContext, GraphQLFetch } from './graphql-call.ts';
@@ -29,7 +29,10 @@ import { BUILT_IN_TOOLS } from './tools.ts';
 export interface McpEndpointOptions {
   /** Yoga's `fetch`: every tool call is a GraphQL request Yoga serves. */
   fetch: GraphQLFetch;
-  /** CORS_ORIGINS: a request with any other `Origin` is refused 403 (DNS rebinding). */
+  /**
+   * CORS_ORIGINS: a request with an `Origin` it does not name is refused 403 (DNS rebinding); `*`
+   * names none here (policy/origin.ts, originListed).
+   */
   corsOrigins: readonly string[];
   /** MAX_BODY_BYTES: the bound on one MCP request body. */
   maxBodyBytes: number;
@@ -83,16 +86,16 @@ function admit(
   headers: Record<string, string>,
 ): string | undefined {
   const origin = req.headers.origin;
+  if (!originListed(corsOrigins, origin)) {
+    return void rpcError(
+      res,
+      403,
+      SERVER_ERROR,
+      `Requests from the origin ${JSON.stringify(origin?.slice(0, 200))} are not allowed here: /mcp admits only origins CORS_ORIGINS lists by name (not *).`,
+      headers,
+    );
+  }
   if (origin !== undefined) {
-    if (!originAllowed(corsOrigins, origin)) {
-      return void rpcError(
-        res,
-        403,
-        SERVER_ERROR,
-        `Requests from the origin ${JSON.stringify(origin.slice(0, 200))} are not allowed here (CORS_ORIGINS).`,
-        headers,
-      );
-    }
     Object.assign(headers, {
       'access-control-allow-origin': origin,
       'access-control-expose-headers': 'mcp-session-id, www-authenticate, x-request-id',
