@@ -21,6 +21,7 @@ import {
   sessionIdFor,
   writeResponse,
 } from './http.ts';
+import { refuseInvalidParams } from './messages.ts';
 import { operationsAsTools } from './operations-as-tools.ts';
 import { createMcpServer } from './server.ts';
 import type { ToolSpec } from './tool.ts';
@@ -125,6 +126,62 @@ function admit(
 }
 
 /**
+ * The body, read and parsed; undefined once answered: refused as /graphql refuses a body (too
+ * large, not JSON, an empty batch or one too long).
+ */
+async function bodyOf(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: McpEndpointOptions,
+  headers: Record<string, string>,
+): Promise<{ body: unknown } | undefined> {
+  const text = await readCapped(req, options.maxBodyBytes);
+  if (text === undefined) {
+    const tooLarge = `The request body is over ${options.maxBodyBytes} bytes (MAX_BODY_BYTES).`;
+    return void rpcError(res, 413, SERVER_ERROR, tooLarge, headers);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return void rpcError(res, 400, PARSE_ERROR, 'Parse error: the body is not JSON.', headers);
+  }
+  if (Array.isArray(body) && (body.length === 0 || body.length > options.maxBatchMessages)) {
+    const problem =
+      body.length === 0
+        ? 'Invalid Request: an empty batch.'
+        : `Invalid Request: a batch holds at most ${options.maxBatchMessages} messages (MAX_BATCH_OPERATIONS); this one holds ${body.length}.`;
+    return void rpcError(res, 400, INVALID_REQUEST, problem, headers);
+  }
+  return { body };
+}
+
+/** Serves one admitted request through a new MCP server and transport, which live as long as it does. */
+async function answer(
+  res: ServerResponse,
+  body: unknown,
+  call: CallContext,
+  served: { tools: readonly ToolSpec[]; schemaText: string; headers: Record<string, string> },
+): Promise<void> {
+  const server = createMcpServer(served.tools, served.schemaText, call);
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  await server.connect(transport);
+  refuseInvalidParams(transport);
+  try {
+    const request = new Request(`http://gateway${call.req.url}`, {
+      method: 'POST',
+      headers: headersOf(call.req),
+    });
+    await writeResponse(res, await transport.handleRequest(request, { parsedBody: body }), served.headers);
+  } finally {
+    await server.close();
+  }
+}
+
+/**
  * `/mcp`: the Model Context Protocol over Streamable HTTP, stateless (a new server and transport
  * per request, as the SDK's stateless example), answering in JSON. Returns a handler that serves
  * `/mcp` and returns true, or returns false for every other path.
@@ -137,58 +194,25 @@ export function createMcpEndpoint(
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
     const headers: Record<string, string> = { 'x-request-id': requestId };
+    const clientAddress = options.clientAddress(req);
     const authorization = admit(req, res, options.corsOrigins, headers);
     if (authorization === undefined) return;
-    const text = await readCapped(req, options.maxBodyBytes);
-    if (text === undefined) {
-      return rpcError(
-        res,
-        413,
-        SERVER_ERROR,
-        `The request body is over ${options.maxBodyBytes} bytes (MAX_BODY_BYTES).`,
-        headers,
-      );
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      return rpcError(res, 400, PARSE_ERROR, 'Parse error: the body is not JSON.', headers);
-    }
-    if (Array.isArray(body) && body.length > options.maxBatchMessages) {
-      return rpcError(
-        res,
-        400,
-        INVALID_REQUEST,
-        `Invalid Request: a batch holds at most ${options.maxBatchMessages} messages (MAX_BATCH_OPERATIONS); this one holds ${body.length}.`,
-        headers,
-      );
-    }
-    const init = initializingClient(body);
+    const parsed = await bodyOf(req, res, options, headers);
+    if (parsed === undefined) return;
+    const init = initializingClient(parsed.body);
     if (init) headers['mcp-session-id'] = sessionIdFor(init.name);
     const call: CallContext = {
       fetch: options.fetch,
       req,
       authorization,
       requestId,
-      clientAddress: options.clientAddress(req),
+      clientAddress,
       clientName: init ? init.name : clientOfSession(req.headers['mcp-session-id']),
       logger: options.logger,
       metrics: options.metrics,
       tracing: options.tracing,
     };
-    const server = createMcpServer(tools, schemaText, call);
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    await server.connect(transport);
-    try {
-      const request = new Request(`http://gateway${req.url}`, { method: 'POST', headers: headersOf(req) });
-      await writeResponse(res, await transport.handleRequest(request, { parsedBody: body }), headers);
-    } finally {
-      await server.close();
-    }
+    await answer(res, parsed.body, call, { tools, schemaText, headers });
   };
   return (req, res) => {
     if (!isMcpPath(req.url)) return false;

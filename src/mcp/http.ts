@@ -24,9 +24,13 @@ export function rpcError(
   res.end(body);
 }
 
-/** JSON-RPC's codes for a body that is not JSON, one that is no valid request, and this server's own refusals. */
+/**
+ * JSON-RPC's codes for a body that is not JSON, one that is no valid request, params its method
+ * does not take, and this server's own refusals.
+ */
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
+export const INVALID_PARAMS = -32602;
 export const SERVER_ERROR = -32000;
 
 /** The request body, at most `maxBytes` (a lying or absent Content-Length cannot get past it); undefined when over. */
