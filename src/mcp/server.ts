@@ -1,7 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { type CallContext, runToolCall } from './graphql-call.ts';
-import type { ToolSpec } from './tool.ts';
+import { annotationsOf, type ToolSpec } from './tool.ts';
 
 /** Where the schema is offered to assistants writing their own queries. */
 export const SCHEMA_URI = 'graphql://schema';
@@ -30,7 +30,7 @@ export function createMcpServer(
         // than dropped while the call runs as if it had not been sent.
         inputSchema: z.strictObject(tool.input),
         outputSchema: tool.output,
-        annotations: { readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
+        annotations: annotationsOf(tool),
       },
       (args: Record<string, unknown>) => runToolCall(tool, args, call),
     );
@@ -45,5 +45,11 @@ export function createMcpServer(
     },
     (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/graphql', text: schemaText }] }),
   );
+  // The SDK declares that it announces changes to these lists; a server that lives for one request
+  // never announces anything, and its lists are the same on every request.
+  server.server.registerCapabilities({
+    tools: { listChanged: false },
+    resources: { listChanged: false },
+  });
   return server;
 }

@@ -62,6 +62,14 @@ describe('with PERSISTED_OPERATIONS=require', () => {
     };
     expect(Object.keys(create.properties).sort()).toEqual(['categoryId', 'name', 'status']);
     expect(byName.get('list_pets')?.outputSchema?.properties).toHaveProperty('pets');
+    // From the operation type: a query reads; the mutation adds a pet, and each call adds another.
+    expect(byName.get('get_pet')?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
+    expect(byName.get('create_pet')?.annotations).toEqual({
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    });
   });
 
   it('runs a manifest tool by its document id, the int64 id exact', async () => {

@@ -56,6 +56,27 @@ describe('the MCP endpoint without a manifest', () => {
     expect(runQuery?.description).toMatch(/pet\(id\).*deprecated/s);
   });
 
+  it('gives every tool the four annotations: queries read only, create_pet an additive write a client asks before', async () => {
+    const { tools } = await alice.listTools();
+    const read = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+    expect(Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations]))).toEqual({
+      list_pets: read,
+      run_query: read,
+      create_pet: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+    });
+  });
+
+  it('declares no announcements of list changes, which a server living for one request never sends', () => {
+    const capabilities = alice.getServerCapabilities();
+    expect(capabilities?.tools?.listChanged).toBeFalsy();
+    expect(capabilities?.resources?.listChanged).toBeFalsy();
+  });
+
   it('offers the schema as a resource', async () => {
     const { resources } = await alice.listResources();
     expect(resources.map((resource) => resource.uri)).toContain('graphql://schema');
