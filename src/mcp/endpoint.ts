@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { printSchema } from 'graphql';
 import type { Logger } from 'pino';
+import { nestsDeeperThan } from '../contract/json-depth.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { requestIdOf } from '../observability/request-id.ts';
 import type { Tracing } from '../observability/tracing.ts';
@@ -14,6 +15,7 @@ import {
   headersOf,
   INVALID_REQUEST,
   initializingClient,
+  MAX_JSON_DEPTH,
   PARSE_ERROR,
   readCapped,
   rpcError,
@@ -125,24 +127,35 @@ function admit(
   return caller.authorization;
 }
 
+/** Why a request is not served, for its one warn line: nothing a stack would explain. */
+type NotServed = (reason: string) => void;
+
 /**
- * The body, read and parsed; undefined once answered: refused as /graphql refuses a body (too
- * large, not JSON, an empty batch or one too long).
+ * The body, read and parsed; undefined once answered: its client gone (nobody to answer), or
+ * refused as /graphql refuses a body (too large, not JSON, an empty batch or one too long), or
+ * nesting deeper than the tool calls' re-encoding can take.
  */
 async function bodyOf(
   req: IncomingMessage,
   res: ServerResponse,
   options: McpEndpointOptions,
   headers: Record<string, string>,
+  notServed: NotServed,
 ): Promise<{ body: unknown } | undefined> {
-  const text = await readCapped(req, options.maxBodyBytes);
-  if (text === undefined) {
+  const read = await readCapped(req, options.maxBodyBytes);
+  if ('problem' in read) {
+    if (read.problem === 'client gone') return void notServed('the client left before its body ended');
     const tooLarge = `The request body is over ${options.maxBodyBytes} bytes (MAX_BODY_BYTES).`;
     return void rpcError(res, 413, SERVER_ERROR, tooLarge, headers);
   }
+  if (nestsDeeperThan(read.text, MAX_JSON_DEPTH)) {
+    notServed(`the body nests deeper than ${MAX_JSON_DEPTH} levels`);
+    const tooDeep = `Invalid Request: the body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`;
+    return void rpcError(res, 400, INVALID_REQUEST, tooDeep, headers);
+  }
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(read.text);
   } catch {
     return void rpcError(res, 400, PARSE_ERROR, 'Parse error: the body is not JSON.', headers);
   }
@@ -195,9 +208,11 @@ export function createMcpEndpoint(
     const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
     const headers: Record<string, string> = { 'x-request-id': requestId };
     const clientAddress = options.clientAddress(req);
+    const notServed: NotServed = (reason) =>
+      options.logger.warn({ requestId, clientAddress, reason }, 'mcp request not served');
     const authorization = admit(req, res, options.corsOrigins, headers);
     if (authorization === undefined) return;
-    const parsed = await bodyOf(req, res, options, headers);
+    const parsed = await bodyOf(req, res, options, headers, notServed);
     if (parsed === undefined) return;
     const init = initializingClient(parsed.body);
     if (init) headers['mcp-session-id'] = sessionIdFor(init.name);

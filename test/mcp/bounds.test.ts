@@ -1,4 +1,7 @@
+import { request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/observability/logging.ts';
 import { useGateway } from '../support/fixture.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { INITIALIZE, rawPost } from './client.ts';
@@ -31,8 +34,20 @@ describe('/mcp at the default settings: no rate limit, CORS_ORIGINS=*', () => {
 });
 
 describe('requests no client should send', () => {
+  const lines: Array<Record<string, unknown>> = [];
   let gateway: RunningGateway;
-  useGateway({ tokens: [GOOD] }, (started) => ({ gateway } = started));
+  useGateway(
+    {
+      tokens: [GOOD],
+      gateway: {
+        gateway: {
+          logger: createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) }),
+        },
+      },
+    },
+    (started) => ({ gateway } = started),
+  );
+  const unusual = () => lines.filter((line) => (line.level as number) >= 40);
 
   it('answers an empty batch with JSON-RPC Invalid Request (-32600), as JSON-RPC 2.0 says', async () => {
     const response = await rawPost(gateway.origin, bearer(GOOD), []);
@@ -50,5 +65,37 @@ describe('requests no client should send', () => {
     expect(body.error?.code).toBe(-32602);
     expect(body.error?.message).toMatch(/\barguments\b/);
     expect(body.error?.message).not.toMatch(/invalid_type|"path"|\n/);
+  });
+
+  it('writes one warn line without a stack for variables nested 25,000 deep, refused before they run', async () => {
+    lines.length = 0;
+    const deep = `${'['.repeat(25_000)}${']'.repeat(25_000)}`;
+    const text = `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"run_query","arguments":{"query":"query($v: [String]) { __typename }","variables":{"v":${deep}}}}}`;
+    const response = await rawPost(gateway.origin, bearer(GOOD), text);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as RpcError).error?.code).toBe(-32600);
+    expect(unusual()).toEqual([expect.objectContaining({ level: 40 })]);
+    expect(JSON.stringify(lines)).not.toContain('stack');
+  });
+
+  it('writes one warn line without a stack for a client that leaves mid-body', async () => {
+    lines.length = 0;
+    const url = new URL('/mcp', gateway.origin);
+    const req = request({
+      host: url.hostname,
+      port: url.port,
+      path: '/mcp',
+      method: 'POST',
+      agent: false,
+      headers: { ...bearer(GOOD), 'content-type': 'application/json', 'content-length': '1000' },
+    });
+    req.on('error', () => {});
+    req.write('{"jsonrpc":"2.0","id":1,');
+    await sleep(100);
+    req.destroy();
+    for (let i = 0; i < 50 && unusual().length === 0; i++) await sleep(20);
+    await sleep(100);
+    expect(unusual()).toEqual([expect.objectContaining({ level: 40 })]);
+    expect(JSON.stringify(lines)).not.toContain('stack');
   });
 });
