@@ -56,6 +56,7 @@ function mcpRoute(options: EdgeOptions, yoga: YogaServer, logger: Logger): Handl
     maxBodyBytes: (options.limits ?? DEFAULT_LIMITS).maxBodyBytes,
     maxBatchMessages: (options.limits ?? DEFAULT_LIMITS).maxBatchOperations,
     ...(options.persistedOperations ? { persistedOperations: options.persistedOperations } : {}),
+    introspection: options.introspection ?? true,
     logger,
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.tracing ? { tracing: options.tracing } : {}),

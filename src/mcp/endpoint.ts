@@ -27,7 +27,7 @@ import { refuseInvalidParams } from './messages.ts';
 import { operationsAsTools } from './operations-as-tools.ts';
 import { createMcpServer } from './server.ts';
 import type { ToolSpec } from './tool.ts';
-import { BUILT_IN_TOOLS } from './tools.ts';
+import { builtInTools } from './tools.ts';
 
 export interface McpEndpointOptions {
   /** Yoga's `fetch`: every tool call is a GraphQL request Yoga serves. */
@@ -46,6 +46,8 @@ export interface McpEndpointOptions {
   maxBatchMessages: number;
   /** The trusted-documents manifest: its operations become tools; with `require`, the only tools. */
   persistedOperations?: { mode: 'allow' | 'require'; documents: ReadonlyMap<string, string> };
+  /** INTROSPECTION: off, no schema resource is offered, and no tool points to one. */
+  introspection: boolean;
   logger: Logger;
   metrics?: Metrics;
   /** Tracing, when on: a span per tool call (observability/tracing.ts). */
@@ -55,13 +57,17 @@ export interface McpEndpointOptions {
 }
 
 /** The tools a gateway offers: the built-in ones, the manifest's beside them, or the manifest's alone. */
-export function toolsFor(persisted: McpEndpointOptions['persistedOperations']): readonly ToolSpec[] {
-  if (!persisted) return BUILT_IN_TOOLS;
+export function toolsFor(
+  persisted: McpEndpointOptions['persistedOperations'],
+  schemaOffered: boolean,
+): readonly ToolSpec[] {
+  const builtIn = builtInTools(schemaOffered);
+  if (!persisted) return builtIn;
   const manifest = operationsAsTools(persisted.documents, schema);
   if (persisted.mode === 'require') return manifest;
   // The operator's trusted document wins over a built-in tool of the same name.
   const taken = new Set(manifest.map((tool) => tool.name));
-  return [...manifest, ...BUILT_IN_TOOLS.filter((tool) => !taken.has(tool.name))];
+  return [...manifest, ...builtIn.filter((tool) => !taken.has(tool.name))];
 }
 
 const NO_KEY =
@@ -174,7 +180,7 @@ async function answer(
   res: ServerResponse,
   body: unknown,
   call: CallContext,
-  served: { tools: readonly ToolSpec[]; schemaText: string; headers: Record<string, string> },
+  served: { tools: readonly ToolSpec[]; schemaText: string | undefined; headers: Record<string, string> },
 ): Promise<void> {
   const server = createMcpServer(served.tools, served.schemaText, call);
   const transport = new WebStandardStreamableHTTPServerTransport({
@@ -202,8 +208,8 @@ async function answer(
 export function createMcpEndpoint(
   options: McpEndpointOptions,
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const tools = toolsFor(options.persistedOperations);
-  const schemaText = printSchema(schema);
+  const tools = toolsFor(options.persistedOperations, options.introspection);
+  const schemaText = options.introspection ? printSchema(schema) : undefined;
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
     const headers: Record<string, string> = { 'x-request-id': requestId };

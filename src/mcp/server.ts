@@ -11,11 +11,12 @@ const INSTRUCTIONS =
 
 /**
  * A new MCP server for one HTTP request (stateless: no session outlives the request), offering
- * `tools`, each call run by runToolCall with the request's caller, and the schema as a resource.
+ * `tools`, each call run by runToolCall with the request's caller, and the schema as a resource
+ * when `schemaText` is given (introspection on).
  */
 export function createMcpServer(
   tools: readonly ToolSpec[],
-  schemaText: string,
+  schemaText: string | undefined,
   call: CallContext,
 ): McpServer {
   const server = new McpServer({ name: 'pet-gateway', version: '0.1.0' }, { instructions: INSTRUCTIONS });
@@ -35,21 +36,23 @@ export function createMcpServer(
       (args: Record<string, unknown>) => runToolCall(tool, args, call),
     );
   }
-  server.registerResource(
-    'schema',
-    SCHEMA_URI,
-    {
-      title: 'The GraphQL schema',
-      description: "The gateway's GraphQL schema (SDL), for writing run_query's queries.",
-      mimeType: 'application/graphql',
-    },
-    (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/graphql', text: schemaText }] }),
-  );
+  if (schemaText !== undefined) {
+    server.registerResource(
+      'schema',
+      SCHEMA_URI,
+      {
+        title: 'The GraphQL schema',
+        description: "The gateway's GraphQL schema (SDL), for writing run_query's queries.",
+        mimeType: 'application/graphql',
+      },
+      (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/graphql', text: schemaText }] }),
+    );
+  }
   // The SDK declares that it announces changes to these lists; a server that lives for one request
   // never announces anything, and its lists are the same on every request.
   server.server.registerCapabilities({
     tools: { listChanged: false },
-    resources: { listChanged: false },
+    ...(schemaText === undefined ? {} : { resources: { listChanged: false } }),
   });
   return server;
 }

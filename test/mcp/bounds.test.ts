@@ -4,12 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
 import { useGateway } from '../support/fixture.ts';
 import type { RunningGateway } from '../support/gateway.ts';
-import { INITIALIZE, rawPost } from './client.ts';
+import { connectMcp, INITIALIZE, rawPost } from './client.ts';
 
 // The gateway's bounds on /mcp, as on /graphql: a key the upstream refuses, the rate limit, the
 // Origin, introspection off, and requests no client should send.
 
 const GOOD = 'bounds-good-key';
+const READ_SCHEMA = { jsonrpc: '2.0', id: 3, method: 'resources/read', params: { uri: 'graphql://schema' } };
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
@@ -97,5 +98,26 @@ describe('requests no client should send', () => {
     await sleep(100);
     expect(unusual()).toEqual([expect.objectContaining({ level: 40 })]);
     expect(JSON.stringify(lines)).not.toContain('stack');
+  });
+});
+
+describe('INTROSPECTION=off on /mcp', () => {
+  let gateway: RunningGateway;
+  useGateway(
+    { tokens: [GOOD], gateway: { config: { introspection: false } } },
+    (started) => ({ gateway } = started),
+  );
+
+  it('offers no schema resource, and no tool points to one', async () => {
+    const client = await connectMcp(gateway.origin, GOOD);
+    expect(client.getServerCapabilities()?.resources).toBeUndefined();
+    const { tools } = await client.listTools();
+    expect(tools.length).toBeGreaterThan(0);
+    for (const tool of tools) expect(tool.description, tool.name).not.toContain('graphql://schema');
+    await client.close();
+    const read = await rawPost(gateway.origin, bearer(GOOD), READ_SCHEMA);
+    const body = (await read.json()) as RpcError & { result?: unknown };
+    expect(body.result).toBeUndefined();
+    expect(body.error?.code).toBe(-32601);
   });
 });
