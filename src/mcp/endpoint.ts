@@ -6,9 +6,13 @@ import { nestsDeeperThan } from '../contract/json-depth.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { requestIdOf } from '../observability/request-id.ts';
 import type { Tracing } from '../observability/tracing.ts';
+import type { AcceptedKeys } from '../policy/accepted-keys.ts';
 import { originListed } from '../policy/origin.ts';
+import type { RateLimit } from '../policy/rate-limit.ts';
 import { schema } from '../schema/index.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import { countMessages, keyRefusal, type Refusal } from './admission.ts';
 import type { CallContext, GraphQLFetch } from './graphql-call.ts';
 import {
   clientOfSession,
@@ -48,6 +52,12 @@ export interface McpEndpointOptions {
   persistedOperations?: { mode: 'allow' | 'require'; documents: ReadonlyMap<string, string> };
   /** INTROSPECTION: off, no schema resource is offered, and no tool points to one. */
   introspection: boolean;
+  /** RATE_LIMIT_PER_MINUTE: every JSON-RPC message counts, as each operation does on `/graphql`. */
+  rateLimit?: RateLimit;
+  /** The keys the upstream accepted: any other is checked before more than `initialize` is served. */
+  acceptedKeys?: AcceptedKeys;
+  /** The REST client, for that check. */
+  upstream: UpstreamClient;
   logger: Logger;
   metrics?: Metrics;
   /** Tracing, when on: a span per tool call (observability/tracing.ts). */
@@ -175,6 +185,17 @@ async function bodyOf(
   return { body };
 }
 
+function refuse(res: ServerResponse, refusal: Refusal, headers: Record<string, string>): void {
+  rpcError(
+    res,
+    refusal.status,
+    SERVER_ERROR,
+    refusal.message,
+    { ...headers, ...refusal.headers },
+    refusal.data,
+  );
+}
+
 /** Serves one admitted request through a new MCP server and transport, which live as long as it does. */
 async function answer(
   res: ServerResponse,
@@ -220,6 +241,10 @@ export function createMcpEndpoint(
     if (authorization === undefined) return;
     const parsed = await bodyOf(req, res, options, headers, notServed);
     if (parsed === undefined) return;
+    const counted = await countMessages(options.rateLimit, req, authorization, parsed.body);
+    if ('refused' in counted) return refuse(res, counted.refused, headers);
+    const refusal = await keyRefusal(options, authorization, parsed.body);
+    if (refusal) return refuse(res, refusal, headers);
     const init = initializingClient(parsed.body);
     if (init) headers['mcp-session-id'] = sessionIdFor(init.name);
     const call: CallContext = {
@@ -232,6 +257,7 @@ export function createMcpEndpoint(
       logger: options.logger,
       metrics: options.metrics,
       tracing: options.tracing,
+      counted: counted.calls,
     };
     await answer(res, parsed.body, call, { tools, schemaText, headers });
   };

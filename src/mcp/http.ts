@@ -13,8 +13,10 @@ export function rpcError(
   code: number,
   message: string,
   headers: Record<string, string> = {},
+  data?: Record<string, unknown>,
 ): void {
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+  const error = data === undefined ? { code, message } : { code, message, data };
+  const body = JSON.stringify({ jsonrpc: '2.0', error, id: null });
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
     'cache-control': 'no-store',

@@ -33,7 +33,7 @@ export function createMcpServer(
         outputSchema: tool.output,
         annotations: annotationsOf(tool),
       },
-      (args: Record<string, unknown>) => runToolCall(tool, args, call),
+      (args: Record<string, unknown>, extra) => runToolCall(tool, args, call, extra.requestId),
     );
   }
   if (schemaText !== undefined) {

@@ -2,6 +2,7 @@ import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
+import type { FakeUpstream } from '../support/fake-upstream.ts';
 import { useGateway } from '../support/fixture.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { connectMcp, INITIALIZE, rawPost } from './client.ts';
@@ -10,6 +11,7 @@ import { connectMcp, INITIALIZE, rawPost } from './client.ts';
 // Origin, introspection off, and requests no client should send.
 
 const GOOD = 'bounds-good-key';
+const LIST_TOOLS = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
 const READ_SCHEMA = { jsonrpc: '2.0', id: 3, method: 'resources/read', params: { uri: 'graphql://schema' } };
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -20,7 +22,18 @@ interface RpcError {
 
 describe('/mcp at the default settings: no rate limit, CORS_ORIGINS=*', () => {
   let gateway: RunningGateway;
-  useGateway({ tokens: [GOOD] }, (started) => ({ gateway } = started));
+  let upstream: FakeUpstream;
+  useGateway({ tokens: [GOOD] }, (started) => ({ gateway, upstream } = started));
+
+  it('checks a key with the upstream without a rate limit too, and remembers one it accepted', async () => {
+    expect((await rawPost(gateway.origin, bearer('refused-here'), LIST_TOOLS)).status).toBe(401);
+    for (let i = 0; i < 3; i++)
+      expect((await rawPost(gateway.origin, bearer(GOOD), LIST_TOOLS)).status).toBe(200);
+    expect(upstream.requests.map((sent) => sent.authorization)).toEqual([
+      'Bearer refused-here',
+      `Bearer ${GOOD}`,
+    ]);
+  });
 
   it('refuses any Origin 403 (`*` is for browsers calling /graphql), and serves a request without one', async () => {
     const evil = await rawPost(
@@ -119,5 +132,90 @@ describe('INTROSPECTION=off on /mcp', () => {
     const body = (await read.json()) as RpcError & { result?: unknown };
     expect(body.result).toBeUndefined();
     expect(body.error?.code).toBe(-32601);
+  });
+});
+
+describe('a key the upstream refuses, with RATE_LIMIT_PER_MINUTE=8', () => {
+  let gateway: RunningGateway;
+  let upstream: FakeUpstream;
+  useGateway(
+    {
+      tokens: [GOOD, 'counted-key'],
+      gateway: { config: { rateLimit: { perMinute: 8, store: 'memory', refusedKeysPerMinute: 60 } } },
+    },
+    (started) => ({ gateway, upstream } = started),
+  );
+
+  it('answers initialize, then refuses tools/list and resources/read 401 after one upstream check', async () => {
+    const key = bearer('refused-once');
+    expect((await rawPost(gateway.origin, key, INITIALIZE)).status).toBe(200);
+    expect(upstream.requests).toHaveLength(0);
+    for (const message of [LIST_TOOLS, READ_SCHEMA]) {
+      const response = await rawPost(gateway.origin, key, message);
+      expect(response.status, message.method).toBe(401);
+      expect(response.headers.get('www-authenticate')).toMatch(/^Bearer .*error="invalid_token"/);
+      const body = (await response.json()) as RpcError;
+      expect(body.error?.message).toMatch(/refused this API key/);
+    }
+    expect(upstream.requests.map((sent) => `${sent.method} ${sent.path} ${sent.authorization}`)).toEqual([
+      'GET /v1/pets?limit=1 Bearer refused-once',
+      'GET /v1/pets?limit=1 Bearer refused-once',
+    ]);
+  });
+
+  it('serves nothing beyond initialize to a refused key in a flood, and counts every request', async () => {
+    const key = bearer('refused-flood');
+    const messages = [INITIALIZE, LIST_TOOLS, READ_SCHEMA];
+    const statuses: number[] = [];
+    const served: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const message = messages[i % 3] as { method: string };
+      const response = await rawPost(gateway.origin, key, message);
+      statuses.push(response.status);
+      if (response.status === 200 && message.method !== 'initialize') served.push(message.method);
+    }
+    expect(served).toEqual([]);
+    // Eight requests this minute, whatever their method; the upstream checked the key at most that often.
+    expect(statuses.filter((status) => status !== 429)).toHaveLength(8);
+    expect(statuses.slice(8).every((status) => status === 429)).toBe(true);
+    expect(upstream.requests.length).toBeLessThanOrEqual(8);
+  });
+
+  it('counts every JSON-RPC request of an accepted key: the ninth of the minute is 429 with Retry-After', async () => {
+    const key = bearer('counted-key');
+    const answers: Response[] = [];
+    for (let i = 0; i < 12; i++)
+      answers.push(await rawPost(gateway.origin, key, i % 2 ? LIST_TOOLS : INITIALIZE));
+    expect(answers.map((answer) => answer.status)).toEqual([...Array(8).fill(200), ...Array(4).fill(429)]);
+    const refused = answers[8] as Response;
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    const body = (await refused.json()) as RpcError;
+    expect(body.error?.data?.code).toBe('RATE_LIMITED');
+    // The key was checked once, then remembered.
+    expect(upstream.requests).toHaveLength(1);
+  });
+});
+
+describe('RATE_LIMIT_REFUSED_KEYS_PER_MINUTE=2 on /mcp', () => {
+  let gateway: RunningGateway;
+  let upstream: FakeUpstream;
+  useGateway(
+    {
+      tokens: [GOOD],
+      gateway: { config: { rateLimit: { perMinute: 100, store: 'memory', refusedKeysPerMinute: 2 } } },
+    },
+    (started) => ({ gateway, upstream } = started),
+  );
+
+  it('refuses a third new key from the address 429 REFUSED_KEYS_LIMITED, without asking the upstream', async () => {
+    const statuses: number[] = [];
+    for (const key of ['new-1', 'new-2', 'new-3']) {
+      const response = await rawPost(gateway.origin, bearer(key), LIST_TOOLS);
+      statuses.push(response.status);
+      if (key === 'new-3')
+        expect(((await response.json()) as RpcError).error?.data?.code).toBe('REFUSED_KEYS_LIMITED');
+    }
+    expect(statuses).toEqual([401, 401, 429]);
+    expect(upstream.requests).toHaveLength(2);
   });
 });

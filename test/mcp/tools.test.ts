@@ -34,6 +34,10 @@ let bob: Client;
 beforeAll(async () => {
   alice = await connectMcp(gateway.origin, ALICE, 'claude-desktop');
   bob = await connectMcp(gateway.origin, BOB);
+  // As clients do once connected: the gateway checks each key with the upstream once, here, so
+  // the tests below count only their own upstream calls.
+  await alice.listTools();
+  await bob.listTools();
 });
 afterAll(async () => {
   await alice?.close();

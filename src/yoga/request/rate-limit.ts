@@ -10,10 +10,11 @@ import { rateLimited, refusedKeysLimited } from '../../schema/errors.ts';
 export function useRateLimit(limit: RateLimit, batchEntryOf: (context: object) => unknown): Plugin {
   return {
     async onParams({ request, context }) {
-      const { req, sharedReq } = context as LaneContext;
+      const { req, sharedReq, rateLimitEntry } = context as LaneContext;
       // Each operation of a batch, a WebSocket or an MCP request counts: its own decision, under
-      // its own context.
-      const entry = batchEntryOf(context) !== undefined || sharedReq ? context : undefined;
+      // its own context (an MCP tool call's was made as its message was counted).
+      const entry =
+        rateLimitEntry ?? (batchEntryOf(context) !== undefined || sharedReq ? context : undefined);
       const decision = await limit.check(req, request.headers.get('authorization'), entry);
       if (decision.limited) {
         throw decision.reason === 'refused_keys'
