@@ -9,6 +9,7 @@ import { createLiveLists, type LiveLists } from './live/live-lists.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Tracing } from './observability/tracing.ts';
 import { createUpstreamLog } from './observability/upstream-log.ts';
+import { type AcceptedKeys, createAcceptedKeys } from './policy/accepted-keys.ts';
 import { originMayConnect } from './policy/origin.ts';
 import { createRateLimit, type RateLimit } from './policy/rate-limit.ts';
 import { createClusterAnnouncements } from './stores/cluster-announcements.ts';
@@ -102,10 +103,11 @@ function redisHealth(config: Config, redis: SharedRedis): RedisHealth {
   };
 }
 
-/** The REST client, with every observer of its calls: the log, metrics, traces, the rate limit. */
+/** The REST client, with every observer of its calls: the log, metrics, traces, the keys it accepts, the rate limit. */
 function upstreamClientOf(
   config: Config,
   parts: GatewayParts,
+  acceptedKeys: AcceptedKeys,
   rateLimit: RateLimit | undefined,
 ): UpstreamClient {
   const { logger, metrics, tracing, overrides = {} } = parts;
@@ -115,11 +117,12 @@ function upstreamClientOf(
     connections: config.upstreamConnections,
     coalesce: config.upstreamCoalesce,
     ...overrides.client,
-    // The rate limit learns from the upstream which keys it accepts.
+    // The rate limit and /mcp learn from the upstream which keys it accepts.
     observers: [
       createUpstreamLog(logger),
       metrics?.upstream,
       tracing?.upstream,
+      acceptedKeys.observer,
       rateLimit?.observer,
       ...(overrides.client?.observers ?? []),
     ].filter((observer) => observer !== undefined),
@@ -245,18 +248,20 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
   const cacheStore = responseCacheOf(config, redis);
   if (cacheStore && metrics) metrics.watchCache(cacheStore.stats);
   const clientAddresses = createClientAddresses(config.trustedProxies);
+  const acceptedKeys = createAcceptedKeys(callerKey);
   const ownRateLimit =
     config.rateLimit &&
     createRateLimit({
       ...config.rateLimit,
       clientAddress: clientAddresses.of,
       callerKey,
+      acceptedKeys,
       acrossWorkers: config.workers > 1,
       ...(redis ? { redis } : {}),
     });
   const rateLimit = overrides.edge?.rateLimit ?? ownRateLimit;
   if (rateLimit && metrics) metrics.watchRateLimit(rateLimit.stats);
-  const upstream = upstreamClientOf(config, parts, rateLimit);
+  const upstream = upstreamClientOf(config, parts, acceptedKeys, rateLimit);
   const apqStore = apqStoreOf(config, redis);
   if (apqStore && metrics) metrics.watchDocumentStore(apqStore.stats);
   const onClose = connectionCloseObserver(metrics, parts.onConnectionClose);
@@ -280,6 +285,7 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
     upstream,
     ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs, callerKey } } : {}),
     ...(rateLimit ? { rateLimit } : {}),
+    acceptedKeys,
     clientAddress: clientAddresses.of,
     ...(redis ? { redis: redisHealth(config, redis) } : {}),
     logger,

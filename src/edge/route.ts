@@ -4,6 +4,7 @@ import { DEFAULT_LIMITS } from '../config.ts';
 import { createFastLane } from '../fast-lane/fast-lane.ts';
 import { createMcpEndpoint } from '../mcp/endpoint.ts';
 import { createLogger } from '../observability/logging.ts';
+import type { AcceptedKeys } from '../policy/accepted-keys.ts';
 import { maxAgeSeconds } from '../policy/cache-headers.ts';
 import { deprecatedUseReporter } from '../policy/deprecation-headers.ts';
 import { createLanes, type Lanes } from '../policy/prepared-operations.ts';
@@ -32,6 +33,11 @@ export interface EdgeOptions extends YogaServerOptions {
    * GraphQL request through Yoga; off, `/mcp` answers as any unknown path. @default true
    */
   mcp?: boolean;
+  /**
+   * The keys the upstream accepted (fed by the upstream client's observers): `/mcp` checks any
+   * other before it serves more than `initialize`; without it, every time.
+   */
+  acceptedKeys?: AcceptedKeys;
 }
 
 export interface Edge {
@@ -56,6 +62,10 @@ function mcpRoute(options: EdgeOptions, yoga: YogaServer, logger: Logger): Handl
     maxBodyBytes: (options.limits ?? DEFAULT_LIMITS).maxBodyBytes,
     maxBatchMessages: (options.limits ?? DEFAULT_LIMITS).maxBatchOperations,
     ...(options.persistedOperations ? { persistedOperations: options.persistedOperations } : {}),
+    introspection: options.introspection ?? true,
+    ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+    ...(options.acceptedKeys ? { acceptedKeys: options.acceptedKeys } : {}),
+    upstream: options.upstream,
     logger,
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.tracing ? { tracing: options.tracing } : {}),
@@ -68,7 +78,14 @@ function mcpRoute(options: EdgeOptions, yoga: YogaServer, logger: Logger): Handl
  * prepared operations.
  */
 export function createEdge(options: EdgeOptions): Edge {
-  const { fastLane = true, plans = true, draining, mcp: _mcp, ...gatewayOptions } = options;
+  const {
+    fastLane = true,
+    plans = true,
+    draining,
+    mcp: _mcp,
+    acceptedKeys: _keys,
+    ...gatewayOptions
+  } = options;
   const logger = options.logger ?? createLogger('info');
   const resolved: YogaServerOptions = { ...gatewayOptions, logger };
   const health = createHealthEndpoints({

@@ -2,18 +2,24 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { printSchema } from 'graphql';
 import type { Logger } from 'pino';
+import { nestsDeeperThan } from '../contract/json-depth.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { requestIdOf } from '../observability/request-id.ts';
 import type { Tracing } from '../observability/tracing.ts';
-import { originAllowed } from '../policy/origin.ts';
+import type { AcceptedKeys } from '../policy/accepted-keys.ts';
+import { originListed } from '../policy/origin.ts';
+import type { RateLimit } from '../policy/rate-limit.ts';
 import { schema } from '../schema/index.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import { countMessages, keyRefusal, type Refusal } from './admission.ts';
 import type { CallContext, GraphQLFetch } from './graphql-call.ts';
 import {
   clientOfSession,
   headersOf,
   INVALID_REQUEST,
   initializingClient,
+  MAX_JSON_DEPTH,
   PARSE_ERROR,
   readCapped,
   rpcError,
@@ -21,15 +27,19 @@ import {
   sessionIdFor,
   writeResponse,
 } from './http.ts';
+import { refuseInvalidParams } from './messages.ts';
 import { operationsAsTools } from './operations-as-tools.ts';
 import { createMcpServer } from './server.ts';
 import type { ToolSpec } from './tool.ts';
-import { BUILT_IN_TOOLS } from './tools.ts';
+import { builtInTools } from './tools.ts';
 
 export interface McpEndpointOptions {
   /** Yoga's `fetch`: every tool call is a GraphQL request Yoga serves. */
   fetch: GraphQLFetch;
-  /** CORS_ORIGINS: a request with any other `Origin` is refused 403 (DNS rebinding). */
+  /**
+   * CORS_ORIGINS: a request with an `Origin` it does not name is refused 403 (DNS rebinding); `*`
+   * names none here (policy/origin.ts, originListed).
+   */
   corsOrigins: readonly string[];
   /** MAX_BODY_BYTES: the bound on one MCP request body. */
   maxBodyBytes: number;
@@ -40,6 +50,14 @@ export interface McpEndpointOptions {
   maxBatchMessages: number;
   /** The trusted-documents manifest: its operations become tools; with `require`, the only tools. */
   persistedOperations?: { mode: 'allow' | 'require'; documents: ReadonlyMap<string, string> };
+  /** INTROSPECTION: off, no schema resource is offered, and no tool points to one. */
+  introspection: boolean;
+  /** RATE_LIMIT_PER_MINUTE: every JSON-RPC message counts, as each operation does on `/graphql`. */
+  rateLimit?: RateLimit;
+  /** The keys the upstream accepted: any other is checked before more than `initialize` is served. */
+  acceptedKeys?: AcceptedKeys;
+  /** The REST client, for that check. */
+  upstream: UpstreamClient;
   logger: Logger;
   metrics?: Metrics;
   /** Tracing, when on: a span per tool call (observability/tracing.ts). */
@@ -49,13 +67,17 @@ export interface McpEndpointOptions {
 }
 
 /** The tools a gateway offers: the built-in ones, the manifest's beside them, or the manifest's alone. */
-export function toolsFor(persisted: McpEndpointOptions['persistedOperations']): readonly ToolSpec[] {
-  if (!persisted) return BUILT_IN_TOOLS;
+export function toolsFor(
+  persisted: McpEndpointOptions['persistedOperations'],
+  schemaOffered: boolean,
+): readonly ToolSpec[] {
+  const builtIn = builtInTools(schemaOffered);
+  if (!persisted) return builtIn;
   const manifest = operationsAsTools(persisted.documents, schema);
   if (persisted.mode === 'require') return manifest;
   // The operator's trusted document wins over a built-in tool of the same name.
   const taken = new Set(manifest.map((tool) => tool.name));
-  return [...manifest, ...BUILT_IN_TOOLS.filter((tool) => !taken.has(tool.name))];
+  return [...manifest, ...builtIn.filter((tool) => !taken.has(tool.name))];
 }
 
 const NO_KEY =
@@ -83,16 +105,16 @@ function admit(
   headers: Record<string, string>,
 ): string | undefined {
   const origin = req.headers.origin;
+  if (!originListed(corsOrigins, origin)) {
+    return void rpcError(
+      res,
+      403,
+      SERVER_ERROR,
+      `Requests from the origin ${JSON.stringify(origin?.slice(0, 200))} are not allowed here: /mcp admits only origins CORS_ORIGINS lists by name (not *).`,
+      headers,
+    );
+  }
   if (origin !== undefined) {
-    if (!originAllowed(corsOrigins, origin)) {
-      return void rpcError(
-        res,
-        403,
-        SERVER_ERROR,
-        `Requests from the origin ${JSON.stringify(origin.slice(0, 200))} are not allowed here (CORS_ORIGINS).`,
-        headers,
-      );
-    }
     Object.assign(headers, {
       'access-control-allow-origin': origin,
       'access-control-expose-headers': 'mcp-session-id, www-authenticate, x-request-id',
@@ -121,6 +143,84 @@ function admit(
   return caller.authorization;
 }
 
+/** Why a request is not served, for its one warn line: nothing a stack would explain. */
+type NotServed = (reason: string) => void;
+
+/**
+ * The body, read and parsed; undefined once answered: its client gone (nobody to answer), or
+ * refused as /graphql refuses a body (too large, not JSON, an empty batch or one too long), or
+ * nesting deeper than the tool calls' re-encoding can take.
+ */
+async function bodyOf(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: McpEndpointOptions,
+  headers: Record<string, string>,
+  notServed: NotServed,
+): Promise<{ body: unknown } | undefined> {
+  const read = await readCapped(req, options.maxBodyBytes);
+  if ('problem' in read) {
+    if (read.problem === 'client gone') return void notServed('the client left before its body ended');
+    const tooLarge = `The request body is over ${options.maxBodyBytes} bytes (MAX_BODY_BYTES).`;
+    return void rpcError(res, 413, SERVER_ERROR, tooLarge, headers);
+  }
+  if (nestsDeeperThan(read.text, MAX_JSON_DEPTH)) {
+    notServed(`the body nests deeper than ${MAX_JSON_DEPTH} levels`);
+    const tooDeep = `Invalid Request: the body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`;
+    return void rpcError(res, 400, INVALID_REQUEST, tooDeep, headers);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(read.text);
+  } catch {
+    return void rpcError(res, 400, PARSE_ERROR, 'Parse error: the body is not JSON.', headers);
+  }
+  if (Array.isArray(body) && (body.length === 0 || body.length > options.maxBatchMessages)) {
+    const problem =
+      body.length === 0
+        ? 'Invalid Request: an empty batch.'
+        : `Invalid Request: a batch holds at most ${options.maxBatchMessages} messages (MAX_BATCH_OPERATIONS); this one holds ${body.length}.`;
+    return void rpcError(res, 400, INVALID_REQUEST, problem, headers);
+  }
+  return { body };
+}
+
+function refuse(res: ServerResponse, refusal: Refusal, headers: Record<string, string>): void {
+  rpcError(
+    res,
+    refusal.status,
+    SERVER_ERROR,
+    refusal.message,
+    { ...headers, ...refusal.headers },
+    refusal.data,
+  );
+}
+
+/** Serves one admitted request through a new MCP server and transport, which live as long as it does. */
+async function answer(
+  res: ServerResponse,
+  body: unknown,
+  call: CallContext,
+  served: { tools: readonly ToolSpec[]; schemaText: string | undefined; headers: Record<string, string> },
+): Promise<void> {
+  const server = createMcpServer(served.tools, served.schemaText, call);
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  await server.connect(transport);
+  refuseInvalidParams(transport);
+  try {
+    const request = new Request(`http://gateway${call.req.url}`, {
+      method: 'POST',
+      headers: headersOf(call.req),
+    });
+    await writeResponse(res, await transport.handleRequest(request, { parsedBody: body }), served.headers);
+  } finally {
+    await server.close();
+  }
+}
+
 /**
  * `/mcp`: the Model Context Protocol over Streamable HTTP, stateless (a new server and transport
  * per request, as the SDK's stateless example), answering in JSON. Returns a handler that serves
@@ -129,63 +229,37 @@ function admit(
 export function createMcpEndpoint(
   options: McpEndpointOptions,
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const tools = toolsFor(options.persistedOperations);
-  const schemaText = printSchema(schema);
+  const tools = toolsFor(options.persistedOperations, options.introspection);
+  const schemaText = options.introspection ? printSchema(schema) : undefined;
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
     const headers: Record<string, string> = { 'x-request-id': requestId };
+    const clientAddress = options.clientAddress(req);
+    const notServed: NotServed = (reason) =>
+      options.logger.warn({ requestId, clientAddress, reason }, 'mcp request not served');
     const authorization = admit(req, res, options.corsOrigins, headers);
     if (authorization === undefined) return;
-    const text = await readCapped(req, options.maxBodyBytes);
-    if (text === undefined) {
-      return rpcError(
-        res,
-        413,
-        SERVER_ERROR,
-        `The request body is over ${options.maxBodyBytes} bytes (MAX_BODY_BYTES).`,
-        headers,
-      );
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      return rpcError(res, 400, PARSE_ERROR, 'Parse error: the body is not JSON.', headers);
-    }
-    if (Array.isArray(body) && body.length > options.maxBatchMessages) {
-      return rpcError(
-        res,
-        400,
-        INVALID_REQUEST,
-        `Invalid Request: a batch holds at most ${options.maxBatchMessages} messages (MAX_BATCH_OPERATIONS); this one holds ${body.length}.`,
-        headers,
-      );
-    }
-    const init = initializingClient(body);
+    const parsed = await bodyOf(req, res, options, headers, notServed);
+    if (parsed === undefined) return;
+    const counted = await countMessages(options.rateLimit, req, authorization, parsed.body);
+    if ('refused' in counted) return refuse(res, counted.refused, headers);
+    const refusal = await keyRefusal(options, authorization, parsed.body);
+    if (refusal) return refuse(res, refusal, headers);
+    const init = initializingClient(parsed.body);
     if (init) headers['mcp-session-id'] = sessionIdFor(init.name);
     const call: CallContext = {
       fetch: options.fetch,
       req,
       authorization,
       requestId,
-      clientAddress: options.clientAddress(req),
+      clientAddress,
       clientName: init ? init.name : clientOfSession(req.headers['mcp-session-id']),
       logger: options.logger,
       metrics: options.metrics,
       tracing: options.tracing,
+      counted: counted.calls,
     };
-    const server = createMcpServer(tools, schemaText, call);
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    await server.connect(transport);
-    try {
-      const request = new Request(`http://gateway${req.url}`, { method: 'POST', headers: headersOf(req) });
-      await writeResponse(res, await transport.handleRequest(request, { parsedBody: body }), headers);
-    } finally {
-      await server.close();
-    }
+    await answer(res, parsed.body, call, { tools, schemaText, headers });
   };
   return (req, res) => {
     if (!isMcpPath(req.url)) return false;

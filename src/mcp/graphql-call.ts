@@ -3,17 +3,18 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Metrics } from '../observability/metrics.ts';
 import type { ToolCallSpan, Tracing } from '../observability/tracing.ts';
-import type { SharedRequestContext } from '../policy/hand-off.ts';
+import type { LaneContext, SharedRequestContext } from '../policy/hand-off.ts';
 import type { ToolRequest, ToolSpec } from './tool.ts';
 
 /**
  * Yoga's `fetch`, with the node request as its server context (the client address, the rate
- * limit); `sharedReq`: the tool calls of one MCP request share it, and each counts on its own.
+ * limit); `sharedReq`: the tool calls of one MCP request share it, and each counts on its own, under
+ * `rateLimitEntry` when its JSON-RPC message was counted already.
  */
 export type GraphQLFetch = (
   url: string,
   init: RequestInit,
-  context: SharedRequestContext,
+  context: SharedRequestContext & Pick<LaneContext, 'rateLimitEntry'>,
 ) => Promise<Response>;
 
 /** What every tool call of one MCP HTTP request shares: the caller, and where its call is recorded. */
@@ -30,6 +31,8 @@ export interface CallContext {
   metrics: Metrics | undefined;
   /** Tracing, when on: each tool call gets a span, its GraphQL operation's parent. */
   tracing: Tracing | undefined;
+  /** Where each tool call's rate-limit decision is kept, by its JSON-RPC id (admission.ts). */
+  counted: ReadonlyMap<unknown, object>;
 }
 
 interface GraphQLError {
@@ -79,7 +82,12 @@ async function resultOf(response: Response): Promise<{ result: CallToolResult; c
 }
 
 /** The GraphQL request a call sends: through Yoga, so every limit, the cost, trusted documents and the rate limit apply. */
-function send(call: CallContext, request: ToolRequest, span: ToolCallSpan | undefined): Promise<Response> {
+function send(
+  call: CallContext,
+  request: ToolRequest,
+  span: ToolCallSpan | undefined,
+  rateLimitEntry: object | undefined,
+): Promise<Response> {
   return call.fetch(
     'http://gateway/graphql',
     {
@@ -95,7 +103,7 @@ function send(call: CallContext, request: ToolRequest, span: ToolCallSpan | unde
       },
       body: JSON.stringify(request),
     },
-    { req: call.req, sharedReq: true },
+    { req: call.req, sharedReq: true, ...(rateLimitEntry ? { rateLimitEntry } : {}) },
   );
 }
 
@@ -108,6 +116,7 @@ export async function runToolCall(
   tool: ToolSpec,
   args: Record<string, unknown>,
   call: CallContext,
+  rpcId: unknown,
 ): Promise<CallToolResult> {
   const started = performance.now();
   const span = call.tracing?.startToolCall((name) => headerOf(call.req, name), tool.name);
@@ -117,7 +126,7 @@ export async function runToolCall(
     outcome =
       'refused' in request
         ? toolError(request.refused, ['BAD_USER_INPUT'])
-        : await resultOf(await send(call, request, span));
+        : await resultOf(await send(call, request, span, call.counted.get(rpcId)));
   } catch (error) {
     call.logger.error({ err: error, requestId: call.requestId, tool: tool.name }, 'mcp tool call failed');
     outcome = toolError('The gateway could not run this tool call; see its log for the request id.', [

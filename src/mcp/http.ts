@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /*
  * The HTTP around MCP's JSON-RPC: refusals as JSON-RPC errors (never a stack or a token), the
- * capped body, the Origin rule, and the client's name carried from `initialize` to later requests.
+ * capped body, and the client's name carried from `initialize` to later requests.
  */
 
 /** Answers `status` with a JSON-RPC error (`id` null: the request's own id may not be known yet). */
@@ -13,8 +13,10 @@ export function rpcError(
   code: number,
   message: string,
   headers: Record<string, string> = {},
+  data?: Record<string, unknown>,
 ): void {
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+  const error = data === undefined ? { code, message } : { code, message, data };
+  const body = JSON.stringify({ jsonrpc: '2.0', error, id: null });
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
     'cache-control': 'no-store',
@@ -24,22 +26,43 @@ export function rpcError(
   res.end(body);
 }
 
-/** JSON-RPC's codes for a body that is not JSON, one that is no valid request, and this server's own refusals. */
+/**
+ * JSON-RPC's codes for a body that is not JSON, one that is no valid request, params its method
+ * does not take, and this server's own refusals.
+ */
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
+export const INVALID_PARAMS = -32602;
 export const SERVER_ERROR = -32000;
 
-/** The request body, at most `maxBytes` (a lying or absent Content-Length cannot get past it); undefined when over. */
-export async function readCapped(req: IncomingMessage, maxBytes: number): Promise<string | undefined> {
-  if (Number(req.headers['content-length'] ?? '0') > maxBytes) return undefined;
+/**
+ * How deep a body's arrays and objects may nest. A tool call's arguments are written out again as
+ * the GraphQL request Yoga runs, and JSON.stringify recurses: some thousands deep, it overflows the
+ * stack. Nothing a tool takes nests past a few levels.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** A request body as read: its text, or why there is none to serve. */
+export type Body = { text: string } | { problem: 'too large' | 'client gone' };
+
+/**
+ * The request body, at most `maxBytes` (a lying or absent Content-Length cannot get past it). A
+ * client that leaves before the end is no failure of the gateway's: it is reported, not thrown.
+ */
+export async function readCapped(req: IncomingMessage, maxBytes: number): Promise<Body> {
+  if (Number(req.headers['content-length'] ?? '0') > maxBytes) return { problem: 'too large' };
   const chunks: Buffer[] = [];
   let length = 0;
-  for await (const chunk of req) {
-    length += (chunk as Buffer).length;
-    if (length > maxBytes) return undefined;
-    chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of req) {
+      length += (chunk as Buffer).length;
+      if (length > maxBytes) return { problem: 'too large' };
+      chunks.push(chunk as Buffer);
+    }
+  } catch {
+    return { problem: 'client gone' };
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return { text: Buffer.concat(chunks).toString('utf8') };
 }
 
 /** A client name fit for a log line and a label: what clients send (`Claude Desktop`, `vscode`), bounded. */

@@ -1,7 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { type CallContext, runToolCall } from './graphql-call.ts';
-import type { ToolSpec } from './tool.ts';
+import { annotationsOf, type ToolSpec } from './tool.ts';
 
 /** Where the schema is offered to assistants writing their own queries. */
 export const SCHEMA_URI = 'graphql://schema';
@@ -11,11 +11,12 @@ const INSTRUCTIONS =
 
 /**
  * A new MCP server for one HTTP request (stateless: no session outlives the request), offering
- * `tools`, each call run by runToolCall with the request's caller, and the schema as a resource.
+ * `tools`, each call run by runToolCall with the request's caller, and the schema as a resource
+ * when `schemaText` is given (introspection on).
  */
 export function createMcpServer(
   tools: readonly ToolSpec[],
-  schemaText: string,
+  schemaText: string | undefined,
   call: CallContext,
 ): McpServer {
   const server = new McpServer({ name: 'pet-gateway', version: '0.1.0' }, { instructions: INSTRUCTIONS });
@@ -30,20 +31,28 @@ export function createMcpServer(
         // than dropped while the call runs as if it had not been sent.
         inputSchema: z.strictObject(tool.input),
         outputSchema: tool.output,
-        annotations: { readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
+        annotations: annotationsOf(tool),
       },
-      (args: Record<string, unknown>) => runToolCall(tool, args, call),
+      (args: Record<string, unknown>, extra) => runToolCall(tool, args, call, extra.requestId),
     );
   }
-  server.registerResource(
-    'schema',
-    SCHEMA_URI,
-    {
-      title: 'The GraphQL schema',
-      description: "The gateway's GraphQL schema (SDL), for writing run_query's queries.",
-      mimeType: 'application/graphql',
-    },
-    (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/graphql', text: schemaText }] }),
-  );
+  if (schemaText !== undefined) {
+    server.registerResource(
+      'schema',
+      SCHEMA_URI,
+      {
+        title: 'The GraphQL schema',
+        description: "The gateway's GraphQL schema (SDL), for writing run_query's queries.",
+        mimeType: 'application/graphql',
+      },
+      (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/graphql', text: schemaText }] }),
+    );
+  }
+  // The SDK declares that it announces changes to these lists; a server that lives for one request
+  // never announces anything, and its lists are the same on every request.
+  server.server.registerCapabilities({
+    tools: { listChanged: false },
+    ...(schemaText === undefined ? {} : { resources: { listChanged: false } }),
+  });
   return server;
 }

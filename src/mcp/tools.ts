@@ -89,10 +89,11 @@ export function notReadOnly(query: string): string | undefined {
   return `run_query is read-only: this document holds a ${kinds[0]}. Use create_pet to add an animal; subscriptions are not offered to assistants.`;
 }
 
-const runQuery: ToolSpec = {
+/** run_query, whose description points to the schema resource only where one is offered (introspection on). */
+const runQuery = (schemaOffered: boolean): ToolSpec => ({
   name: 'run_query',
   title: 'Run a read-only GraphQL query',
-  description: `Runs one GraphQL query (queries only: no mutation or subscription) against the gateway's schema, which the resource graphql://schema holds. Every limit of the gateway applies: depth, aliases, tokens and cost (a list costs its selections times its limit). Prefer list_pets when it is enough. \`pet(id)\` is deprecated (removed on ${PET_SUNSET_DAY}): it still answers here, and each use is counted, but use \`pets(status:, limit:)\` instead.`,
+  description: `Runs one GraphQL query (queries only: no mutation or subscription) against the gateway's schema${schemaOffered ? ', which the resource graphql://schema holds' : ''}. Every limit of the gateway applies: depth, aliases, tokens and cost (a list costs its selections times its limit). Prefer list_pets when it is enough. \`pet(id)\` is deprecated (removed on ${PET_SUNSET_DAY}): it still answers here, and each use is counted, but use \`pets(status:, limit:)\` instead.`,
   input: {
     query: z
       .string()
@@ -115,8 +116,9 @@ const runQuery: ToolSpec = {
       ...(args.variables ? { variables: args.variables as Record<string, unknown> } : {}),
     };
   },
-};
+});
 
-/** The tools without a manifest, and run_query beside a manifest in `allow` mode. */
-export const BUILT_IN_TOOLS: readonly ToolSpec[] = [listPets, createPet, runQuery];
-export const RUN_QUERY = runQuery;
+/** The tools without a manifest, and beside a manifest in `allow` mode; `schemaOffered`: introspection on. */
+export function builtInTools(schemaOffered: boolean): readonly ToolSpec[] {
+  return [listPets, createPet, runQuery(schemaOffered)];
+}

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { nestsDeeperThan } from '../contract/json-depth.ts';
 import { HttpError } from './errors.ts';
 import { parseJson, stringifyJson } from './json.ts';
 
@@ -80,24 +81,6 @@ function tooLarge(maxBytes: number): HttpError {
 
 /** No contract body nests past 2 levels; V8's parser would overflow its stack near 10,000. */
 const MAX_JSON_DEPTH = 64;
-
-/** Whether `[`/`{` nest past `max` outside strings; a scan, so a deep body never reaches JSON.parse. */
-function nestsDeeperThan(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
-}
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 

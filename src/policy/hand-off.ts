@@ -50,6 +50,12 @@ export interface LaneContext {
    * request (the rate limit) is decided per operation instead.
    */
   sharedReq?: true;
+  /**
+   * Set on an operation its request already counted against the rate limit (an MCP tool call,
+   * counted as its JSON-RPC message): the object that decision is kept under, which the rate limit
+   * returns instead of counting the operation again.
+   */
+  rateLimitEntry?: object;
 }
 
 /**

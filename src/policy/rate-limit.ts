@@ -6,6 +6,7 @@ import type { SharedRedis } from '../stores/redis.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import { type CallerKey, createCallerKey } from '../upstream/caller-key.ts';
 import type { UpstreamObserver } from '../upstream/observer.ts';
+import { type AcceptedKeys, createAcceptedKeys } from './accepted-keys.ts';
 
 /** Whether one GraphQL request may run. */
 export type RateLimitDecision =
@@ -69,12 +70,17 @@ export interface RateLimitOptions {
    * every worker. @default false
    */
   acrossWorkers?: boolean;
+  /**
+   * The keys the upstream accepted, when shared with `/mcp`'s key check: whoever passes it feeds it
+   * the upstream's answers (its own observer). @default a memory of the limit's own, fed by `observer`
+   */
+  acceptedKeys?: AcceptedKeys;
 }
 
 const ALLOWED: RateLimitDecision = Object.freeze({ limited: false });
 
-/** Keys the upstream accepted, remembered per process (least recently used first out). */
-const MAX_ACCEPTED_KEYS = 10_000;
+/** Keys being checked, remembered per process (oldest first out). */
+const MAX_CHECKING_KEYS = 10_000;
 
 /**
  * Requests without a key make no upstream call, but each still costs parsing, validation and
@@ -132,28 +138,30 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
   const addressOf =
     options.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown');
   const keylessDecision = keylessLimit(options, addressOf, stats);
-  const accepted = new Map<string, true>();
+  const accepted = options.acceptedKeys ?? createAcceptedKeys(callerKey);
+  const ownMemory = options.acceptedKeys === undefined;
   /** Keys being checked: the address whose point each holds. */
   const checking = new Map<string, string>();
   const observer: UpstreamObserver = {
     keyAnswered(auth, ok) {
+      if (ownMemory) accepted.observer.keyAnswered?.(auth, ok);
       const key = callerKey(auth);
       const address = checking.get(key);
       checking.delete(key);
-      accepted.delete(key);
-      if (!ok) return;
-      if (address !== undefined) void refusedKeys.reward(address, 1);
-      accepted.set(key, true);
-      if (accepted.size > MAX_ACCEPTED_KEYS) accepted.delete(accepted.keys().next().value as string);
+      if (ok && address !== undefined) void refusedKeys.reward(address, 1);
     },
   };
-  const consume = async (key: string, req: IncomingMessage | undefined): Promise<RateLimitDecision> => {
+  const consume = async (
+    bearer: string,
+    key: string,
+    req: IncomingMessage | undefined,
+  ): Promise<RateLimitDecision> => {
     try {
-      if (!accepted.has(key) && !checking.has(key)) {
+      if (!checking.has(key) && !accepted.has(bearer)) {
         const address = req ? addressOf(req) : 'unknown';
         await refusedKeys.consume(address);
         checking.set(key, address);
-        if (checking.size > MAX_ACCEPTED_KEYS) checking.delete(checking.keys().next().value as string);
+        if (checking.size > MAX_CHECKING_KEYS) checking.delete(checking.keys().next().value as string);
       }
       const wait = await counts.consume(key);
       if (wait === undefined) return ALLOWED;
@@ -175,7 +183,7 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
       const known = decidedFor && decisions.get(decidedFor);
       if (known) return known;
       const bearer = bearerAuthorization(authorization).authorization;
-      const decision = bearer === undefined ? keylessDecision(req) : consume(callerKey(bearer), req);
+      const decision = bearer === undefined ? keylessDecision(req) : consume(bearer, callerKey(bearer), req);
       if (decidedFor) decisions.set(decidedFor, decision);
       return decision;
     },

@@ -62,6 +62,14 @@ describe('with PERSISTED_OPERATIONS=require', () => {
     };
     expect(Object.keys(create.properties).sort()).toEqual(['categoryId', 'name', 'status']);
     expect(byName.get('list_pets')?.outputSchema?.properties).toHaveProperty('pets');
+    // From the operation type: a query reads; the mutation adds a pet, and each call adds another.
+    expect(byName.get('get_pet')?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
+    expect(byName.get('create_pet')?.annotations).toEqual({
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    });
   });
 
   it('runs a manifest tool by its document id, the int64 id exact', async () => {
@@ -87,18 +95,19 @@ describe('with PERSISTED_OPERATIONS=require', () => {
   });
 });
 
-describe('with RATE_LIMIT_PER_MINUTE=3', () => {
+describe('with RATE_LIMIT_PER_MINUTE=5', () => {
   let gateway: RunningGateway;
   useGateway(
     {
       tokens: [KEY],
       seed: (fake) => seedPets(fake, KEY),
-      gateway: { config: { rateLimit: { perMinute: 3, store: 'memory', refusedKeysPerMinute: 60 } } },
+      gateway: { config: { rateLimit: { perMinute: 5, store: 'memory', refusedKeysPerMinute: 60 } } },
     },
     (started) => ({ gateway } = started),
   );
 
   it('answers the fourth tool call of the minute with a tool error about the rate limit', async () => {
+    // Connecting is two messages of the minute (initialize, then notifications/initialized).
     const client = await connectMcp(gateway.origin, KEY);
     const results = [];
     for (let i = 0; i < 4; i++) results.push(await call(client, 'list_pets', { limit: 1 }));

@@ -34,6 +34,10 @@ let bob: Client;
 beforeAll(async () => {
   alice = await connectMcp(gateway.origin, ALICE, 'claude-desktop');
   bob = await connectMcp(gateway.origin, BOB);
+  // As clients do once connected: the gateway checks each key with the upstream once, here, so
+  // the tests below count only their own upstream calls.
+  await alice.listTools();
+  await bob.listTools();
 });
 afterAll(async () => {
   await alice?.close();
@@ -54,6 +58,27 @@ describe('the MCP endpoint without a manifest', () => {
     expect(list?.outputSchema?.properties).toHaveProperty('pets');
     const runQuery = tools.find((tool) => tool.name === 'run_query');
     expect(runQuery?.description).toMatch(/pet\(id\).*deprecated/s);
+  });
+
+  it('gives every tool the four annotations: queries read only, create_pet an additive write a client asks before', async () => {
+    const { tools } = await alice.listTools();
+    const read = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+    expect(Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations]))).toEqual({
+      list_pets: read,
+      run_query: read,
+      create_pet: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+    });
+  });
+
+  it('declares no announcements of list changes, which a server living for one request never sends', () => {
+    const capabilities = alice.getServerCapabilities();
+    expect(capabilities?.tools?.listChanged).toBeFalsy();
+    expect(capabilities?.resources?.listChanged).toBeFalsy();
   });
 
   it('offers the schema as a resource', async () => {

@@ -13,11 +13,12 @@ export function useRateLimit(
 ): Plugin {
   return {
     async onParams({ request, context }) {
-      const { req, sharedReq, lane } = context as LaneContext;
+      const { req, sharedReq, lane, rateLimitEntry } = context as LaneContext;
       const batchEntry = batchEntryOf(context);
       // Each operation of a batch, a WebSocket or an MCP request counts: its own decision, under
-      // its own context; a batch the fast lane handed over was decided there, entry by entry.
-      const entry = batchEntry !== undefined || sharedReq ? context : undefined;
+      // its own context (an MCP tool call's was made as its message was counted); a batch the
+      // fast lane handed over was decided there, entry by entry.
+      const entry = rateLimitEntry ?? (batchEntry !== undefined || sharedReq ? context : undefined);
       const decision =
         (batchEntry && lane?.batch?.decisions[batchEntry.index]) ??
         (await limit.check(req, request.headers.get('authorization'), entry));

@@ -1,0 +1,106 @@
+import type { IncomingMessage } from 'node:http';
+import type { AcceptedKeys } from '../policy/accepted-keys.ts';
+import type { RateLimit, RateLimitDecision } from '../policy/rate-limit.ts';
+import { rateLimited, refusedKeysLimited } from '../schema/errors.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import { UpstreamResponseError } from '../upstream/errors.ts';
+import { messagesOf, methodOf } from './messages.ts';
+
+/*
+ * What /graphql's rules ask of an MCP request once its body is read: each JSON-RPC message counts
+ * against the rate limit, and nothing beyond `initialize` is served to a key the upstream has not
+ * accepted.
+ */
+
+/** A request refused whole: its HTTP status and headers, and the JSON-RPC error's message and data. */
+export interface Refusal {
+  status: number;
+  headers: Record<string, string>;
+  message: string;
+  data?: Record<string, unknown>;
+}
+
+/** Each tool call's rate-limit decision, kept under an object of its own, by the call's JSON-RPC id. */
+export type CountedCalls = ReadonlyMap<unknown, object>;
+
+function rateLimitRefusal(decision: Extract<RateLimitDecision, { limited: true }>): Refusal {
+  const seconds = decision.retryAfterSeconds;
+  const error =
+    decision.reason === 'refused_keys' ? refusedKeysLimited(seconds) : rateLimited(seconds, decision.reason);
+  return {
+    status: 429,
+    headers: { 'retry-after': String(seconds) },
+    message: error.message,
+    data: { code: error.extensions.code, retryAfter: seconds },
+  };
+}
+
+/**
+ * Counts every message of the request against the rate limit, as /graphql counts each operation of
+ * a batch, one after another (a key not accepted yet takes one point of its address's refused-keys
+ * budget, not one per message). A tool call's decision is kept for the GraphQL request it becomes,
+ * so it counts once, and over the limit it is a RATE_LIMITED tool error a model reads; any other
+ * message over the limit refuses the whole request 429.
+ */
+export async function countMessages(
+  limit: RateLimit | undefined,
+  req: IncomingMessage,
+  authorization: string,
+  body: unknown,
+): Promise<{ calls: CountedCalls } | { refused: Refusal }> {
+  const calls = new Map<unknown, object>();
+  if (limit === undefined) return { calls };
+  let over: Extract<RateLimitDecision, { limited: true }> | undefined;
+  for (const message of messagesOf(body)) {
+    const entry = {};
+    const decision = await limit.check(req, authorization, entry);
+    if (methodOf(message) === 'tools/call') {
+      const id = (message as { id?: unknown }).id;
+      if (!calls.has(id)) calls.set(id, entry);
+    } else if (decision.limited) over ??= decision;
+  }
+  return over ? { refused: rateLimitRefusal(over) } : { calls };
+}
+
+/** Whether the request asks for more than the handshake: notifications answer nothing. */
+function servesMore(body: unknown): boolean {
+  return messagesOf(body).some((message) => {
+    const method = methodOf(message);
+    return method !== undefined && method !== 'initialize' && !method.startsWith('notifications/');
+  });
+}
+
+const KEY_REFUSED =
+  "The animal store refused this API key: check the key in your MCP client's configuration (see docs/mcp.md).";
+
+/**
+ * Refuses a key the upstream refuses before anything beyond `initialize` is served with it. A key
+ * the upstream has accepted (acceptedKeys, which its answers feed) passes at once; another is
+ * checked with the cheapest call the contract has, whose answer the rate limit learns from as from
+ * any call (a refused key keeps its refused-keys point). Undefined: admitted.
+ */
+export async function keyRefusal(
+  keys: { acceptedKeys?: AcceptedKeys; upstream: UpstreamClient },
+  authorization: string,
+  body: unknown,
+): Promise<Refusal | undefined> {
+  if (!servesMore(body) || keys.acceptedKeys?.has(authorization)) return undefined;
+  try {
+    await keys.upstream.listPets(authorization, { limit: 1 });
+    return undefined;
+  } catch (error) {
+    if (error instanceof UpstreamResponseError && error.status === 401) {
+      return {
+        status: 401,
+        headers: { 'www-authenticate': 'Bearer realm="pet-gateway", error="invalid_token"' },
+        message: KEY_REFUSED,
+        data: { code: error.code },
+      };
+    }
+    return {
+      status: 503,
+      headers: { 'retry-after': '1' },
+      message: 'The animal store could not be asked whether it accepts this API key; retry shortly.',
+    };
+  }
+}

@@ -1,0 +1,77 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolRequestSchema,
+  InitializeRequestSchema,
+  type JSONRPCMessage,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { INVALID_PARAMS } from './http.ts';
+
+/*
+ * The JSON-RPC messages of one request, as the gateway reads them before the SDK does: which
+ * method each names, and whether a request's params are what its method takes.
+ */
+
+/** The requests this server answers, by method, with the SDK's own schema of each. */
+const REQUESTS = new Map(
+  [
+    InitializeRequestSchema,
+    PingRequestSchema,
+    ListToolsRequestSchema,
+    CallToolRequestSchema,
+    ListResourcesRequestSchema,
+    ListResourceTemplatesRequestSchema,
+    ReadResourceRequestSchema,
+  ].map((schema) => [schema.shape.method.value as string, schema]),
+);
+
+/** The messages of a body: a batch's entries, or the one message. */
+export function messagesOf(body: unknown): unknown[] {
+  return Array.isArray(body) ? body : [body];
+}
+
+/** The method a message names; undefined for a response or anything that is no message. */
+export function methodOf(message: unknown): string | undefined {
+  const method =
+    typeof message === 'object' && message !== null ? (message as { method?: unknown }).method : undefined;
+  return typeof method === 'string' ? method : undefined;
+}
+
+/** `params.arguments` → `arguments`: what a client wrote inside `params`. */
+function nameOf(path: readonly PropertyKey[]): string {
+  const inside = path[0] === 'params' ? path.slice(1) : path;
+  return inside.length === 0 ? 'params' : inside.map(String).join('.');
+}
+
+/** Why a request's params are not what its method takes, in a sentence naming them; undefined when they are. */
+function paramsProblem(message: JSONRPCMessage): string | undefined {
+  if (!('method' in message) || !('id' in message)) return undefined;
+  const parsed = REQUESTS.get(message.method)?.safeParse(message);
+  if (parsed === undefined || parsed.success) return undefined;
+  const named = parsed.error.issues
+    .slice(0, 3)
+    .map((issue) => `${nameOf(issue.path)}: ${issue.message.replace(/^Invalid input: /, '')}`);
+  return `Invalid params: ${named.join('; ')}.`;
+}
+
+/**
+ * Answers a request whose params its method does not take with JSON-RPC's Invalid params (-32602),
+ * naming them. Left to the SDK, its handler's parse throws, and the answer is Internal error
+ * (-32603) holding the validator's issues as JSON: the wrong code, and nothing a person reads.
+ */
+export function refuseInvalidParams(transport: Transport): void {
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    const problem = paramsProblem(message);
+    if (problem === undefined || !('id' in message)) return deliver?.(message, extra);
+    void transport.send({
+      jsonrpc: '2.0',
+      id: message.id,
+      error: { code: INVALID_PARAMS, message: problem },
+    });
+  };
+}
