@@ -20,6 +20,7 @@ import {
   formatGoals,
   formatRatios,
   formatTable,
+  GOALS,
   median,
   type Ratio,
   type RunResult,
@@ -56,7 +57,7 @@ async function main(): Promise<void> {
   if (settings.pin) pinSelf(settings.pin);
   printHeader(meta, settings);
   const { runs, summaries, ratios } = await runWorkloads(settings, wrk);
-  ratios.push(...coldOverWarm(runs));
+  ratios.push(...coldOverWarm(runs), ...batchOverSingle(runs));
   printReport(runs, summaries, ratios, settings);
   console.log('');
   console.log(`took ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);
@@ -293,6 +294,29 @@ function addRatios(
     ['rps', 'cpu', 'p99'],
     `this checkout against --baseline ${settings.baseline}`,
   );
+}
+
+/** A batch of five list20 against one list20, on the gateway, round by round: CPU per HTTP request. */
+function batchOverSingle(runs: readonly RunResult[]): Ratio[] {
+  const { workload, single } = GOALS.batch;
+  const batches = runs.filter((r) => r.workload === workload && r.target === 'gateway');
+  const singles = runs.filter((r) => r.workload === single && r.target === 'gateway');
+  const rounds = batches.flatMap((b) => {
+    const one = singles.find((run) => run.round === b.round);
+    return one && one.cpuMicrosPerRequest > 0 ? [b.cpuMicrosPerRequest / one.cpuMicrosPerRequest] : [];
+  });
+  if (rounds.length === 0) return [];
+  return [
+    {
+      workload,
+      numerator: 'gateway batch',
+      denominator: 'gateway single',
+      metric: 'cpu' as const,
+      median: median(rounds),
+      rounds,
+      note: `one ${single} on the same gateway in the same round`,
+    },
+  ];
 }
 
 /** A cold document against the same query warm, per gateway: what parse + validate cost per request. */
