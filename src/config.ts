@@ -191,7 +191,7 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
     ),
     upstreamCoalesce: boolean(env, 'UPSTREAM_COALESCE', true),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
-    logFormat: oneOf(env, 'LOG_FORMAT', ['auto', 'json', 'pretty'], 'auto') as Config['logFormat'],
+    logFormat: oneOf(env, 'LOG_FORMAT', ['auto', 'json', 'pretty'], 'auto'),
     metrics: boolean(env, 'METRICS', true),
     fastLane: boolean(env, 'FAST_LANE', true),
     plans: boolean(env, 'PLANS', true),
@@ -237,10 +237,7 @@ function workers(env: Record<string, string | undefined>): number {
 }
 
 function persisted(env: Record<string, string | undefined>) {
-  const mode = nonEmpty(env, 'PERSISTED_OPERATIONS')?.toLowerCase() ?? 'off';
-  if (mode !== 'off' && mode !== 'allow' && mode !== 'require') {
-    throw new ConfigError(`PERSISTED_OPERATIONS must be off, allow or require, got "${mode}"`);
-  }
+  const mode = oneOf(env, 'PERSISTED_OPERATIONS', ['off', 'allow', 'require'], 'off');
   const file = nonEmpty(env, 'PERSISTED_OPERATIONS_FILE');
   if (mode !== 'off' && file === undefined) {
     throw new ConfigError(
@@ -261,19 +258,16 @@ function persisted(env: Record<string, string | undefined>) {
       'APQ=on cannot be used with PERSISTED_OPERATIONS=require (only manifest documents run)',
     );
   }
-  const apqStore = nonEmpty(env, 'APQ_STORE')?.toLowerCase() ?? 'memory';
-  if (apqStore !== 'memory' && apqStore !== 'redis') {
-    throw new ConfigError(`APQ_STORE must be memory or redis, got "${apqStore}"`);
-  }
+  const apqStore = oneOf(env, 'APQ_STORE', ['memory', 'redis'], 'memory');
   const apq = apqOn
     ? Object.freeze({
-        store: apqStore as 'memory' | 'redis',
+        store: apqStore,
         maxDocuments: integer(env, 'APQ_MAX_DOCUMENTS', 1000, 1, 1_000_000),
         maxBytes: integer(env, 'APQ_MAX_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
       })
     : undefined;
   return {
-    persistedOperations: mode as Config['persistedOperations'],
+    persistedOperations: mode,
     persistedOperationsFile: file,
     graphiql,
     apq,
@@ -293,17 +287,11 @@ function redisUses(
   | 'redisUrl'
   | 'redisKeySecret'
 > {
-  const mode = nonEmpty(env, 'RESPONSE_CACHE')?.toLowerCase() ?? 'off';
-  if (mode !== 'off' && mode !== 'memory' && mode !== 'redis') {
-    throw new ConfigError(`RESPONSE_CACHE must be off, memory or redis, got "${mode}"`);
-  }
+  const mode = oneOf(env, 'RESPONSE_CACHE', ['off', 'memory', 'redis'], 'off');
   const ttlMs = integer(env, 'RESPONSE_CACHE_TTL_MS', 2000, 1, 60_000);
   const maxBytes = integer(env, 'RESPONSE_CACHE_MAX_BYTES', 64 * 1024 * 1024, 1024 * 1024, 2 ** 32);
   const perMinute = nonEmpty(env, 'RATE_LIMIT_PER_MINUTE')?.toLowerCase();
-  const store = nonEmpty(env, 'RATE_LIMIT_STORE')?.toLowerCase() ?? 'memory';
-  if (store !== 'memory' && store !== 'redis') {
-    throw new ConfigError(`RATE_LIMIT_STORE must be memory or redis, got "${store}"`);
-  }
+  const store = oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'redis'], 'memory');
   // Its meaning changed (it counted keys not accepted yet; new valid keys from one NAT were
   // refused): a silent no-op would leave an operator believing it still applies.
   if (nonEmpty(env, 'RATE_LIMIT_NEW_KEYS_PER_MINUTE') !== undefined) {
@@ -316,7 +304,7 @@ function redisUses(
       ? undefined
       : Object.freeze({
           perMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 0, 1, 1_000_000),
-          store: store as 'memory' | 'redis',
+          store,
           refusedKeysPerMinute: integer(env, 'RATE_LIMIT_REFUSED_KEYS_PER_MINUTE', 60, 1, 1_000_000),
         });
   // REDIS_URL alone turns nothing on: caching is a choice (answers may be up to a TTL old), and

@@ -49,17 +49,23 @@ export function origins(env: Record<string, string | undefined>, name: string): 
   return Object.freeze(list);
 }
 
-export function oneOf(
+/**
+ * One of `values` (any case), or `fallback` when unset; typed as the choices, so no caller casts.
+ * A value outside them stops start-up naming the variable and every choice.
+ */
+export function oneOf<const T extends string>(
   env: Record<string, string | undefined>,
   name: string,
-  values: string[],
-  fallback: string,
-): string {
+  values: readonly T[],
+  fallback: NoInfer<T>,
+): T {
   const raw = nonEmpty(env, name)?.toLowerCase();
   if (raw === undefined) return fallback;
-  if (!values.includes(raw))
-    throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
-  return raw;
+  if (!(values as readonly string[]).includes(raw)) {
+    const choices = `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
+    throw new ConfigError(`${name} must be ${choices}, got "${raw}"`);
+  }
+  return raw as T;
 }
 
 export function httpUrl(env: Record<string, string | undefined>, name: string): string | undefined {

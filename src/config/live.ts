@@ -1,4 +1,4 @@
-import { boolean, ConfigError, integer, nonEmpty } from './env-values.ts';
+import { boolean, integer, oneOf } from './env-values.ts';
 
 /** Live subscriptions (`subscription { pets }`): how often lists are asked for again, and the bounds. */
 export interface LiveSettings {
@@ -20,10 +20,7 @@ export interface LiveSettings {
 /** LIVE (on/off), LIVE_POLL_MS, LIVE_MAX_PER_KEY, LIVE_MAX_STREAMS, LIVE_SLOW_READER_MS and LIVE_STORE; undefined when off. */
 export function liveSettings(env: Record<string, string | undefined>): LiveSettings | undefined {
   if (!boolean(env, 'LIVE', true)) return undefined;
-  const store = nonEmpty(env, 'LIVE_STORE')?.toLowerCase() ?? 'memory';
-  if (store !== 'memory' && store !== 'redis') {
-    throw new ConfigError(`LIVE_STORE must be memory or redis, got "${store}"`);
-  }
+  const store = oneOf(env, 'LIVE_STORE', ['memory', 'redis'], 'memory');
   return Object.freeze({
     // At least a second: every watched list costs the upstream one call per interval.
     pollMs: integer(env, 'LIVE_POLL_MS', 5000, 1000, 3_600_000),
