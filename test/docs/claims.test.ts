@@ -39,9 +39,9 @@ async function upstreamCalls(gateway: RunningGateway, query: string): Promise<st
   return upstream.requests.slice(before).map((request) => `${request.method} ${request.path}`);
 }
 
-describe('README: “Within one GraphQL request, identical…”', () => {
-  const claim = sentence('README.md', 'Within one GraphQL request, identical');
-  const shared = sentence('README.md', 'That is all a request shares');
+describe('docs/api.md: “Within one GraphQL request, identical…”', () => {
+  const claim = sentence('docs/api.md', 'Within one GraphQL request, identical');
+  const shared = sentence('docs/api.md', 'That is all a request shares');
   let gateway: RunningGateway;
   beforeAll(async () => {
     gateway = await startGateway({ upstreamUrl: upstream.url });
@@ -138,9 +138,9 @@ describe('docs/observability.md: `pet_gateway_response_cache_lookups_total`', ()
   );
 });
 
-describe('README: start-up settings', () => {
-  it('“With `GRAPHIQL=off` the first line reads…”', async () => {
-    const claim = sentence('README.md', 'With `GRAPHIQL=off` the first line reads');
+describe('start-up settings', () => {
+  it('docs/graphiql.md: “With `GRAPHIQL=off` the first line reads…”', async () => {
+    const claim = sentence('docs/graphiql.md', 'With `GRAPHIQL=off` the first line reads');
     const shown = /reads `([^`]+)`/.exec(claim)?.[1] as string;
     const gateway = await npmStart({ GRAPHIQL: 'off' });
     try {
@@ -153,7 +153,7 @@ describe('README: start-up settings', () => {
     }
   });
 
-  it('“To keep one key across restarts, set it yourself…”', async () => {
+  it('README: “To keep one key across restarts, set it yourself…”', async () => {
     const claim = sentence('README.md', 'To keep one key across restarts, set it yourself');
     const env = /`([A-Z_]+)=(\S+) npm start`/.exec(claim);
     expect(env, claim).not.toBeNull();

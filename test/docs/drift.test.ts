@@ -91,3 +91,14 @@ describe('docs/performance.md: the headline is the run below it', () => {
     expect(cited.filter((ratio) => !medians.has(ratio))).toEqual([]);
   });
 });
+
+describe('docs/architecture.md: “Prepared operations are bounded…”', () => {
+  it('names the bounds src/policy/prepared-operations.ts sets', () => {
+    const claim = sentence('docs/architecture.md', 'Prepared operations are bounded');
+    const source = read('src/policy/prepared-operations.ts');
+    const constant = (name: string) => Number(new RegExp(`const ${name} = (\\d+);`).exec(source)?.[1]);
+    expect(claim).toContain(`(${constant('MAX_PREPARED')}, least recently used first`);
+    expect(claim).toContain(`documents up to ${constant('MAX_PREPARED_DOCUMENT_LENGTH') / 1024} KB`);
+    expect(claim).toContain(`(${constant('MAX_HEADER_SETS')} \`Accept\``);
+  });
+});
