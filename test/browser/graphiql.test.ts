@@ -50,7 +50,17 @@ describe.skipIf(!haveChromium)('GraphiQL in a real browser', () => {
       await page.locator('.graphiql-execute-button').waitFor({ timeout: 20_000 });
       // Editors render spaces as no-break spaces.
       const editor = (await page.locator('.graphiql-query-editor').innerText()).replace(/\s+/g, ' ');
-      expect(editor).toContain('pets(status: AVAILABLE, limit: 10)');
+      expect(editor).toContain('pets(status: AVAILABLE)');
+      // Every line of the example fits the editor at 1,400 px beside the explorer: none is cut at
+      // the editor's right edge (the line ends no further right than the area that shows it).
+      const overflow = await page.locator('.graphiql-query-editor').evaluate((element) => {
+        const shown = element.querySelector('.overflow-guard')?.getBoundingClientRect();
+        const ends = [...element.querySelectorAll('.view-line > span')].map(
+          (line) => line.getBoundingClientRect().right,
+        );
+        return shown && ends.length > 0 ? Math.max(...ends) - shown.right : Number.NaN;
+      });
+      expect(overflow).toBeLessThanOrEqual(0);
 
       // The explorer is open, so an analyst can build a query by ticking the schema's fields.
       const explorer = page.locator('.graphiql-explorer-root');

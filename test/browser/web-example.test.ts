@@ -125,4 +125,46 @@ describe.skipIf(!haveChromium)('examples/web in a real browser, on its own origi
       await browser.close();
     }
   }, 90_000);
+
+  it('says when the list is full: past 100 pets of any status, and not for a status with fewer', async () => {
+    const store = /reference animal store at (http:\/\/\S+\/v1)/.exec(gateway.lines().join('\n'))?.[1];
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${gateway.key}` };
+    // More pets than one list holds, all pending: sold stays far below 100.
+    for (let i = 0; i < 70; i++) {
+      const posted = await fetch(`${store}/pets`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: `Crowd ${i}`, categoryId: 1, status: 'pending' }),
+      });
+      expect(posted.status).toBe(201);
+    }
+    const browser = await browserSupport.launch();
+    try {
+      const page = await browser.newPage();
+      const pageErrors: string[] = [];
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      await page.goto(appOrigin, { waitUntil: 'load' });
+      await page.locator('input[name="key"]').fill(gateway.key as string);
+      const pets = page.locator('ul[aria-label="pets"] li');
+      const full = page.locator('#list-full');
+      await expect.poll(() => pets.count(), { timeout: 20_000 }).toBe(100);
+      await expect.poll(() => full.isVisible(), { timeout: 20_000 }).toBe(true);
+      expect(await full.innerText()).toContain('The list is full');
+
+      await page.locator('select[name="status"]').first().selectOption('SOLD');
+      await expect
+        .poll(
+          async () => {
+            const texts = await pets.allInnerTexts();
+            return texts.length > 0 && texts.every((text) => text.endsWith('(sold)'));
+          },
+          { timeout: 20_000 },
+        )
+        .toBe(true);
+      expect(await full.count()).toBe(0);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 90_000);
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.ts';
+import { startPetstore } from '../../src/petstore/server.ts';
 import { createMemoryCache, createRedisCache, type ResponseCache } from '../../src/stores/response-cache.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
@@ -39,9 +40,9 @@ async function upstreamCalls(gateway: RunningGateway, query: string): Promise<st
   return upstream.requests.slice(before).map((request) => `${request.method} ${request.path}`);
 }
 
-describe('README: “Within one GraphQL request, identical…”', () => {
-  const claim = sentence('README.md', 'Within one GraphQL request, identical');
-  const shared = sentence('README.md', 'That is all a request shares');
+describe('docs/api.md: “Within one GraphQL request, identical…”', () => {
+  const claim = sentence('docs/api.md', 'Within one GraphQL request, identical');
+  const shared = sentence('docs/api.md', 'That is all a request shares');
   let gateway: RunningGateway;
   beforeAll(async () => {
     gateway = await startGateway({ upstreamUrl: upstream.url });
@@ -69,6 +70,40 @@ describe('README: “Within one GraphQL request, identical…”', () => {
   it.each([1, 2, 3])('a pet(id) beside a list that holds it still makes its own call (run %i)', async () => {
     const calls = await upstreamCalls(gateway, '{ pets(limit: 5) { id } pet(id: "3") { name } }');
     expect(calls.sort(), shared).toEqual(['GET /v1/pets/3', 'GET /v1/pets?limit=5']);
+  });
+});
+
+describe('docs/live.md and docs/api.md: “The reference service (`src/petstore/`) answers the oldest first…”', () => {
+  const live = sentence('docs/live.md', 'The reference service (`src/petstore/`) answers the oldest first');
+  const api = sentence('docs/api.md', 'The reference service (`src/petstore/`) answers the oldest first');
+
+  it('past `limit`, a pet just created is not in the list; the whole list ends with it', async () => {
+    const petstore = await startPetstore({ dbPath: ':memory:', apiKey: 'order' });
+    const gateway = await startGateway({ upstreamUrl: petstore.url });
+    try {
+      const ids = async (limit: number) =>
+        (
+          await postJson<{ pets: Array<{ id: string }> }>(
+            gateway.url,
+            { query: `{ pets(limit: ${limit}) { id } }` },
+            'Bearer order',
+          )
+        ).data?.pets.map((pet) => pet.id) ?? [];
+      const created = await postJson<{ createPet: { id: string } }>(
+        gateway.url,
+        { query: 'mutation { createPet(input: { name: "Newest", categoryId: "1" }) { id } }' },
+        'Bearer order',
+      );
+      const id = created.data?.createPet.id as string;
+      expect(id).toBeDefined();
+      const first = await ids(5);
+      expect(first, live).toEqual([...first].sort((a, b) => Number(a) - Number(b)));
+      expect(first, api).not.toContain(id);
+      expect((await ids(100)).at(-1), live).toBe(id);
+    } finally {
+      await gateway.close();
+      await petstore.close();
+    }
   });
 });
 
@@ -138,9 +173,9 @@ describe('docs/observability.md: `pet_gateway_response_cache_lookups_total`', ()
   );
 });
 
-describe('README: start-up settings', () => {
-  it('“With `GRAPHIQL=off` the first line reads…”', async () => {
-    const claim = sentence('README.md', 'With `GRAPHIQL=off` the first line reads');
+describe('start-up settings', () => {
+  it('docs/graphiql.md: “With `GRAPHIQL=off` the first line reads…”', async () => {
+    const claim = sentence('docs/graphiql.md', 'With `GRAPHIQL=off` the first line reads');
     const shown = /reads `([^`]+)`/.exec(claim)?.[1] as string;
     const gateway = await npmStart({ GRAPHIQL: 'off' });
     try {
@@ -153,7 +188,7 @@ describe('README: start-up settings', () => {
     }
   });
 
-  it('“To keep one key across restarts, set it yourself…”', async () => {
+  it('README: “To keep one key across restarts, set it yourself…”', async () => {
     const claim = sentence('README.md', 'To keep one key across restarts, set it yourself');
     const env = /`([A-Z_]+)=(\S+) npm start`/.exec(claim);
     expect(env, claim).not.toBeNull();

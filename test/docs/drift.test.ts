@@ -37,3 +37,68 @@ describe('examples/web/README.md: “`VITE_GATEWAY_URL` says where the gateway i
     expect(claim).toContain(`VITE_GATEWAY_URL=http://localhost:${port}/graphql`);
   });
 });
+
+/** The rows of the Markdown table whose header line starts with `header`, as cells, by column name. */
+function tableRows(page: string, header: string): Array<Record<string, string>> {
+  const lines = page.split('\n');
+  const start = lines.findIndex((line) => line.startsWith(header));
+  if (start === -1) throw new Error(`no table starting "${header}"`);
+  const cells = (line: string) =>
+    line
+      .split('|')
+      .slice(1, -1)
+      .map((cell) => cell.trim());
+  const names = cells(lines[start] as string);
+  const rows: Array<Record<string, string>> = [];
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith('|')) break;
+    const row = cells(line);
+    rows.push(Object.fromEntries(names.map((name, i) => [name, row[i] ?? ''])));
+  }
+  return rows;
+}
+
+describe('docs/performance.md: the headline is the run below it', () => {
+  const page = read('docs/performance.md');
+  const results = tableRows(page, '| workload | upstream | target | req/s |');
+  const ratios = tableRows(page, '| workload | ratio | req/s |');
+
+  it('the headline table holds list20’s rows of the full table', () => {
+    const headline = tableRows(page, '| target | what it is |');
+    expect(headline.length).toBeGreaterThan(3);
+    for (const row of headline) {
+      const target = row.target?.replace(/`/g, '');
+      const full = results.find(
+        (result) => result.workload === 'list20' && result.upstream === 'static' && result.target === target,
+      );
+      expect(full, `${target}`).toBeDefined();
+      expect([row['req/s'], row['CPU µs/req'], row['peak RSS MB']], `${target}`).toEqual([
+        full?.['req/s'],
+        full?.['CPU µs/req'],
+        full?.['peak RSS MB'],
+      ]);
+    }
+  });
+
+  it('every ratio its reading gives (N.NN×) is a median of the ratios table', () => {
+    const start = page.indexOf('What it means');
+    const reading = page.slice(start, page.indexOf('\n## ', start));
+    const cited = [...reading.matchAll(/\b(\d+\.\d\d)×/g)].map((match) => match[1] as string);
+    expect(cited.length).toBeGreaterThan(5);
+    const medians = new Set(
+      ratios.flatMap((row) => [row['req/s'], row['CPU µs/req']].map((cell) => cell?.split(' ')[0])),
+    );
+    expect(cited.filter((ratio) => !medians.has(ratio))).toEqual([]);
+  });
+});
+
+describe('docs/architecture.md: “Prepared operations are bounded…”', () => {
+  it('names the bounds src/policy/prepared-operations.ts sets', () => {
+    const claim = sentence('docs/architecture.md', 'Prepared operations are bounded');
+    const source = read('src/policy/prepared-operations.ts');
+    const constant = (name: string) => Number(new RegExp(`const ${name} = (\\d+);`).exec(source)?.[1]);
+    expect(claim).toContain(`(${constant('MAX_PREPARED')}, least recently used first`);
+    expect(claim).toContain(`documents up to ${constant('MAX_PREPARED_DOCUMENT_LENGTH') / 1024} KB`);
+    expect(claim).toContain(`(${constant('MAX_HEADER_SETS')} \`Accept\``);
+  });
+});

@@ -19,7 +19,7 @@ import { difference, type Example, examples } from './examples.ts';
 
 // Every fenced example of README.md and docs/*.md, run against a gateway started as `npm start`
 // starts it (the embedded store, freshly seeded), its shown output compared with what comes back.
-// What runs and how blocks pair with their output: test/docs/examples.ts and docs/architecture.md.
+// What runs and how blocks pair with their output: test/docs/examples.ts and docs/testing.md.
 
 const ROOT = new URL('../../', import.meta.url);
 const read = (page: string) => readFileSync(new URL(page, ROOT), 'utf8');

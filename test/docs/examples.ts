@@ -2,7 +2,7 @@ import MarkdownIt from 'markdown-it';
 
 /**
  * The fenced examples of a Markdown page, read with markdown-it (GitHub's flavour), and what the docs
- * tests do with each. The conventions, for whoever writes a page (docs/architecture.md repeats them):
+ * tests do with each. The conventions, for whoever writes a page (docs/testing.md repeats them):
  *
  * - A ```sh block whose every command is `curl …` against `http://localhost:4000` runs with real
  *   curl against a gateway started as `npm start` starts it (embedded store, freshly seeded), `$KEY`

@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * The codes the README's "Error codes" table documents (the gateway's own, in SCREAMING_SNAKE).
- * Read from the README itself, so a code the gateway starts sending without documenting it fails.
+ * The codes docs/api.md's "Error codes" table documents (the gateway's own, in SCREAMING_SNAKE).
+ * Read from the page itself, so a code the gateway starts sending without documenting it fails.
  */
 export function documentedCodes(): Set<string> {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const start = readme.indexOf('## Error codes');
-  const end = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, end < 0 ? undefined : end);
+  const page = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+  const start = page.indexOf('## Error codes');
+  if (start === -1) throw new Error('docs/api.md has no "## Error codes" section');
+  const end = page.indexOf('\n## ', start + 1);
+  const section = page.slice(start, end < 0 ? undefined : end);
   const codes = new Set<string>();
   for (const row of section.split('\n').filter((line) => line.startsWith('| `'))) {
     const first = row.split('|')[1] ?? '';

@@ -17,6 +17,13 @@ const GATEWAY_URL: string = import.meta.env.VITE_GATEWAY_URL ?? 'http://localhos
 const STATUSES: PetStatus[] = ['AVAILABLE', 'PENDING', 'SOLD'];
 
 /**
+ * The most pets the list shows, and so the most it watches: the contract's largest `limit`. The REST
+ * service chooses which pets fill a list (the reference service sends the oldest first), so once the
+ * store holds more, a new pet may never arrive: a full list says so.
+ */
+const LIST_LIMIT = 100;
+
+/**
  * The key comes from the person using the app (here typed in, kept for the tab only), never from
  * the bundle: anything built into a bundle is readable by every visitor.
  */
@@ -68,8 +75,9 @@ function PetList() {
   const [status, setStatus] = useState<PetStatus | ''>('');
   const [{ data, fetching, error }] = useSubscription({
     query: LivePets,
-    variables: { status: status || null, limit: 100 },
+    variables: { status: status || null, limit: LIST_LIMIT },
   });
+  const full = (data?.pets.length ?? 0) >= LIST_LIMIT;
   return (
     <section>
       <h2>List</h2>
@@ -86,6 +94,12 @@ function PetList() {
       </label>
       {fetching && <p>Loading…</p>}
       {error && <p role="alert">{error.graphQLErrors[0]?.message ?? error.message}</p>}
+      {full && (
+        <p id="list-full" role="note">
+          The list is full: it shows {LIST_LIMIT} pets, the most it can. The store picks which ones, so a new
+          pet may not appear here. Pick a status to see fewer.
+        </p>
+      )}
       <ul aria-label="pets">
         {data?.pets.map((pet) => (
           <li key={pet.id}>
