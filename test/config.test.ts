@@ -154,7 +154,10 @@ describe('response cache configuration', () => {
   it.each([
     [{ RESPONSE_CACHE: 'disk' }, /^RESPONSE_CACHE must be off, memory or redis/],
     [{ LOG_FORMAT: 'xml' }, /^LOG_FORMAT must be auto, json or pretty, got "xml"$/],
-    [{ PERSISTED_OPERATIONS: 'always' }, /^PERSISTED_OPERATIONS must be off, allow or require, got "always"$/],
+    [
+      { PERSISTED_OPERATIONS: 'always' },
+      /^PERSISTED_OPERATIONS must be off, allow or require, got "always"$/,
+    ],
     [{ RESPONSE_CACHE_TTL_MS: '0' }, /^RESPONSE_CACHE_TTL_MS must be an integer from 1 to 60000/],
     [{ RESPONSE_CACHE_TTL_MS: '60001' }, /^RESPONSE_CACHE_TTL_MS/],
     [
