@@ -263,9 +263,20 @@ class RequestLoaders implements Loaders {
 /**
  * A batch's answers as each key's own promise, not Promise.all of them: DataLoader resolves each
  * load with its value, and a promise given as the value settles that load alone, so a slow call (a
- * deferred field's list) never holds back another (the first part's). DataLoader's types say
- * values; at run time it resolves each load with what it is given, which adopts a promise.
+ * deferred field's list) never holds back another (the first part's). A failure is told only once
+ * every earlier key has settled, so errors still arrive in key order, as when the batch settled
+ * together: which error nulls a field never depends on which call the upstream answered first.
+ * DataLoader's types say values; at run time it resolves each load with what it is given, which
+ * adopts a promise.
  */
 function settlingApart<V>(calls: Array<Promise<V>>): Promise<ArrayLike<V | Error>> {
-  return Promise.resolve(calls as unknown as ArrayLike<V | Error>);
+  const ordered = calls.map((call, index) =>
+    index === 0
+      ? call
+      : call.catch(async (error: unknown) => {
+          await Promise.allSettled(calls.slice(0, index));
+          throw error;
+        }),
+  );
+  return Promise.resolve(ordered as unknown as ArrayLike<V | Error>);
 }

@@ -121,6 +121,34 @@ describe('a deferred fragment', () => {
   });
 });
 
+describe('lists that fail', () => {
+  it('are told in field order, whichever the upstream answered first (the first field’s error nulls the data)', async () => {
+    const fail = (limit: number, ms: number) =>
+      upstream.fault(new RegExp(`^/v1/pets\\?.*limit=${limit}\\b`), (_req, res) => {
+        setTimeout(() => {
+          res.writeHead(422, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ code: `SLOW_${limit}`, message: 'refused', status: 422 }));
+        }, ms);
+      });
+    fail(3, 300);
+    fail(4, 0);
+    try {
+      const response = await fetch(gateway.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: AUTH },
+        body: JSON.stringify({ query: '{ a: pets(limit: 3) { name } b: pets(limit: 4) { name } }' }),
+      });
+      const body = (await response.json()) as {
+        errors: Array<{ path: string[]; extensions: { code: string } }>;
+      };
+      // Both are non-null: the first error nulls the data, and it is the first field's.
+      expect(body.errors.map((error) => [error.path[0], error.extensions.code])).toEqual([['a', 'SLOW_3']]);
+    } finally {
+      upstream.clearFaults();
+    }
+  });
+});
+
 describe('@stream(initialCount: null)', () => {
   const cases: Array<[string, { query: string; variables?: Record<string, unknown> }]> = [
     ['as a literal', { query: '{ pets(limit: 2) @stream(initialCount: null) { name } }' }],
