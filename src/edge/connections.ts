@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { type Answered, CODES } from '../codes.ts';
 import type { ConnectionClose } from '../observability/metrics.ts';
-import { errorBody, refuse } from './error-body.ts';
+import { errorBody, refuse, statusLine } from './error-body.ts';
 
 export interface ConnectionLimits {
   /** Client connections held at once. */
@@ -196,7 +197,7 @@ function screen(books: Books, req: IncomingMessage, res: ServerResponse): boolea
     const path = req.url?.split('?', 1)[0] ?? '';
     if (!PROBE_PATHS.has(path)) {
       res.shouldKeepAlive = false;
-      refuse(res, 503, 'OVERLOADED', 'The gateway is at its connection limit; retry shortly.', {
+      refuse(res, CODES.OVERLOADED, 'The gateway is at its connection limit; retry shortly.', {
         'retry-after': '1',
       });
       books.limits.onClose('probe_only');
@@ -217,11 +218,12 @@ function screenUpgrade(books: Books, req: IncomingMessage, socket: Duplex): bool
   if (entry === undefined) return true;
   entry.served = true;
   if (!entry.probeOnly && !books.draining) return true;
-  const body = books.draining
-    ? errorBody('SHUTTING_DOWN', 'The gateway is shutting down; connect to another instance.')
-    : errorBody('OVERLOADED', 'The gateway is at its connection limit; retry shortly.');
+  const [answer, message]: [Answered, string] = books.draining
+    ? [CODES.SHUTTING_DOWN, 'The gateway is shutting down; connect to another instance.']
+    : [CODES.OVERLOADED, 'The gateway is at its connection limit; retry shortly.'];
+  const body = errorBody(answer, message);
   socket.end(
-    `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json; charset=utf-8\r\nretry-after: 1\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${statusLine(answer)}\r\ncontent-type: application/json; charset=utf-8\r\nretry-after: 1\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
   if (!books.draining) books.limits.onClose('probe_only');
   return false;
@@ -273,14 +275,13 @@ function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-const SLOW_BODY = errorBody('REQUEST_TIMEOUT', 'The request body arrived too slowly.');
+const SLOW_BODY = errorBody(CODES.REQUEST_TIMEOUT, 'The request body arrived too slowly.');
+const SLOW_ANSWER = `HTTP/1.1 ${statusLine(CODES.REQUEST_TIMEOUT)}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(SLOW_BODY)}\r\nconnection: close\r\n\r\n${SLOW_BODY}`;
 
 function tooSlow(socket: ClientSocket, res: ServerResponse): void {
   // The handler still waits for the body; its response, if it ever writes one, goes nowhere.
   if (!res.headersSent && socket.writable) {
-    socket.end(
-      `HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(SLOW_BODY)}\r\nconnection: close\r\n\r\n${SLOW_BODY}`,
-    );
+    socket.end(SLOW_ANSWER);
   }
   // A peer that never reads the answer would keep the half-closed socket: give it a second.
   setTimeout(() => socket.destroy(), 1000).unref();

@@ -7,9 +7,10 @@ import {
 } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { type Answered, CODES } from '../codes.ts';
 import type { ConnectionClose } from '../observability/metrics.ts';
 import { createConnectionAdmission } from './connections.ts';
-import { errorBody, refuse } from './error-body.ts';
+import { errorBody, refuse, statusLine } from './error-body.ts';
 
 export type { ConnectionClose } from '../observability/metrics.ts';
 
@@ -71,18 +72,16 @@ function answerClientError(
     // land inside it. Node's own handler makes the same check.
     const inFlight = (socket as ClientSocket)._httpMessage;
     if (!socket.writable || error.code === 'ECONNRESET' || inFlight?.headersSent) return socket.destroy();
-    const [status, body] =
+    const [answer, message]: [Answered, string] =
       error.code === 'HPE_HEADER_OVERFLOW'
-        ? [
-            '431 Request Header Fields Too Large',
-            errorBody('HEADERS_TOO_LARGE', 'The request headers are too large.'),
-          ]
+        ? [CODES.HEADERS_TOO_LARGE, 'The request headers are too large.']
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? ['408 Request Timeout', errorBody('REQUEST_TIMEOUT', 'The request did not arrive in time.')]
-          : ['400 Bad Request', errorBody('BAD_REQUEST', 'Malformed HTTP request.')];
+          ? [CODES.REQUEST_TIMEOUT, 'The request did not arrive in time.']
+          : [CODES.BAD_REQUEST, 'Malformed HTTP request.'];
+    const body = errorBody(answer, message);
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') onClose('timeout');
     socket.end(
-      `HTTP/1.1 ${status}\r\n` +
+      `HTTP/1.1 ${statusLine(answer)}\r\n` +
         `content-type: application/json; charset=utf-8\r\ncache-control: no-store\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
     );
   };
@@ -122,17 +121,17 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
       const hostRefusal = hostProblem(req);
       if (hostRefusal !== undefined) {
         res.shouldKeepAlive = false;
-        return refuse(res, 400, 'BAD_REQUEST', hostRefusal);
+        return refuse(res, CODES.BAD_REQUEST, hostRefusal);
       }
       if (countHeader(req.rawHeaders, 'authorization') > 1) {
-        return refuse(res, 400, 'BAD_REQUEST', 'Send exactly one Authorization header.');
+        return refuse(res, CODES.BAD_REQUEST, 'Send exactly one Authorization header.');
       }
       // Node frames any Transfer-Encoding ending in `chunked` but decodes no other coding, so
       // `gzip, chunked` would be read as if it were plain: refuse codings we do not implement.
       const transferEncoding = req.headers['transfer-encoding'];
       if (transferEncoding !== undefined && transferEncoding.trim().toLowerCase() !== 'chunked') {
         res.shouldKeepAlive = false;
-        return refuse(res, 400, 'BAD_REQUEST', 'Only the chunked transfer coding is supported.');
+        return refuse(res, CODES.BAD_REQUEST, 'Only the chunked transfer coding is supported.');
       }
       handler(req, res);
     },
@@ -147,7 +146,7 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     if (!admission.request(req, res)) return;
     res.shouldKeepAlive = false;
-    refuse(res, 417, 'EXPECTATION_FAILED', 'Only "Expect: 100-continue" is supported.');
+    refuse(res, CODES.EXPECTATION_FAILED, 'Only "Expect: 100-continue" is supported.');
   });
   server.on('connection', admission.admit);
   server.on('close', admission.close);

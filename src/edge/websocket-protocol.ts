@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { type DocumentNode, GraphQLError, parse } from 'graphql';
 import { makeServer } from 'graphql-ws';
 import type { WebSocket } from 'ws';
+import { CODES } from '../codes.ts';
 import type { ConnectionClose } from '../observability/metrics.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import { type Forward, type Stoppable, withQueryText } from './websocket-relay.ts';
@@ -66,7 +67,7 @@ export function protocolServer(
       if (peer.operations >= maxOperations) {
         return [
           new GraphQLError(`At most ${maxOperations} operations run at once on one WebSocket.`, {
-            extensions: { code: 'TOO_MANY_OPERATIONS', limit: maxOperations },
+            extensions: { code: CODES.TOO_MANY_OPERATIONS.code, limit: maxOperations },
           }),
         ];
       }

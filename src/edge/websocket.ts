@@ -3,9 +3,10 @@ import type { Duplex } from 'node:stream';
 import { CloseCode } from 'graphql-ws';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
+import { type Answered, CODES } from '../codes.ts';
 import type { WebSocketSettings } from '../config/websocket.ts';
 import type { ConnectionClose } from '../observability/metrics.ts';
-import { errorBody } from './error-body.ts';
+import { errorBody, statusLine } from './error-body.ts';
 import { type Peer, type ProtocolServer, protocolServer } from './websocket-protocol.ts';
 import { type Forward, relay, type Stoppable, stoppable, type YogaFetch } from './websocket-relay.ts';
 
@@ -92,7 +93,7 @@ export function createWebSockets(options: WebSocketOptions): WebSockets {
       const refusal = refusalOf(req, options.originAllowed);
       if (refusal) {
         socket.end(
-          `HTTP/1.1 ${refusal.status}\r\ncontent-type: application/json; charset=utf-8\r\nconnection: close\r\n\r\n${errorBody(refusal.code, refusal.message)}`,
+          `HTTP/1.1 ${statusLine(refusal.answer)}\r\ncontent-type: application/json; charset=utf-8\r\nconnection: close\r\n\r\n${errorBody(refusal.answer, refusal.message)}`,
         );
         return;
       }
@@ -267,24 +268,16 @@ function serveSocket(
 function refusalOf(
   req: IncomingMessage,
   originAllowed: (origin: string | undefined) => boolean,
-): { status: string; code: string; message: string } | undefined {
+): { answer: Answered; message: string } | undefined {
   if ((req.url ?? '').split('?', 1)[0] !== '/graphql') {
-    return { status: '404 Not Found', code: 'NOT_FOUND', message: 'WebSockets are served at /graphql.' };
+    return { answer: CODES.NOT_FOUND, message: 'WebSockets are served at /graphql.' };
   }
   const protocols = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
   if (!protocols.includes(PROTOCOL)) {
-    return {
-      status: '400 Bad Request',
-      code: 'BAD_REQUEST',
-      message: `Use the ${PROTOCOL} subprotocol (graphql-ws).`,
-    };
+    return { answer: CODES.BAD_REQUEST, message: `Use the ${PROTOCOL} subprotocol (graphql-ws).` };
   }
   if (!originAllowed(req.headers.origin)) {
-    return {
-      status: '403 Forbidden',
-      code: 'FORBIDDEN',
-      message: 'This Origin may not open a WebSocket here.',
-    };
+    return { answer: CODES.FORBIDDEN, message: 'This Origin may not open a WebSocket here.' };
   }
   return undefined;
 }

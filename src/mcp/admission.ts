@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { CODES } from '../codes.ts';
 import type { AcceptedKeys } from '../policy/accepted-keys.ts';
 import type { RateLimit, RateLimitDecision } from '../policy/rate-limit.ts';
 import { rateLimited, refusedKeysLimited } from '../schema/errors.ts';
@@ -27,8 +28,9 @@ function rateLimitRefusal(decision: Extract<RateLimitDecision, { limited: true }
   const seconds = decision.retryAfterSeconds;
   const error =
     decision.reason === 'refused_keys' ? refusedKeysLimited(seconds) : rateLimited(seconds, decision.reason);
+  const code = decision.reason === 'refused_keys' ? CODES.REFUSED_KEYS_LIMITED : CODES.RATE_LIMITED;
   return {
-    status: 429,
+    status: code.status,
     headers: { 'retry-after': String(seconds) },
     message: error.message,
     data: { code: error.extensions.code, retryAfter: seconds },

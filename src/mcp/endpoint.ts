@@ -17,6 +17,7 @@ import type { CallContext, GraphQLFetch } from './graphql-call.ts';
 import {
   clientOfSession,
   headersOf,
+  INTERNAL_ERROR,
   INVALID_REQUEST,
   initializingClient,
   MAX_JSON_DEPTH,
@@ -265,7 +266,7 @@ export function createMcpEndpoint(
     if (!isMcpPath(req.url)) return false;
     serve(req, res).catch((error: unknown) => {
       options.logger.error({ err: error }, 'mcp request failed');
-      if (!res.headersSent) rpcError(res, 500, -32603, 'Internal error: see the gateway log.');
+      if (!res.headersSent) rpcError(res, 500, INTERNAL_ERROR, 'Internal error: see the gateway log.');
       else res.destroy();
     });
     return true;

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
+import { CODES } from '../codes.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { ToolCallSpan, Tracing } from '../observability/tracing.ts';
 import type { LaneContext, SharedRequestContext } from '../policy/hand-off.ts';
@@ -43,7 +44,7 @@ interface GraphQLError {
 /** One line per GraphQL error: its message and the code a client acts on (and the argument refused). */
 function errorLines(errors: readonly GraphQLError[]): { text: string; codes: string[] } {
   const codes = errors.map((error) =>
-    typeof error.extensions?.code === 'string' ? error.extensions.code : 'INTERNAL_SERVER_ERROR',
+    typeof error.extensions?.code === 'string' ? error.extensions.code : CODES.INTERNAL_SERVER_ERROR.code,
   );
   const text = errors
     .map((error, index) => {
@@ -69,7 +70,7 @@ async function resultOf(response: Response): Promise<{ result: CallToolResult; c
   }
   if (body === undefined || typeof body !== 'object' || body === null) {
     return toolError(`The gateway answered HTTP ${response.status} without a GraphQL result.`, [
-      'INTERNAL_SERVER_ERROR',
+      CODES.INTERNAL_SERVER_ERROR.code,
     ]);
   }
   if (Array.isArray(body.errors) && body.errors.length > 0) {
@@ -125,12 +126,12 @@ export async function runToolCall(
     const request = tool.request(args);
     outcome =
       'refused' in request
-        ? toolError(request.refused, ['BAD_USER_INPUT'])
+        ? toolError(request.refused, [CODES.BAD_USER_INPUT.code])
         : await resultOf(await send(call, request, span, call.counted.get(rpcId)));
   } catch (error) {
     call.logger.error({ err: error, requestId: call.requestId, tool: tool.name }, 'mcp tool call failed');
     outcome = toolError('The gateway could not run this tool call; see its log for the request id.', [
-      'INTERNAL_SERVER_ERROR',
+      CODES.INTERNAL_SERVER_ERROR.code,
     ]);
   }
   const durationMs = Math.round((performance.now() - started) * 100) / 100;

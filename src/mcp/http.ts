@@ -28,11 +28,12 @@ export function rpcError(
 
 /**
  * JSON-RPC's codes for a body that is not JSON, one that is no valid request, params its method
- * does not take, and this server's own refusals.
+ * does not take, a failure of the server's own, and this server's refusals.
  */
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
 export const INVALID_PARAMS = -32602;
+export const INTERNAL_ERROR = -32603;
 export const SERVER_ERROR = -32000;
 
 /**

@@ -1,5 +1,6 @@
 import type { YogaLogger } from 'graphql-yoga';
 import { type DestinationStream, type Logger, pino } from 'pino';
+import { CODES } from '../codes.ts';
 import { MAX_OPERATION_NAME } from './labels.ts';
 import type { RequestId } from './request-id.ts';
 
@@ -310,7 +311,7 @@ export interface OperationRecord {
 }
 
 /** The status logged for an operation whose client went away: nginx's "client closed request". */
-export const CLIENT_GONE_STATUS = 499;
+export const CLIENT_GONE_STATUS = CODES.CLIENT_GONE.status;
 
 /**
  * Writes the operation's log line; never a header, a variable or a token. The line is the one pino

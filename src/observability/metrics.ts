@@ -8,6 +8,7 @@ import {
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { CODES } from '../codes.ts';
 import type { RateLimitStats } from '../stores/rate-limit-counts.ts';
 import type { RedisState } from '../stores/redis.ts';
 import type { DocumentStoreStats } from '../stores/registered-documents.ts';
@@ -277,17 +278,17 @@ const noteValidationCodes: Plugin = {
   },
 };
 
-const VALIDATION_FAILED = 'GRAPHQL_VALIDATION_FAILED';
+const VALIDATION_FAILED = CODES.GRAPHQL_VALIDATION_FAILED.code;
 
 /** The code a client saw for an error the Prometheus plugin reports, by the phase that raised it. */
 function clientCode(params: FillLabelsFnParams, context: unknown): string {
   const code = (params.error as GraphQLError | undefined)?.extensions?.code;
   if (typeof code === 'string') return code;
-  if (params.errorPhase === 'parse') return 'GRAPHQL_PARSE_FAILED';
+  if (params.errorPhase === 'parse') return CODES.GRAPHQL_PARSE_FAILED.code;
   if (params.errorPhase === 'validate') {
     return (typeof context === 'object' && context && validationCodes.get(context)) || VALIDATION_FAILED;
   }
-  return 'INTERNAL_SERVER_ERROR';
+  return CODES.INTERNAL_SERVER_ERROR.code;
 }
 
 /** GraphQL errors in responses, as the Prometheus plugin takes them; `operationName` bounds the names. */

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { DefinitionNode, DocumentNode, ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
+import { CODES } from '../codes.ts';
 import { MAX_OPERATION_NAME } from './labels.ts';
 import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from './logging.ts';
 import { requestIdOf } from './request-id.ts';
@@ -58,7 +59,7 @@ export function useOperationLog(
         const errors = own && 'errors' in own ? (own as ExecutionResult).errors : undefined;
         if (!errors?.length) continue;
         const codes = errors.map((error: GraphQLError) =>
-          String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR'),
+          String(error.extensions?.code ?? CODES.INTERNAL_SERVER_ERROR.code),
         );
         record.codes = [...new Set(codes)].slice(0, 10);
         if (record.batch) statuses.set(record, statusOf(errors));

@@ -19,6 +19,7 @@ import {
 } from '@opentelemetry/sdk-trace';
 import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { CODES } from '../codes.ts';
 import { methodOf, type UpstreamObserver } from '../upstream/observer.ts';
 import { MAX_OPERATION_NAME } from './labels.ts';
 
@@ -151,7 +152,7 @@ function operationSpans(tracer: Tracer): Tracing['startOperation'] {
           span,
           (errors?.length ?? 0) > 0,
           'graphql.error.codes',
-          (errors ?? []).map((e) => String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR')),
+          (errors ?? []).map((e) => String(e.extensions?.code ?? CODES.INTERNAL_SERVER_ERROR.code)),
         ),
     };
   };

@@ -1,5 +1,6 @@
 import type { GraphQLParams } from 'graphql-yoga';
-import { badRequest } from '../schema/errors.ts';
+import { CODES } from '../codes.ts';
+import { requestError } from '../schema/errors.ts';
 
 /** GraphQL-over-HTTP's parameters in a GET request's query string. */
 export interface QueryParams extends GraphQLParams {
@@ -33,6 +34,6 @@ function json(search: URLSearchParams, name: 'variables' | 'extensions'): unknow
     return JSON.parse(text);
   } catch {
     // The parameter is not echoed: it is the caller's own text, and may be long.
-    throw badRequest(400, 'BAD_REQUEST', `The ${name} parameter is not valid JSON.`);
+    throw requestError(CODES.BAD_REQUEST, `The ${name} parameter is not valid JSON.`);
   }
 }

@@ -1,4 +1,5 @@
 import { type ASTNode, GraphQLError } from 'graphql';
+import { type Answered, CODES, type Code } from '../codes.ts';
 import {
   UpstreamBadResponseError,
   UpstreamCancelledError,
@@ -8,13 +9,40 @@ import {
   UpstreamUnavailableError,
 } from '../upstream/errors.ts';
 
-// Every GraphQL error a field can end with: the gateway's own (raised before or instead of any
-// upstream call) and, in `toGraphQLError`, the one table from typed upstream failures
-// (upstream/errors.ts) to codes a client sees.
+// Every GraphQL error the gateway raises, its code and status read from src/codes.ts: a field's own
+// (raised before or instead of any upstream call), a request's refusal, and, in `toGraphQLError`,
+// the one mapping from typed upstream failures (upstream/errors.ts) to codes a client sees.
+
+/**
+ * A field's error with `code`, the extensions the table fixes for it, then `more`: the answer stays
+ * 200, the error beside the data.
+ */
+export function fieldError(code: Code, message: string, more?: Record<string, unknown>): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: code.code, ...code.extensions, ...more } });
+}
+
+/**
+ * A request refused with `code`: Yoga answers it with the table's status (`extensions.http`);
+ * `more.extensions` go beside the code, `more.http` beside the status (headers, Yoga's `spec`).
+ */
+export function requestError(
+  code: Answered,
+  message: string,
+  more: {
+    nodes?: ASTNode | undefined;
+    extensions?: Record<string, unknown>;
+    http?: Record<string, unknown>;
+  } = {},
+): GraphQLError {
+  return new GraphQLError(message, {
+    ...(more.nodes ? { nodes: more.nodes } : {}),
+    extensions: { code: code.code, ...more.extensions, http: { status: code.status, ...more.http } },
+  });
+}
 
 /** An argument the contract would refuse: no upstream call is made. */
 export function badUserInput(message: string, argument: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', argument } });
+  return fieldError(CODES.BAD_USER_INPUT, message, { argument });
 }
 
 /**
@@ -27,26 +55,28 @@ export function variablePath(variable: string, keys: ReadonlyArray<string | numb
 
 /** An `Authorization` header that cannot be a bearer key: refused without calling the upstream. */
 export function unauthenticated(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'UNAUTHENTICATED', status: 401 } });
+  return fieldError(CODES.UNAUTHENTICATED, message);
 }
 
 /** A field whose upstream route has passed its sunset date: refused without calling it. */
 export function sunset(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'SUNSET', status: 410 } });
+  return fieldError(CODES.SUNSET, message);
 }
 
 /** The operation's cost is over `MAX_COST`: refused before any of its root fields calls the upstream. */
 export function costLimitExceeded(cost: number, limit: number | undefined): GraphQLError {
-  return new GraphQLError(`The operation costs ${cost}, over the limit of ${limit}.`, {
-    extensions: { code: 'COST_LIMIT_EXCEEDED', cost, limit, http: { status: 400 } },
+  return requestError(CODES.COST_LIMIT_EXCEEDED, `The operation costs ${cost}, over the limit of ${limit}.`, {
+    extensions: { cost, limit },
   });
 }
 
 /** An `_entities` field with more representations than `MAX_REPRESENTATIONS`: nothing is resolved. */
 export function representationsLimitExceeded(count: number, limit: number): GraphQLError {
-  return new GraphQLError(`_entities got ${count} representations, over the limit of ${limit}.`, {
-    extensions: { code: 'REPRESENTATIONS_LIMIT_EXCEEDED', count, limit, http: { status: 400 } },
-  });
+  return requestError(
+    CODES.REPRESENTATIONS_LIMIT_EXCEEDED,
+    `_entities got ${count} representations, over the limit of ${limit}.`,
+    { extensions: { count, limit } },
+  );
 }
 
 /**
@@ -56,12 +86,9 @@ export function representationsLimitExceeded(count: number, limit: number): Grap
  */
 export function rateLimited(retryAfterSeconds: number, by: 'key' | 'address' = 'key'): GraphQLError {
   const whose = by === 'key' ? 'for this API key' : 'without an API key from this address';
-  return new GraphQLError(`Too many requests ${whose}; retry in ${retryAfterSeconds} s.`, {
-    extensions: {
-      code: 'RATE_LIMITED',
-      retryAfter: retryAfterSeconds,
-      http: { status: 429, headers: { 'retry-after': String(retryAfterSeconds) } },
-    },
+  return requestError(CODES.RATE_LIMITED, `Too many requests ${whose}; retry in ${retryAfterSeconds} s.`, {
+    extensions: { retryAfter: retryAfterSeconds },
+    http: { headers: { 'retry-after': String(retryAfterSeconds) } },
   });
 }
 
@@ -71,14 +98,12 @@ export function rateLimited(retryAfterSeconds: number, by: 'key' | 'address' = '
  * used keep working. Its own code, so a client tells it from its key's `RATE_LIMITED`.
  */
 export function refusedKeysLimited(retryAfterSeconds: number): GraphQLError {
-  return new GraphQLError(
+  return requestError(
+    CODES.REFUSED_KEYS_LIMITED,
     `Too many API keys from this address were refused this minute; a key not used here before is checked again in ${retryAfterSeconds} s.`,
     {
-      extensions: {
-        code: 'REFUSED_KEYS_LIMITED',
-        retryAfter: retryAfterSeconds,
-        http: { status: 429, headers: { 'retry-after': String(retryAfterSeconds) } },
-      },
+      extensions: { retryAfter: retryAfterSeconds },
+      http: { headers: { 'retry-after': String(retryAfterSeconds) } },
     },
   );
 }
@@ -98,6 +123,7 @@ const MAX_MESSAGE_LENGTH = 500;
 export function toGraphQLError(error: unknown): Error {
   if (error instanceof GraphQLError) return error;
   if (error instanceof UpstreamResponseError) {
+    // The upstream's own code, passed on verbatim: not one of the gateway's.
     return new GraphQLError(error.message.slice(0, MAX_MESSAGE_LENGTH), {
       extensions: {
         code: error.code,
@@ -107,34 +133,24 @@ export function toGraphQLError(error: unknown): Error {
     });
   }
   if (error instanceof UpstreamTimeoutError) {
-    return new GraphQLError('The animal store did not answer in time.', {
-      extensions: { code: 'UPSTREAM_TIMEOUT' },
-    });
+    return fieldError(CODES.UPSTREAM_TIMEOUT, 'The animal store did not answer in time.');
   }
   if (error instanceof UpstreamCancelledError) {
     // Read by no one but the log: the client that would have read it has gone.
-    return new GraphQLError('The request was given up: the client went away.', {
-      extensions: { code: 'CLIENT_GONE' },
-    });
+    return fieldError(CODES.CLIENT_GONE, 'The request was given up: the client went away.');
   }
   if (error instanceof UpstreamUnavailableError) {
-    return new GraphQLError('The animal store is unavailable.', {
-      extensions: { code: 'UPSTREAM_UNAVAILABLE' },
-    });
+    return fieldError(CODES.UPSTREAM_UNAVAILABLE, 'The animal store is unavailable.');
   }
   if (error instanceof UpstreamRateLimitedError) {
-    return new GraphQLError('The animal store is rate limiting requests; retry later.', {
-      extensions: {
-        code: 'UPSTREAM_RATE_LIMITED',
-        status: 429,
-        ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }),
-      },
-    });
+    return fieldError(
+      CODES.UPSTREAM_RATE_LIMITED,
+      'The animal store is rate limiting requests; retry later.',
+      error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter },
+    );
   }
   if (error instanceof UpstreamBadResponseError) {
-    return new GraphQLError('The animal store sent an answer outside its contract.', {
-      extensions: { code: 'UPSTREAM_BAD_RESPONSE' },
-    });
+    return fieldError(CODES.UPSTREAM_BAD_RESPONSE, 'The animal store sent an answer outside its contract.');
   }
   // Anything else is a bug of ours: it stays a plain Error, which Yoga masks as an unexpected error.
   return error instanceof Error ? error : new Error(String(error));
@@ -144,9 +160,8 @@ export function toGraphQLError(error: unknown): Error {
  * A subscription on a gateway that serves none (LIVE=off), refused before anything runs.
  */
 export function subscriptionNotSupported(nodes?: ASTNode): GraphQLError {
-  return new GraphQLError('This gateway serves no subscriptions (LIVE=off).', {
-    ...(nodes ? { nodes } : {}),
-    extensions: { code: 'SUBSCRIPTION_NOT_SUPPORTED', http: { status: 400 } },
+  return requestError(CODES.SUBSCRIPTION_NOT_SUPPORTED, 'This gateway serves no subscriptions (LIVE=off).', {
+    nodes,
   });
 }
 
@@ -156,12 +171,17 @@ export function subscriptionNotSupported(nodes?: ASTNode): GraphQLError {
  * so it is refused before a live list opens.
  */
 export function subscriptionNeedsStream(where: 'accept' | 'batch'): GraphQLError {
-  return new GraphQLError(
-    where === 'batch'
-      ? 'A subscription cannot be part of a batch: send it on its own, with Accept: text/event-stream, or over graphql-ws.'
-      : 'A subscription sends events: ask for them with Accept: text/event-stream, or over graphql-ws.',
-    { extensions: { code: 'SUBSCRIPTION_NEEDS_STREAM', http: { status: where === 'batch' ? 400 : 406 } } },
-  );
+  const code = CODES.SUBSCRIPTION_NEEDS_STREAM;
+  return where === 'batch'
+    ? requestError(
+        code,
+        'A subscription cannot be part of a batch: send it on its own, with Accept: text/event-stream, or over graphql-ws.',
+        { http: { status: code.inBatch } },
+      )
+    : requestError(
+        code,
+        'A subscription sends events: ask for them with Accept: text/event-stream, or over graphql-ws.',
+      );
 }
 
 /**
@@ -170,9 +190,9 @@ export function subscriptionNeedsStream(where: 'accept' | 'batch'): GraphQLError
  * RFC 9110 allows a 406 whatever `Accept` says, so that a GraphQL client can read the reason.
  */
 export function notAcceptable(): GraphQLError {
-  return new GraphQLError(
+  return requestError(
+    CODES.NOT_ACCEPTABLE,
     'The Accept header admits none of the forms this endpoint answers in: application/graphql-response+json or application/json, in UTF-8; multipart/mixed or text/event-stream for @defer and @stream; text/event-stream for subscriptions.',
-    { extensions: { code: 'NOT_ACCEPTABLE', http: { status: 406 } } },
   );
 }
 
@@ -181,9 +201,9 @@ export function notAcceptable(): GraphQLError {
  * internal error, a stack in the log) for what is the client's input.
  */
 export function negativeInitialCount(value: number | null, nodes?: ASTNode): GraphQLError {
-  return new GraphQLError(`@stream's initialCount must be 0 or more; got ${value}.`, {
-    ...(nodes ? { nodes } : {}),
-    extensions: { code: 'BAD_USER_INPUT', argument: 'initialCount', http: { status: 400 } },
+  return requestError(CODES.BAD_USER_INPUT, `@stream's initialCount must be 0 or more; got ${value}.`, {
+    nodes,
+    extensions: { argument: 'initialCount' },
   });
 }
 
@@ -193,21 +213,14 @@ export function negativeInitialCount(value: number | null, nodes?: ASTNode): Gra
  */
 export function subscriptionLimitExceeded(bound: 'per_key' | 'instance', limit: number): GraphQLError {
   return bound === 'per_key'
-    ? new GraphQLError(
+    ? requestError(
+        CODES.SUBSCRIPTION_LIMIT_EXCEEDED,
         `This API key already holds ${limit} live subscriptions on this gateway (LIVE_MAX_PER_KEY).`,
-        {
-          extensions: { code: 'SUBSCRIPTION_LIMIT_EXCEEDED', limit, http: { status: 429 } },
-        },
+        { extensions: { limit } },
       )
-    : new GraphQLError(
+    : requestError(
+        CODES.SUBSCRIPTIONS_AT_CAPACITY,
         `This gateway holds its ${limit} live subscriptions (LIVE_MAX_STREAMS); retry, or another instance.`,
-        {
-          extensions: { code: 'SUBSCRIPTIONS_AT_CAPACITY', limit, http: { status: 503 } },
-        },
+        { extensions: { limit } },
       );
-}
-
-/** The request itself is unusable (body, encoding, media type): answered before GraphQL runs. */
-export function badRequest(status: 400 | 413 | 415, code: string, message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, http: { status } } });
 }

@@ -24,7 +24,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['src/upstream/'],
   ['src/stores/'],
   ['src/contract/'],
-  ['src/config.ts', 'src/config/'],
+  // The settings, and the error codes with their statuses: read by every layer, importing none.
+  ['src/config.ts', 'src/config/', 'src/codes.ts'],
 ];
 
 /** The reference service stands apart: it shares the contract's rules with the gateway, nothing else. */

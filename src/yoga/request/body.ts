@@ -1,6 +1,6 @@
-import { GraphQLError } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
-import { badRequest } from '../../schema/errors.ts';
+import { CODES } from '../../codes.ts';
+import { requestError } from '../../schema/errors.ts';
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
@@ -37,7 +37,7 @@ export function useRequestBody(
       // reaches operation selection and comes back as an undocumented OPERATION_RESOLUTION_FAILURE.
       const { operationName } = params as { operationName?: unknown };
       if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
-        throw badRequest(400, 'BAD_REQUEST', 'operationName must be a string or null.');
+        throw requestError(CODES.BAD_REQUEST, 'operationName must be a string or null.');
       }
     },
   };
@@ -50,15 +50,14 @@ async function parse(
 ): Promise<GraphQLParams | GraphQLParams[]> {
   const mediaType = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
   if (mediaType !== 'application/json' && mediaType !== 'application/graphql+json') {
-    throw badRequest(415, 'UNSUPPORTED_MEDIA_TYPE', 'POST bodies must be application/json.');
+    throw requestError(CODES.UNSUPPORTED_MEDIA_TYPE, 'POST bodies must be application/json.');
   }
   // No content coding is decoded (RFC 9110 §15.5.16: 415): a gzip body would otherwise be read as
   // text, and supporting one would need a cap on the decompressed size.
   const coding = request.headers.get('content-encoding')?.trim().toLowerCase();
   if (coding !== undefined && coding !== '' && coding !== 'identity') {
-    throw badRequest(
-      415,
-      'UNSUPPORTED_MEDIA_TYPE',
+    throw requestError(
+      CODES.UNSUPPORTED_MEDIA_TYPE,
       'Request bodies must not be compressed: send the JSON without Content-Encoding.',
     );
   }
@@ -67,20 +66,18 @@ async function parse(
   try {
     body = JSON.parse(text);
   } catch {
-    throw badRequest(400, 'BAD_REQUEST', 'The request body is not valid JSON.');
+    throw requestError(CODES.BAD_REQUEST, 'The request body is not valid JSON.');
   }
   if (!Array.isArray(body)) return operation(body, '');
   if (maxBatch <= 1) {
-    throw badRequest(
-      400,
-      'BAD_REQUEST',
+    throw requestError(
+      CODES.BAD_REQUEST,
       'Batched operations are off on this gateway (MAX_BATCH_OPERATIONS=1): send one operation per request.',
     );
   }
   if (body.length === 0 || body.length > maxBatch) {
-    throw badRequest(
-      400,
-      'BAD_REQUEST',
+    throw requestError(
+      CODES.BAD_REQUEST,
       `A batch holds 1 to ${maxBatch} operations (MAX_BATCH_OPERATIONS); this one holds ${body.length}.`,
     );
   }
@@ -90,7 +87,7 @@ async function parse(
 /** One operation's parameters, checked in onParams; `where` names a batch entry in the message. */
 function operation(body: unknown, where: string): GraphQLParams {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw badRequest(400, 'BAD_REQUEST', `The request body${where} must be a JSON object.`);
+    throw requestError(CODES.BAD_REQUEST, `The request body${where} must be a JSON object.`);
   }
   return body as GraphQLParams;
 }
@@ -100,8 +97,8 @@ function operation(body: unknown, where: string): GraphQLParams {
  * keep a socket (and Node's discard loop) busy with a body it never finishes.
  */
 function tooLarge(maxBytes: number) {
-  return new GraphQLError(`The request body is larger than ${maxBytes} bytes.`, {
-    extensions: { code: 'PAYLOAD_TOO_LARGE', http: { status: 413, headers: { connection: 'close' } } },
+  return requestError(CODES.PAYLOAD_TOO_LARGE, `The request body is larger than ${maxBytes} bytes.`, {
+    http: { headers: { connection: 'close' } },
   });
 }
 
@@ -117,7 +114,7 @@ async function readCapped(request: Request, maxBytes: number): Promise<Uint8Arra
     } catch {
       // The client went away mid-body (or the body was cut off): an answer nobody may read, but
       // not an internal error to log with a stack.
-      throw badRequest(400, 'BAD_REQUEST', 'The request body was not received completely.');
+      throw requestError(CODES.BAD_REQUEST, 'The request body was not received completely.');
     }
     const { done, value } = chunk;
     if (done) break;
@@ -136,6 +133,6 @@ function decode(bytes: Uint8Array): string {
     // The decoder drops a leading BOM, which some clients send.
     return decoder.decode(bytes);
   } catch {
-    throw badRequest(400, 'BAD_REQUEST', 'The request body is not valid UTF-8.');
+    throw requestError(CODES.BAD_REQUEST, 'The request body is not valid UTF-8.');
   }
 }

@@ -1,6 +1,7 @@
-import { type DocumentNode, GraphQLError, getOperationAST, Kind, OperationTypeNode } from 'graphql';
+import { type DocumentNode, type GraphQLError, getOperationAST, Kind, OperationTypeNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { subscriptionNotSupported } from '../../schema/errors.ts';
+import { CODES } from '../../codes.ts';
+import { requestError, subscriptionNotSupported } from '../../schema/errors.ts';
 
 /** Operation names a message lists before "…": a document may hold hundreds. */
 const LISTED_NAMES = 10;
@@ -56,7 +57,5 @@ export function operationChoiceError(
     // The name is the caller's own text, but it may be long.
     message = `The document holds no operation named "${shown(operationName)}"; it holds ${listed}${more}.`;
   }
-  return new GraphQLError(message, {
-    extensions: { code: 'OPERATION_RESOLUTION_FAILURE', http: { status: 400 } },
-  });
+  return requestError(CODES.OPERATION_RESOLUTION_FAILURE, message);
 }

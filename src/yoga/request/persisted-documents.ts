@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
-import { badRequest } from '../../schema/errors.ts';
+import { CODES } from '../../codes.ts';
+import { requestError } from '../../schema/errors.ts';
 import type { DocumentStore } from '../../stores/registered-documents.ts';
 
 /**
@@ -130,9 +131,8 @@ function askedFor(params: GraphQLParams): Asked {
   const id = typeof documentId === 'string' ? documentId : undefined;
   const hash = persistedQueryHash(params.extensions);
   if (id !== undefined && hash !== undefined && id !== hash) {
-    throw badRequest(
-      400,
-      'BAD_REQUEST',
+    throw requestError(
+      CODES.BAD_REQUEST,
       'documentId and extensions.persistedQuery.sha256Hash name different documents: send one.',
     );
   }
@@ -176,9 +176,8 @@ function persistedQueryHash(extensions: GraphQLParams['extensions']): string | u
   if (persisted === undefined || persisted === null) return undefined;
   const { version, sha256Hash } = persisted as { version?: unknown; sha256Hash?: unknown };
   if (typeof persisted !== 'object' || version !== 1 || typeof sha256Hash !== 'string' || sha256Hash === '') {
-    throw badRequest(
-      400,
-      'BAD_REQUEST',
+    throw requestError(
+      CODES.BAD_REQUEST,
       'extensions.persistedQuery must be {"version": 1, "sha256Hash": "<sha256 hex of the document>"}.',
     );
   }
@@ -196,26 +195,24 @@ function sha256(text: string): string {
  * between hides the body a client retries on.
  */
 function notFound(byId: boolean): GraphQLError {
-  return new GraphQLError(byId ? 'No persisted operation has this id.' : 'PersistedQueryNotFound', {
-    extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 404, spec: true } },
-  });
+  return requestError(
+    CODES.PERSISTED_QUERY_NOT_FOUND,
+    byId ? 'No persisted operation has this id.' : 'PersistedQueryNotFound',
+    { http: { spec: true } },
+  );
 }
 
 /** With APQ off, the protocol's answer: the clients stop sending hashes and send documents. */
 function notSupported(): GraphQLError {
-  return new GraphQLError('PersistedQueryNotSupported', {
-    extensions: { code: 'PERSISTED_QUERY_NOT_SUPPORTED', http: { status: 400, spec: true } },
+  return requestError(CODES.PERSISTED_QUERY_NOT_SUPPORTED, 'PersistedQueryNotSupported', {
+    http: { spec: true },
   });
 }
 
 function hashMismatch(message: string): GraphQLError {
-  return new GraphQLError(message, {
-    extensions: { code: 'PERSISTED_QUERY_HASH_MISMATCH', http: { status: 400 } },
-  });
+  return requestError(CODES.PERSISTED_QUERY_HASH_MISMATCH, message);
 }
 
 function operationRequired(message: string): GraphQLError {
-  return new GraphQLError(message, {
-    extensions: { code: 'PERSISTED_OPERATION_REQUIRED', http: { status: 403 } },
-  });
+  return requestError(CODES.PERSISTED_OPERATION_REQUIRED, message);
 }

@@ -12,7 +12,8 @@ import {
   type ValidationContext,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { variablePath } from '../../schema/errors.ts';
+import { CODES } from '../../codes.ts';
+import { requestError, variablePath } from '../../schema/errors.ts';
 
 /**
  * Request-level errors that graphql-js raises without a code, given one here so every error a
@@ -67,9 +68,9 @@ function codeRequestErrors(
         nodes: error.nodes ?? null,
         extensions: {
           ...error.extensions,
-          code: 'BAD_USER_INPUT',
+          code: CODES.BAD_USER_INPUT.code,
           ...(argument === undefined ? {} : { argument }),
-          http: { status: 400 },
+          http: { status: CODES.BAD_USER_INPUT.status },
         },
       });
     }),
@@ -154,10 +155,11 @@ function directivesInDocumentRule(max: number) {
         count += 1;
         if (count === max + 1) {
           context.reportError(
-            new GraphQLError(`Directives limit of ${max} exceeded in the document.`, {
-              nodes: node,
-              extensions: { code: 'DIRECTIVE_LIMIT_EXCEEDED', http: { status: 400 } },
-            }),
+            requestError(
+              CODES.DIRECTIVE_LIMIT_EXCEEDED,
+              `Directives limit of ${max} exceeded in the document.`,
+              { nodes: node },
+            ),
           );
         }
       },

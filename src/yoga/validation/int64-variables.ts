@@ -1,6 +1,6 @@
 import {
   type DocumentNode,
-  GraphQLError,
+  type GraphQLError,
   type GraphQLInputType,
   type GraphQLSchema,
   getOperationAST,
@@ -10,7 +10,8 @@ import {
   typeFromAST,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { variablePath } from '../../schema/errors.ts';
+import { CODES } from '../../codes.ts';
+import { requestError, variablePath } from '../../schema/errors.ts';
 
 // Every `ID` in this schema is an int64 (builder.ts). graphql-js accepts a JSON number for an ID
 // variable and turns it into a string, but a JSON number past 2^53 was already rounded when the
@@ -81,9 +82,10 @@ function findRounded(
 
 function roundedError(variable: string, keys: Array<string | number>, value: number): GraphQLError {
   const at = keys.length > 0 ? ` at "${keys.join('.')}"` : '';
-  return new GraphQLError(
+  return requestError(
+    CODES.BAD_USER_INPUT,
     `Variable "$${variable}"${at} is a JSON number past 2^53, which JSON parsers round before anyone ` +
       `reads it (it arrived as ${value}). Send 64-bit integers as strings, such as "9223372036854775807".`,
-    { extensions: { code: 'BAD_USER_INPUT', argument: variablePath(variable, keys), http: { status: 400 } } },
+    { extensions: { argument: variablePath(variable, keys) } },
   );
 }

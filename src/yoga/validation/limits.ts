@@ -11,6 +11,7 @@ import {
   type ValidationContext,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { type Answered, CODES } from '../../codes.ts';
 import type { Limits } from '../../config.ts';
 import { useCodedRequestErrors } from './coded-errors.ts';
 
@@ -24,7 +25,7 @@ const MAX_INTROSPECTION_DEPTH = 15;
  * graphql-armor rejects with a code-less GraphQLError; its `onReject` hook is where each rejection
  * gets its documented code and a 400.
  */
-function armorOptions(code: string) {
+function armorOptions(code: Answered) {
   return {
     exposeLimits: true,
     propagateOnRejection: true,
@@ -32,7 +33,7 @@ function armorOptions(code: string) {
       (_context: unknown, error: GraphQLError) => {
         // graphql-armor words every limit as a "Syntax Error:", which it is not.
         error.message = error.message.replace(/^Syntax Error: /, '');
-        Object.assign(error.extensions, { code, http: { status: 400 } });
+        Object.assign(error.extensions, { code: code.code, http: { status: code.status } });
       },
     ],
   };
@@ -44,7 +45,7 @@ function armorOptions(code: string) {
  */
 export function useDocumentLimits(limits: Limits): Plugin[] {
   return [
-    maxTokensPlugin({ n: limits.maxTokens, ...armorOptions('TOKEN_LIMIT_EXCEEDED') }),
+    maxTokensPlugin({ n: limits.maxTokens, ...armorOptions(CODES.TOKEN_LIMIT_EXCEEDED) }),
     {
       onValidate({ addValidationRule }) {
         addValidationRule(
@@ -52,7 +53,7 @@ export function useDocumentLimits(limits: Limits): Plugin[] {
             maxDepthRule({
               n: limits.maxDepth,
               flattenFragments: true,
-              ...armorOptions('DEPTH_LIMIT_EXCEEDED'),
+              ...armorOptions(CODES.DEPTH_LIMIT_EXCEEDED),
             }),
           ),
         );
@@ -62,12 +63,12 @@ export function useDocumentLimits(limits: Limits): Plugin[] {
       n: MAX_INTROSPECTION_DEPTH,
       ignoreIntrospection: false,
       flattenFragments: true,
-      ...armorOptions('DEPTH_LIMIT_EXCEEDED'),
+      ...armorOptions(CODES.DEPTH_LIMIT_EXCEEDED),
     }),
     // graphql-armor leaves `__typename` out of the count by default, so `{ a0: __typename … a999:
     // __typename }` passed any MAX_ALIASES: every alias counts here, whatever field it names.
-    maxAliasesPlugin({ n: limits.maxAliases, allowList: [], ...armorOptions('ALIAS_LIMIT_EXCEEDED') }),
-    maxDirectivesPlugin({ n: limits.maxDirectives, ...armorOptions('DIRECTIVE_LIMIT_EXCEEDED') }),
+    maxAliasesPlugin({ n: limits.maxAliases, allowList: [], ...armorOptions(CODES.ALIAS_LIMIT_EXCEEDED) }),
+    maxDirectivesPlugin({ n: limits.maxDirectives, ...armorOptions(CODES.DIRECTIVE_LIMIT_EXCEEDED) }),
     useCodedRequestErrors(limits.maxDirectives),
   ];
 }
