@@ -4,13 +4,12 @@ import { hasUnsafeNumber } from '../contract/int64.ts';
 import { runPlan } from '../execution/run-plan.ts';
 import { CLIENT_GONE_STATUS, logOperation } from '../observability/logging.ts';
 import { type RequestId, requestIdOf } from '../observability/request-id.ts';
-import { cacheControl } from '../policy/cache-headers.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
-import { chooseEncoding, encode } from '../policy/compression.ts';
 import { operationKey, type PreparedOperation } from '../policy/prepared-operations.ts';
 import type { RateLimitDecision } from '../policy/rate-limit.ts';
 import { type Context, createContext } from '../schema/context.ts';
 import type { Loaders } from '../upstream/loaders.ts';
+import { writeAnswer } from './answer.ts';
 import { type FastLaneOptions, handOver, headerValue } from './hand-over.ts';
 import type { PlainParams } from './plain-request.ts';
 
@@ -133,20 +132,7 @@ function writeArray(
   options: FastLaneOptions,
 ): void {
   const text = `[${results.map((result) => JSON.stringify(result)).join(',')}]`;
-  const acceptEncoding = headerValue(req, 'accept-encoding') ?? undefined;
-  const encoding = acceptEncoding ? chooseEncoding(acceptEncoding, Buffer.byteLength(text)) : undefined;
-  const body = encoding ? encode(text, encoding) : text;
-  const headers = [
-    ...learned,
-    'content-length',
-    String(Buffer.byteLength(body)),
-    'cache-control',
-    cacheControl({ ok: true, operationType: 'query' }, options.cacheMaxAgeSeconds),
-  ];
-  if (encoding) headers.push('content-encoding', encoding);
-  headers.push('x-request-id', requestId);
-  res.writeHead(200, headers);
-  res.end(body);
+  writeAnswer(req, res, text, learned, 'query', undefined, requestId, options);
   options.lanes.served.fast++;
 }
 

@@ -5,12 +5,11 @@ import { hasUnsafeNumber } from '../contract/int64.ts';
 import { runPlan } from '../execution/run-plan.ts';
 import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from '../observability/logging.ts';
 import { requestIdOf } from '../observability/request-id.ts';
-import { cacheControl } from '../policy/cache-headers.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
-import { chooseEncoding, encode } from '../policy/compression.ts';
 import { clientIdentity, deprecationHeaders } from '../policy/deprecation-headers.ts';
 import { operationKey, type PreparedOperation } from '../policy/prepared-operations.ts';
 import { type Context, createContext } from '../schema/context.ts';
+import { writeAnswer } from './answer.ts';
 import { serveBatch } from './batch.ts';
 import { type FastLaneOptions, handOver, headerValue } from './hand-over.ts';
 import { getParams, type PlainParams, plainBody, plainGet, plainRequest } from './plain-request.ts';
@@ -168,22 +167,8 @@ function write(
   }
   const text = JSON.stringify(extensions ? { ...result, extensions } : result);
   const requestId = requestIdOf(headerValue(req, 'x-request-id'));
-  const acceptEncoding = headerValue(req, 'accept-encoding') ?? undefined;
-  // The same choice and bytes as Yoga's lane (yoga/response/compression.ts), never a second encoder.
-  const encoding = acceptEncoding ? chooseEncoding(acceptEncoding, Buffer.byteLength(text)) : undefined;
-  const body = encoding ? encode(text, encoding) : text;
-  const headers = [
-    ...learned,
-    'content-length',
-    String(Buffer.byteLength(body)),
-    'cache-control',
-    cacheControl({ ok: true, operationType: prepared.operationType }, options.cacheMaxAgeSeconds),
-  ];
-  if (encoding) headers.push('content-encoding', encoding);
-  if (deprecation) headers.push('deprecation', deprecation.deprecation, 'sunset', deprecation.sunset);
-  headers.push('x-request-id', requestId);
-  res.writeHead(200, headers);
-  res.end(body);
+  const extra = deprecation && ['deprecation', deprecation.deprecation, 'sunset', deprecation.sunset];
+  writeAnswer(req, res, text, learned, prepared.operationType, extra, requestId, options);
   options.lanes.served.fast++;
 
   const record: OperationRecord = {
