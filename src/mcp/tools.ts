@@ -98,13 +98,14 @@ const runQuery = (schemaOffered: boolean): ToolSpec => ({
     query: z
       .string()
       .describe('A GraphQL query document, e.g. { pets(status: SOLD, limit: 5) { id name } }.'),
+    // Any JSON value, said as such: a bare `{}` item schema constrains nothing (the Inspector's --strict warns).
     variables: z
-      .record(z.string(), z.unknown())
+      .record(z.string(), z.json())
       .optional()
       .describe("The query's variables, if it declares any."),
     operationName: z.string().optional().describe('Which operation to run when the document holds several.'),
   },
-  output: z.object({}).passthrough(),
+  output: z.object({}).catchall(z.json()),
   readOnly: true,
   request: (args) => {
     const query = String(args.query);

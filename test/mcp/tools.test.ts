@@ -75,6 +75,23 @@ describe('the MCP endpoint without a manifest', () => {
     });
   });
 
+  it('declares what every schema value is: no `{}` that constrains nothing (the Inspector’s --strict warns on one)', async () => {
+    const { tools } = await alice.listTools();
+    const empty: string[] = [];
+    // Keywords whose value is a map of schemas, not a schema: an empty one is no schema at all.
+    const maps = /\.(properties|patternProperties|\$defs)$/;
+    const walk = (schema: unknown, path: string): void => {
+      if (typeof schema !== 'object' || schema === null) return;
+      if (!Array.isArray(schema) && Object.keys(schema).length === 0 && !maps.test(path)) empty.push(path);
+      for (const [key, value] of Object.entries(schema)) walk(value, `${path}.${key}`);
+    };
+    for (const tool of tools) {
+      walk(tool.inputSchema, `${tool.name}.inputSchema`);
+      walk(tool.outputSchema, `${tool.name}.outputSchema`);
+    }
+    expect(empty).toEqual([]);
+  });
+
   it('declares no announcements of list changes, which a server living for one request never sends', () => {
     const capabilities = alice.getServerCapabilities();
     expect(capabilities?.tools?.listChanged).toBeFalsy();
