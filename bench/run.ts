@@ -142,7 +142,7 @@ function printReport(runs: RunResult[], summaries: Summary[], ratios: Ratio[], s
   if (goals.length > 0) {
     console.log('');
     console.log(
-      `goals (issues #43 and #28: medians of this run's rounds, on the static upstream; set for ${DEFAULT_KEYS} keys` +
+      `goals (issue #53: medians of this run's rounds, on the static upstream; set for ${DEFAULT_KEYS} keys` +
         (settings.keys.length === DEFAULT_KEYS ? '' : `, this run used ${settings.keys.length}`) +
         '):',
     );

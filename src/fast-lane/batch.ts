@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { hasUnsafeNumber } from '../contract/int64.ts';
-import { runPlan } from '../execution/run-plan.ts';
 import { CLIENT_GONE_STATUS, logOperation } from '../observability/logging.ts';
 import { type RequestId, requestIdOf } from '../observability/request-id.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
@@ -12,6 +11,7 @@ import type { Loaders } from '../upstream/loaders.ts';
 import { writeAnswer } from './answer.ts';
 import { type FastLaneOptions, handOver, headerValue } from './hand-over.ts';
 import type { PlainParams } from './plain-request.ts';
+import { runPrepared } from './run-prepared.ts';
 
 const ALLOWED: readonly RateLimitDecision[] = [];
 
@@ -58,7 +58,7 @@ export async function serveBatch(
   const planned = { count: 0 };
   const results = await Promise.all(
     prepared.map((operation, index) =>
-      executeOne(operation, contexts[index] as Context, entries[index]?.variables ?? {}, planned),
+      runPrepared(operation, contexts[index] as Context, entries[index]?.variables ?? {}, planned),
     ),
   );
   const executeSeconds = (performance.now() - executeStarted) / 1000;
@@ -104,22 +104,6 @@ function preparedQueries(
     else prepared?.push(operation);
   }
   return { prepared, keys };
-}
-
-async function executeOne(
-  operation: PreparedOperation,
-  context: Context,
-  variables: Record<string, unknown>,
-  planned: { count: number },
-): Promise<ExecutionResult> {
-  if (operation.plan) {
-    const data = await runPlan(operation.plan, context, variables);
-    if (data !== undefined) {
-      planned.count++;
-      return { data };
-    }
-  }
-  return operation.compiled.query(undefined, context, variables) as Promise<ExecutionResult>;
 }
 
 /** The batch's answer: one JSON array, with the headers Yoga's answer carries. */

@@ -2,7 +2,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import type { GraphQLParams } from 'graphql-yoga';
 import { hasUnsafeNumber } from '../contract/int64.ts';
-import { runPlan } from '../execution/run-plan.ts';
 import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from '../observability/logging.ts';
 import { requestIdOf } from '../observability/request-id.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
@@ -13,6 +12,7 @@ import { writeAnswer } from './answer.ts';
 import { serveBatch } from './batch.ts';
 import { type FastLaneOptions, handOver, headerValue } from './hand-over.ts';
 import { getParams, type PlainParams, plainBody, plainGet, plainRequest } from './plain-request.ts';
+import { runPrepared } from './run-prepared.ts';
 
 export type { FastLaneOptions, YogaHandler } from './hand-over.ts';
 
@@ -113,18 +113,8 @@ async function serve(
     prepared.operationType,
     prepared.operationName,
   );
-  let planned = false;
-  const execute = async (): Promise<ExecutionResult> => {
-    if (prepared.plan) {
-      const data = await runPlan(prepared.plan, context, variables);
-      planned = data !== undefined;
-      if (data !== undefined) return { data };
-      // The compiled path runs the same operation with the same context: what the plan received
-      // is in the loaders' memo, and any POST it made is answered again, not sent again.
-      context.loaders.replay();
-    }
-    return prepared.compiled.query(undefined, context, variables) as Promise<ExecutionResult>;
-  };
+  const planned = { count: 0 };
+  const execute = () => runPrepared(prepared, context, variables, planned);
   const result = await (span ? span.run(execute) : execute());
   context.release();
   // Nobody is left to answer, in this lane or Yoga's: only the log line says what happened.
@@ -139,7 +129,7 @@ async function serve(
     return handOver(req, res, body, options, { parsed, executed: { context, result } });
   }
   span?.end();
-  if (planned) lanes.served.planned++;
+  if (planned.count > 0) lanes.served.planned++;
   write(req, res, prepared, context, result, headers, started, executeSeconds, options);
 }
 

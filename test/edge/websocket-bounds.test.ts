@@ -1,11 +1,10 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { loadConfig } from '../../src/config.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { capturedLogs, until } from '../support/wait.ts';
 
 // What one WebSocket may hold and send, whatever its client does: a client that floods, one that
 // stops reading, one that runs too many operations at once, one without a key. Each is closed (or
@@ -15,16 +14,7 @@ const KEY = 'ws-bounds';
 const PROTOCOL = 'graphql-transport-ws';
 
 let upstream: FakeUpstream;
-const lines: Array<{ level: number; msg: string; reason?: string }> = [];
-const logger = pino(
-  { level: 'debug' },
-  new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  }),
-);
+const { logger, lines } = capturedLogs('debug');
 const gateways: RunningGateway[] = [];
 const clients: WebSocket[] = [];
 
@@ -73,15 +63,6 @@ async function connect(
   const peer = { ws, messages, closed, send: (message: object) => ws.send(JSON.stringify(message)) };
   if (options.init) peer.send({ type: 'connection_init', payload: options.init });
   return peer;
-}
-
-async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> {
-  const started = performance.now();
-  while (!(await check())) {
-    if (performance.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return performance.now() - started;
 }
 
 const openSockets = async (gateway: RunningGateway) =>

@@ -1,6 +1,4 @@
 import { connect, type Socket } from 'node:net';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Channel } from '../../src/live/channel.ts';
@@ -8,6 +6,7 @@ import { createMetrics } from '../../src/observability/metrics.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { type SseSubscription, subscribeSse } from '../support/sse.ts';
+import { capturedLogs, until } from '../support/wait.ts';
 
 // A live list holds, for each subscriber, its newest list and nothing more; a subscriber whose
 // client stopped reading is ended after LIVE_SLOW_READER_MS and its connection closed; a client
@@ -24,16 +23,7 @@ let nodeEnv: string | undefined;
 const gateways: RunningGateway[] = [];
 const sockets: Socket[] = [];
 const subscriptions: SseSubscription[] = [];
-const lines: Array<{ level: number; msg: string; reason?: string }> = [];
-const logger = pino(
-  { level: 'info' },
-  new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  }),
-);
+const { logger, lines } = capturedLogs('info');
 
 async function gatewayWith(live: { maxPerKey?: number; slowReaderMs?: number }, metrics = createMetrics()) {
   const gateway = await startGateway({
@@ -71,15 +61,6 @@ async function neverReading(gateway: RunningGateway): Promise<Socket> {
 const health = async (gateway: RunningGateway) =>
   ((await (await fetch(`${gateway.origin}/health`)).json()) as { streams: { subscriptions: number } })
     .streams;
-
-async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> {
-  const started = performance.now();
-  while (!(await check())) {
-    if (performance.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return performance.now() - started;
-}
 
 const polls = () => upstream.requests.filter((request) => request.path.startsWith('/v1/pets?')).length;
 
