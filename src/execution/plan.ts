@@ -176,6 +176,13 @@ export function priceOperation(
   }
 }
 
+/** A call's request as text; a write's route by its name (`POST /pets`), not its whole declaration. */
+function describeRequest(request: unknown): string {
+  if (typeof request !== 'object' || request === null || !('route' in request)) return JSON.stringify(request);
+  const { route, ...rest } = request as { route: { name: string } };
+  return `${route.name} ${JSON.stringify(rest)}`;
+}
+
 /** The plan as text, a line a field: what the builder decided, for people and snapshot tests. */
 export function describePlan(plan: Plan): string {
   const cost = plan.fixedCost === undefined ? 'priced per request' : `cost ${plan.fixedCost}`;
@@ -189,7 +196,7 @@ export function describePlan(plan: Plan): string {
       lines.push(`${root.key}: ${JSON.stringify(root.value)}`);
       continue;
     }
-    const request = 'request' in root ? JSON.stringify(root.request) : 'built from variables';
+    const request = 'request' in root ? describeRequest(root.request) : 'built from variables';
     lines.push(
       `${root.key}: ${root.call} ${request} → ${root.list ? 'list' : 'object'}${root.nullable ? ', nullable' : ''}`,
     );

@@ -74,8 +74,11 @@ export interface LiveLists {
    * Throws LiveLimitError past a bound.
    */
   open(auth: string, query: ListPetsQuery, reader?: LiveReader): AsyncIterableIterator<LiveEvent>;
-  /** The caller created a pet (through this gateway): their lists are asked for again now. */
-  created(auth: string): void;
+  /**
+   * A write of the caller changed their lists (a create through this gateway): their lists are
+   * asked for again now.
+   */
+  listsChanged(auth: string): void;
   /** Ends every subscription (the drain): each reader sees its stream complete. */
   close(): Promise<void>;
   readonly stats: LiveStats;
@@ -179,7 +182,7 @@ class Hub implements LiveLists {
     return sink.channel;
   }
 
-  created(auth: string): void {
+  listsChanged(auth: string): void {
     // Nothing watched here and nobody else to tell: not even the caller's HMAC is worth computing.
     if (this.#watches.size === 0 && !this.#options.announcements) return;
     const caller = this.#options.callerKey(auth);

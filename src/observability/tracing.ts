@@ -20,7 +20,7 @@ import {
 import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { CODES } from '../codes.ts';
-import { methodOf, type UpstreamObserver } from '../upstream/observer.ts';
+import type { UpstreamObserver } from '../upstream/observer.ts';
 import { MAX_OPERATION_NAME } from './labels.ts';
 
 export interface Tracing {
@@ -207,12 +207,9 @@ function operationPlugin(startOperation: Tracing['startOperation']): Plugin {
 function upstreamSpans(tracer: Tracer): UpstreamObserver {
   return {
     attempt(route, headers) {
-      const span = tracer.startSpan(route, {
+      const span = tracer.startSpan(route.name, {
         kind: SpanKind.CLIENT,
-        attributes: {
-          'http.request.method': methodOf(route),
-          'http.route': route.slice(route.indexOf(' ') + 1),
-        },
+        attributes: { 'http.request.method': route.method, 'http.route': route.path },
       });
       propagator.inject(trace.setSpan(context.active(), span), headers, {
         set: (carrier, key, value) => {

@@ -8,6 +8,7 @@ import {
   PET_SUNSET_HTTP,
   type PetStatus,
 } from '../contract/animal-store.ts';
+import { ROUTES as CONTRACT, pathPattern } from '../contract/routes.ts';
 import { HttpError } from './errors.ts';
 import { readJsonBody, sendJson } from './http.ts';
 import { LIMITS, type MessageDto, type NewPetDto } from './model.ts';
@@ -160,7 +161,7 @@ const listPets: Handler = ({ res, query, storage }) => {
 const createPet: Handler = async ({ req, res, storage }) => {
   const newPet = parseNewPet(await readJsonBody(req, LIMITS.bodyBytes));
   const pet = storage.createPet(newPet);
-  sendJson(res, 201, pet, { Location: `/v1/pets/${pet.id}` });
+  sendJson(res, CONTRACT.createPet.success.status, pet, { Location: `/v1/pets/${pet.id}` });
 };
 
 const getPet: Handler = ({ res, params, storage }) => {
@@ -185,17 +186,36 @@ const postMessage: Handler = async ({ req, res, storage }) => {
   sendJson(res, 202, message);
 };
 
+/** A handler for each of the contract's operations: a route added there fails to compile until it has one. */
+const HANDLERS: { readonly [Operation in keyof typeof CONTRACT]: Handler } = { listPets, createPet, getPet };
+
+/** What every answer of a deprecated path carries (errors too), as the contract's Versioning section says. */
+const DEPRECATED_PATH_HEADERS = {
+  Deprecation: GET_PET_DEPRECATED,
+  Sunset: PET_SUNSET_HTTP,
+  Link: '</v1/pets>; rel="successor-version"',
+};
+
+/** The contract's routes (src/contract/routes.ts) under `/v1`, one entry per path, its methods together. */
+function contractRoutes(): Route[] {
+  const byPath = new Map<
+    string,
+    { pattern: RegExp; methods: Record<string, Handler>; headers?: Record<string, string> }
+  >();
+  for (const [operation, route] of Object.entries(CONTRACT)) {
+    let entry = byPath.get(route.path);
+    if (entry === undefined) {
+      entry = { pattern: pathPattern(route, '/v1'), methods: {} };
+      byPath.set(route.path, entry);
+    }
+    entry.methods[route.method] = HANDLERS[operation as keyof typeof CONTRACT];
+    if ('deprecated' in route) entry.headers = DEPRECATED_PATH_HEADERS;
+  }
+  return [...byPath.values()];
+}
+
 /** Every route of the service. Paths are matched raw (not percent-decoded). */
 export const ROUTES: readonly Route[] = [
-  { pattern: /^\/v1\/pets$/, methods: { GET: listPets, POST: createPet } },
-  {
-    pattern: /^\/v1\/pets\/([^/]+)$/,
-    methods: { GET: getPet },
-    headers: {
-      Deprecation: GET_PET_DEPRECATED,
-      Sunset: PET_SUNSET_HTTP,
-      Link: '</v1/pets>; rel="successor-version"',
-    },
-  },
+  ...contractRoutes(),
   { pattern: /^\/quickstart\/messages$/, methods: { POST: postMessage } },
 ];

@@ -100,7 +100,7 @@ export function createContext(
     createLoaders(deps.upstream, bearer, {
       ...(authError ? { authError } : { cache: deps.cache }),
       deprecations,
-      ...(deps.live ? { created: deps.live } : {}),
+      ...(deps.live ? { changes: deps.live } : {}),
     });
   if (share) share.loaders = loaders;
   return {

@@ -4,7 +4,9 @@ import {
   PET_SUNSET_DAY,
   type PetStatus as PetStatusDto,
 } from '../contract/animal-store.ts';
+import { ROUTES } from '../contract/routes.ts';
 import type { LiveEvent } from '../live/live-lists.ts';
+import type { PetDto } from '../upstream/bodies.ts';
 import { builder } from './builder.ts';
 import { PET_DEPRECATION_REASON, PET_REPLACEMENT_LIMITS } from './deprecation.ts';
 import { rethrowForClient, sunset, toGraphQLError } from './errors.ts';
@@ -94,18 +96,25 @@ const getPet: UpstreamField<{ id: string }, 'getPet'> = {
   request: (args) => int64Argument(args.id, 'id'),
 };
 
-/** `createPet(input)` → `POST /pets`, exactly once. */
+/**
+ * `createPet(input)` → `POST /pets`, exactly once. What follows a create (cached lists dropped, live
+ * lists asked again) is the route's declared `changes`, not this field's.
+ */
 const createPet: UpstreamField<
   { input: { name: string; categoryId: string; status?: string | null } },
-  'createPet'
+  'write',
+  PetDto
 > = {
-  call: 'createPet',
+  call: 'write',
   request: ({ input }) => ({
-    name: nameArgument(input.name, 'input.name'),
-    categoryId: int64Argument(input.categoryId, 'input.categoryId'),
-    ...(input.status ? { status: input.status as PetStatusDto } : {}),
+    route: ROUTES.createPet,
+    body: {
+      name: nameArgument(input.name, 'input.name'),
+      categoryId: int64Argument(input.categoryId, 'input.categoryId'),
+      ...(input.status ? { status: input.status as PetStatusDto } : {}),
+    },
   }),
-  within: (pet, ctx) => nameWithin(pet.name, ctx.nameMaxLength, 'input.name'),
+  within: (request, ctx) => nameWithin(request.body?.name ?? '', ctx.nameMaxLength, 'input.name'),
 };
 
 builder.queryType({

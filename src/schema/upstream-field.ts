@@ -21,8 +21,17 @@ export type UpstreamCallName = keyof UpstreamCallTypes;
  * compile operations into upstream calls without running the resolver. Nothing else about the
  * field's upstream behaviour may live in its resolver.
  */
-export interface UpstreamField<Args, Call extends UpstreamCallName = UpstreamCallName> {
-  /** The per-request call the field makes: `GET /pets`, `GET /pets/{petId}` or `POST /pets`. */
+export interface UpstreamField<
+  Args,
+  Call extends UpstreamCallName = UpstreamCallName,
+  // A write's route says what it answers (`success.answer`): a field may name it narrower.
+  _Result extends UpstreamCallTypes[Call]['result'] = UpstreamCallTypes[Call]['result'],
+> {
+  /**
+   * The per-request call the field makes: `listPets` (`GET /pets`), `getPet` (`GET /pets/{petId}`)
+   * or `write`: a write route of src/contract/routes.ts, named in the request, whose `changes` say
+   * what the loaders forget and tell after it (upstream/loaders.ts).
+   */
   readonly call: Call;
   /**
    * The call's request from the field's arguments (as graphql-js coerced them). Throws a
@@ -52,13 +61,24 @@ export const UPSTREAM_EXTENSION = 'upstream';
  * field's extensions, for the planner, and the resolver derived from it. The field names its
  * upstream call here and nowhere else.
  */
-export function fromUpstream<Args, Call extends UpstreamCallName>(field: UpstreamField<Args, Call>) {
-  return { extensions: { [UPSTREAM_EXTENSION]: field }, resolve: resolveUpstream(field) };
+export function fromUpstream<
+  Args,
+  Call extends UpstreamCallName,
+  Result extends UpstreamCallTypes[Call]['result'],
+>(field: UpstreamField<Args, Call, Result>) {
+  return {
+    extensions: { [UPSTREAM_EXTENSION]: field },
+    resolve: resolveUpstream(field) as (root: unknown, args: Args, ctx: Context) => Promise<Result>,
+  };
 }
 
 /** The field's resolver: `before`, the request and its limits (`within`), `calling`, then the call through the request's loaders. */
-function resolveUpstream<Args, Call extends UpstreamCallName>(
-  field: UpstreamField<Args, Call>,
+function resolveUpstream<
+  Args,
+  Call extends UpstreamCallName,
+  Result extends UpstreamCallTypes[Call]['result'],
+>(
+  field: UpstreamField<Args, Call, Result>,
 ): (root: unknown, args: Args, ctx: Context) => Promise<UpstreamCallTypes[Call]['result']> {
   return (_root, args, ctx) => {
     field.before?.(ctx);
@@ -88,5 +108,5 @@ const THROUGH_DATALOADER: {
 } = {
   listPets: (loaders, query) => loaders.petList.load(query),
   getPet: (loaders, id) => loaders.petById.load(id),
-  createPet: (loaders, pet) => loaders.createPet(pet),
+  write: (loaders, request) => loaders.write(request),
 };

@@ -16,6 +16,8 @@ export interface ResponseCache {
   peek(key: string): Promise<{ value: string | undefined } | undefined>;
   /** Stores `value` for `ttlMs`; a lost write is only counted. */
   set(key: string, value: string, ttlMs: number): Promise<void>;
+  /** Forgets the key (a write changed what it held); a lost delete is only counted. */
+  delete(key: string): Promise<void>;
   /**
    * The value at `key`, after storing `value` there (for `ttlMs`) if there was none; atomic, so
    * concurrent callers agree. Undefined when the store could not answer.
@@ -133,7 +135,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): ResponseCac
     }
   };
 
-  return withStats(read, write, stats, () => {
+  return withStats(read, write, drop, stats, () => {
     clearInterval(timer);
     entries.clear();
     stats.entries = 0;
@@ -145,6 +147,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): ResponseCac
 function withStats(
   read: (key: string) => string | undefined,
   write: (key: string, value: string, ttlMs: number) => void,
+  drop: (key: string) => void,
   stats: MemoryCacheStats,
   close: () => void,
 ): ResponseCache & { readonly stats: MemoryCacheStats } {
@@ -160,6 +163,9 @@ function withStats(
     },
     async set(key, value, ttlMs) {
       write(key, value, ttlMs);
+    },
+    async delete(key) {
+      drop(key);
     },
     async setIfAbsent(key, value, ttlMs) {
       const current = read(key);
@@ -220,6 +226,13 @@ export function createRedisCache(
     async set(key, value, ttlMs) {
       try {
         await redis.run((client) => client.set(key, value, { expiration: { type: 'PX', value: ttlMs } }));
+      } catch (error) {
+        failed(error);
+      }
+    },
+    async delete(key) {
+      try {
+        await redis.run((client) => client.del(key));
       } catch (error) {
         failed(error);
       }

@@ -1,5 +1,6 @@
 import { isPetStatus, type PetStatus } from '../contract/animal-store.ts';
 import { canonicalInt64, int64OfLiteral } from '../contract/int64.ts';
+import type { ContractRoute, WriteRoute } from '../contract/routes.ts';
 import { UpstreamBadResponseError, UpstreamResponseError } from './errors.ts';
 import { isMarked, isMarkedInteger, markedText, parseJsonMarked } from './exact-json.ts';
 
@@ -182,8 +183,31 @@ export function parseErrorBody(
   return new UpstreamResponseError(status, code, message, retryAfter);
 }
 
+/**
+ * A write: its route (which declares what it changes), the route's path parameters, and its body
+ * when the route takes one.
+ */
+export interface WriteRequest {
+  readonly route: WriteRoute;
+  readonly params?: Readonly<Record<string, string>>;
+  readonly body?: NewPetDto;
+}
+
+/** The request's body as the route's schema writes it; undefined for a route without one. */
+export function serializeBody(request: WriteRequest): string | undefined {
+  const { route, body } = request;
+  if (route.body === undefined) return undefined;
+  if (body === undefined) throw new TypeError(`${route.name} needs its ${route.body} body`);
+  return BODY_WRITERS[route.body](body);
+}
+
 /** `NewPet` as JSON, with `categoryId` written as an integer literal with every digit. */
 export function serializeNewPet(pet: NewPetDto): string {
   const status = pet.status === undefined ? '' : `,"status":${JSON.stringify(pet.status)}`;
   return `{"name":${JSON.stringify(pet.name)},"categoryId":${pet.categoryId}${status}}`;
 }
+
+/** How each body schema the contract's routes carry is written. */
+const BODY_WRITERS: { [Schema in NonNullable<ContractRoute['body']>]: (body: NewPetDto) => string } = {
+  NewPet: serializeNewPet,
+};

@@ -34,8 +34,11 @@ const newGeneration = () => randomBytes(12).toString('base64url');
 export interface CachedCalls {
   listPets(query: ListPetsQuery): Promise<PetDto[]>;
   getPet(id: string, notify?: (headers: UpstreamDeprecation) => void): Promise<PetDto>;
-  /** A create succeeded: this caller's cached lists are stale. */
-  createdPet(): Promise<void>;
+  /**
+   * A write succeeded: with `lists`, this caller's cached lists are stale; with `item`, so is that
+   * pet's cached answer.
+   */
+  changed(change: { lists: boolean; item?: string }): Promise<void>;
 }
 
 /**
@@ -115,8 +118,11 @@ export function cachedCalls(
       await attempt(() => store.set(key, JSON.stringify(upstream ? { pet, upstream } : { pet }), ttlMs));
       return pet;
     },
-    async createdPet(): Promise<void> {
-      await attempt(() => store.set(generationKey, newGeneration(), GENERATION_TTL_MS));
+    async changed({ lists, item }): Promise<void> {
+      await Promise.all([
+        lists && attempt(() => store.set(generationKey, newGeneration(), GENERATION_TTL_MS)),
+        item !== undefined && attempt(() => store.delete(cacheKey(caller, 'pet', item))),
+      ]);
     },
   };
 }

@@ -1,12 +1,13 @@
+import { type ContractRoute, pathOf, ROUTES } from '../contract/routes.ts';
 import type { Authorization } from './authorization.ts';
 import {
   type ListPetsQuery,
-  type NewPetDto,
   type PetDto,
   parseErrorBody,
   parsePet,
   parsePets,
-  serializeNewPet,
+  serializeBody,
+  type WriteRequest,
 } from './bodies.ts';
 import type { BreakerOptions, CircuitBreaker } from './breaker.ts';
 import { createCoalescer } from './coalesce.ts';
@@ -18,7 +19,7 @@ import {
   UpstreamRateLimitedError,
   UpstreamUnavailableError,
 } from './errors.ts';
-import type { UpstreamObserver, UpstreamRoute } from './observer.ts';
+import type { UpstreamObserver } from './observer.ts';
 import { createRetryingCaller, parseRetryAfter } from './retry.ts';
 import { createTransport, type RawResponse, type Send } from './transport.ts';
 
@@ -66,8 +67,12 @@ export interface UpstreamClient {
     deadline?: Deadline,
     onDeprecation?: (headers: UpstreamDeprecation) => void,
   ): Promise<PetDto>;
-  /** `POST /pets` (createPet). Never retried: a repeated POST could create the pet twice. */
-  createPet(auth: Authorization, pet: NewPetDto, deadline?: Deadline): Promise<PetDto>;
+  /**
+   * A write (`POST /pets`, or any route that declares what it changes): its answer's pet, or null
+   * when the route answers none. Sent once unless the route is idempotent: a repeated POST could
+   * create the pet twice.
+   */
+  write(auth: Authorization, request: WriteRequest, deadline?: Deadline): Promise<PetDto | null>;
   /**
    * A fresh whole-operation deadline (`timeoutMs` from now, or `ms`) to share between calls;
    * release it when the operation is over.
@@ -111,23 +116,26 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     async listPets(auth, query, deadline) {
       if (deadline === undefined) return withOwnDeadline((own) => client.listPets(auth, query, own));
       const status = query.status === undefined ? '' : `&status=${query.status}`;
-      const response = await get('GET /pets', `/pets?limit=${query.limit}${status}`, auth, deadline);
+      const response = await get(ROUTES.listPets, `/pets?limit=${query.limit}${status}`, auth, deadline);
       if (response.status !== 200) fail(response);
       return parsePets(response.text);
     },
     async getPet(auth, id, deadline, onDeprecation) {
       if (deadline === undefined)
         return withOwnDeadline((own) => client.getPet(auth, id, own, onDeprecation));
-      const response = await get('GET /pets/{petId}', `/pets/${encodeURIComponent(id)}`, auth, deadline);
+      const response = await get(ROUTES.getPet, pathOf(ROUTES.getPet, { petId: id }), auth, deadline);
       if (onDeprecation) reportDeprecation(response, onDeprecation);
       if (response.status !== 200) fail(response);
       return parsePet(response.text);
     },
-    async createPet(auth, pet, deadline) {
-      if (deadline === undefined) return withOwnDeadline((own) => client.createPet(auth, pet, own));
-      const response = await call('POST /pets', '/pets', auth, serializeNewPet(pet), deadline);
-      if (response.status !== 201 && response.status !== 200) fail(response);
-      return parsePet(response.text);
+    async write(auth, request, deadline) {
+      if (deadline === undefined) return withOwnDeadline((own) => client.write(auth, request, own));
+      const { route } = request;
+      const path = pathOf(route, request.params);
+      const response = await call(route, path, auth, serializeBody(request), deadline);
+      // Any 2xx: the contract names the one it sends (`success.status`), and a 200 means the same.
+      if (response.status < 200 || response.status >= 300) fail(response);
+      return route.success.answer === 'Pet' ? parsePet(response.text) : null;
     },
     deadline: (ms) => deadlines.create(ms),
     get breakerState() {
@@ -154,18 +162,18 @@ function coalescedGet(call: Send, observers: readonly UpstreamObserver[], coales
   // keeps its own deadline and the call ends only when all gave up.
   const coalescer = coalesce ? createCoalescer(copyUpstreamError) : undefined;
   // One function per route, not one per call.
-  const joined = new Map<UpstreamRoute, () => void>();
-  const joinedOn = (route: UpstreamRoute) => {
+  const joined = new Map<ContractRoute, () => void>();
+  const joinedOn = (route: ContractRoute) => {
     let tell = joined.get(route);
     if (tell === undefined) {
       tell = () => {
-        for (const observer of observers) observer.coalesced?.(route);
+        for (const observer of observers) observer.coalesced?.(route.name);
       };
       joined.set(route, tell);
     }
     return tell;
   };
-  return (getRoute: UpstreamRoute, path: string, auth: Authorization, deadline: Deadline) => {
+  return (getRoute: ContractRoute, path: string, auth: Authorization, deadline: Deadline) => {
     if (coalescer === undefined || auth === undefined) return call(getRoute, path, auth, undefined, deadline);
     return coalescer.run(
       `${auth} ${path}`,

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { Authorization } from './authorization.ts';
-import type { ListPetsQuery, NewPetDto, PetDto } from './bodies.ts';
+import type { ListPetsQuery, PetDto, WriteRequest } from './bodies.ts';
 import { type CachedCalls, cachedCalls, type ResponseCacheOptions } from './cached-calls.ts';
 import type { Deadline, UpstreamClient, UpstreamDeprecation } from './client.ts';
 import { expiryError } from './errors.ts';
@@ -16,10 +16,12 @@ export interface UpstreamCalls {
   listPets(query: ListPetsQuery): Promise<PetDto[]>;
   getPet(id: string): Promise<PetDto>;
   /**
-   * `POST /pets`, exactly once per call. After `replay()`, the same calls in the same order are
-   * answered from the first round (a plan that hands over must not create the pet twice).
+   * A write (`POST /pets`, or any route that declares what it `changes`), exactly once per call;
+   * once it succeeds, what it changed is forgotten and told (see `Loaders`). After `replay()`,
+   * the same calls in the same order are answered from the first round (a plan that hands over
+   * must not create the pet twice).
    */
-  createPet(pet: NewPetDto): Promise<PetDto>;
+  write(request: WriteRequest): Promise<PetDto | null>;
 }
 
 /** Per-request data access. Resolvers reach the upstream only through these. */
@@ -30,14 +32,14 @@ export interface Loaders extends UpstreamCalls {
   readonly petList: DataLoader<ListPetsQuery, PetDto[], string>;
   /** Upstream requests this request has made so far (cache hits and shared answers not counted). */
   readonly upstreamCalls: number;
-  /** Answers the next `createPet` calls from those already made, in order (see UpstreamCalls). */
+  /** Answers the next `write` calls from those already made, in order (see UpstreamCalls). */
   replay(): void;
   /** Ends the request's deadline; call once no load is pending (the operation has its result). */
   release(): void;
   /**
    * The client went away: GETs in flight are cancelled and later calls fail at once
    * (`UpstreamCancelledError`), nothing more is sent. A POST already sent is let finish (see
-   * `createPet`). Nothing once released.
+   * `write`). Nothing once released.
    */
   abandon(): void;
 }
@@ -48,8 +50,11 @@ export interface LoaderOptions {
   /** Told the upstream's `Deprecation`/`Sunset` headers on `GET /pets/{petId}`. */
   deprecations?: { upstreamPet(headers: UpstreamDeprecation): void };
   cache?: ResponseCacheOptions;
-  /** Told of each pet this caller created, once the upstream has answered (live lists refresh). */
-  created?: { created(auth: string): void };
+  /**
+   * Told each time a write of this caller changed its lists, once the upstream has answered (live
+   * lists ask again).
+   */
+  changes?: { listsChanged(auth: string): void };
 }
 
 /** The memo key of a `GET /pets` query (also DataLoader's cache key for `petList`). */
@@ -94,7 +99,7 @@ class RequestLoaders implements Loaders {
   // The memos, shared with the DataLoaders as their cache maps; created on first use.
   #lists: Map<string, Promise<PetDto[]>> | undefined;
   #pets: Map<string, Promise<PetDto>> | undefined;
-  #created: Promise<PetDto>[] | undefined;
+  #writes: Promise<PetDto | null>[] | undefined;
   #replayed = 0;
   #petById: DataLoader<string, PetDto> | undefined;
   #petList: DataLoader<ListPetsQuery, PetDto[], string> | undefined;
@@ -130,12 +135,12 @@ class RequestLoaders implements Loaders {
     return promise;
   }
 
-  createPet(pet: NewPetDto): Promise<PetDto> {
-    this.#created ??= [];
-    // The n-th create of a replay is answered by the n-th of the first round.
+  write(request: WriteRequest): Promise<PetDto | null> {
+    this.#writes ??= [];
+    // The n-th write of a replay is answered by the n-th of the first round.
     const index = this.#replayed++;
-    this.#created[index] ??= this.#create(pet);
-    return this.#created[index];
+    this.#writes[index] ??= this.#write(request);
+    return this.#writes[index];
   }
 
   replay(): void {
@@ -236,27 +241,43 @@ class RequestLoaders implements Loaders {
     return this.#client.getPet(this.#auth, id, this.#requestDeadline(), notify);
   }
 
-  async #create(pet: NewPetDto): Promise<PetDto> {
+  /**
+   * One write, and what follows from its route's `changes`: the pet it answers is known to this
+   * request; the caller's cached lists and the named pet's cached answer are dropped; live lists
+   * are told. Nothing here is about one mutation: a route that declares its changes gets all of it.
+   */
+  async #write(write: WriteRequest): Promise<PetDto | null> {
     if (this.#options.authError) throw this.#options.authError;
     const request = this.#requestDeadline();
-    // Not sent once the client has gone (nor past the deadline): nothing is created that nobody asked for.
+    // Not sent once the client has gone (nor past the deadline): nothing is changed that nobody asked for.
     if (request.expired) throw expiryError(request);
     this.#calls++;
-    // Once sent, a POST runs to the operation's deadline even if the client leaves: cut off, the
-    // store may or may not hold the pet, and the cache and live lists could not know which. Its
+    // Once sent, a write runs to the operation's deadline even if the client leaves: cut off, the
+    // store may or may not hold the change, and the cache and live lists could not know which. Its
     // answer (dropped by the client) still refreshes them. Hence its own deadline, with the same end.
     const own = this.#client.deadline(Math.max(0, request.end - Date.now()));
-    let created: PetDto;
+    let answer: PetDto | null;
     try {
-      created = await this.#client.createPet(this.#auth, pet, own);
+      answer = await this.#client.write(this.#auth, write, own);
     } finally {
       own.release();
     }
-    this.#remember([created]);
-    // Before answering, so this caller's next `pets` cannot be served a list without the new pet.
-    await this.#cache()?.createdPet();
-    if (this.#auth !== undefined) this.#options.created?.created(this.#auth);
-    return created;
+    const { changes } = write.route;
+    // The pet a write changed is no longer what this request saw of it; its answer is.
+    const item = write.params?.petId ?? answer?.id;
+    if (changes.item && item !== undefined) this.#forget(item);
+    if (answer) this.#remember([answer]);
+    // Before answering, so this caller's next `pets` cannot be served a list without the change.
+    await this.#cache()?.changed({ lists: changes.lists, ...(changes.item && item ? { item } : {}) });
+    if (changes.lists && this.#auth !== undefined) this.#options.changes?.listsChanged(this.#auth);
+    return answer;
+  }
+
+  /** A pet this request may no longer answer from what it has seen or fetched. */
+  #forget(id: string): void {
+    this.#knownPet(id);
+    this.#known?.delete(id);
+    this.#pets?.delete(id);
   }
 }
 

@@ -1,7 +1,11 @@
+import type { ContractRoute, RouteName } from '../contract/routes.ts';
 import type { BreakerState } from './breaker.ts';
 
-/** Route templates: what observers see instead of paths, so ids never reach a label or span name. */
-export type UpstreamRoute = 'GET /pets' | 'GET /pets/{petId}' | 'POST /pets';
+/**
+ * Route templates (src/contract/routes.ts, `name`): what observers see instead of paths, so ids never
+ * reach a label or span name.
+ */
+export type UpstreamRoute = RouteName;
 
 /** `cancelled`: its client went away and the attempt was given up; says nothing of the upstream. */
 export type AttemptOutcome = 'ok' | 'http_error' | 'timeout' | 'unavailable' | 'bad_response' | 'cancelled';
@@ -18,7 +22,7 @@ export interface AttemptEnd {
 /** Watches upstream traffic. Every hook is optional and must not throw. */
 export interface UpstreamObserver {
   /** Before each attempt; may add request headers (e.g. `traceparent`); returns its end callback. */
-  attempt?(route: UpstreamRoute, headers: Record<string, string>): ((end: AttemptEnd) => void) | undefined;
+  attempt?(route: ContractRoute, headers: Record<string, string>): ((end: AttemptEnd) => void) | undefined;
   /** A GET is about to be retried. */
   retry?(route: UpstreamRoute, reason: 'unavailable' | 'overloaded' | 'rate_limited'): void;
   /** A call was refused by the open circuit, without touching the network. */
@@ -29,9 +33,4 @@ export interface UpstreamObserver {
   coalesced?(route: UpstreamRoute): void;
   /** The upstream accepted (2xx) or refused (401) the caller's `Authorization` header. */
   keyAnswered?(auth: string, accepted: boolean): void;
-}
-
-/** The HTTP method a route template starts with. */
-export function methodOf(route: UpstreamRoute): 'GET' | 'POST' {
-  return route.startsWith('POST ') ? 'POST' : 'GET';
 }

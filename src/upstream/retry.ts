@@ -8,7 +8,7 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from './errors.ts';
-import { methodOf, type UpstreamObserver, type UpstreamRoute } from './observer.ts';
+import type { UpstreamObserver, UpstreamRoute } from './observer.ts';
 import type { RawResponse, Send, Transport } from './transport.ts';
 
 /*
@@ -26,7 +26,7 @@ export interface RetryOptions {
 }
 
 export interface RetryingCaller {
-  /** One REST call: GETs retried, POSTs sent once, all under the breaker. */
+  /** One REST call: idempotent routes retried, the others sent once, all under the breaker. */
   readonly call: Send;
   readonly breaker: CircuitBreaker;
 }
@@ -50,18 +50,19 @@ export function createRetryingCaller(transport: Transport, options: RetryOptions
   }
 
   /**
-   * One REST call under the breaker. GETs are retried (connection errors, 502/503/504, and 429
-   * when its Retry-After ends before the deadline); POSTs go out exactly once, whatever happens.
+   * One REST call under the breaker. Idempotent routes (the contract's GETs) are retried (connection
+   * errors, 502/503/504, and 429 when its Retry-After ends before the deadline); the others (a
+   * POST) go out exactly once, whatever happens.
    * The scope bounds every attempt and every backoff: a slow-drip body cannot stretch it, unlike
    * undici's idle-only bodyTimeout. A call cancelled because its client went away is not a
    * failure: neither retried nor counted by the breaker.
    */
   const call: Send = async (route, path, auth, body, scope) => {
-    const method = methodOf(route);
+    const { idempotent, name } = route;
     for (let attempt = 0; ; attempt++) {
       if (scope.expired) throw expiryError(scope);
       if (!breaker.tryAcquire()) {
-        for (const observer of observers) observer.shortCircuit?.(route);
+        for (const observer of observers) observer.shortCircuit?.(name);
         throw new UpstreamUnavailableError('circuit open');
       }
       let response: RawResponse;
@@ -76,25 +77,25 @@ export function createRetryingCaller(transport: Transport, options: RetryOptions
         if (failure instanceof UpstreamUnavailableError || failure instanceof UpstreamTimeoutError)
           breaker.onFailure();
         else breaker.onSuccess();
-        if (method !== 'GET' || attempt >= maxRetries || !(failure instanceof UpstreamUnavailableError))
+        if (!idempotent || attempt >= maxRetries || !(failure instanceof UpstreamUnavailableError))
           throw failure;
-        notifyRetry(route, 'unavailable');
+        notifyRetry(name, 'unavailable');
         await backoff(attempt, scope);
         continue;
       }
       const overloaded = isOverloadStatus(response.status);
       if (overloaded) breaker.onFailure();
       else breaker.onSuccess();
-      if (method === 'GET' && attempt < maxRetries) {
+      if (idempotent && attempt < maxRetries) {
         if (overloaded) {
-          notifyRetry(route, 'overloaded');
+          notifyRetry(name, 'overloaded');
           await backoff(attempt, scope);
           continue;
         }
         if (response.status === 429) {
           const wait = parseRetryAfter(response.headers['retry-after']);
           if (wait !== undefined && Date.now() + wait * 1000 < scope.end) {
-            notifyRetry(route, 'rate_limited');
+            notifyRetry(name, 'rate_limited');
             await pause(wait * 1000, scope);
             continue;
           }

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, Pool } from 'undici';
+import type { ContractRoute } from '../contract/routes.ts';
 import type { Authorization } from './authorization.ts';
 import type { CallScope } from './deadline.ts';
 import {
@@ -10,13 +11,7 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from './errors.ts';
-import {
-  type AttemptEnd,
-  type AttemptOutcome,
-  methodOf,
-  type UpstreamObserver,
-  type UpstreamRoute,
-} from './observer.ts';
+import type { AttemptEnd, AttemptOutcome, UpstreamObserver } from './observer.ts';
 
 /*
  * The client's lowest layer: one HTTP exchange with the upstream origin, bounded by its call's
@@ -42,7 +37,7 @@ export interface TransportOptions {
 
 /** One REST exchange's shape, as each layer of the client offers it to the one above. */
 export type Send = (
-  route: UpstreamRoute,
+  route: ContractRoute,
   path: string,
   auth: Authorization,
   body: string | undefined,
@@ -99,6 +94,7 @@ function exchangeOver(pool: Pool, basePath: string, observers: readonly Upstream
     const headers: Record<string, string> = { accept: 'application/json' };
     if (auth !== undefined) headers.authorization = auth;
     if (body !== undefined) headers['content-type'] = 'application/json';
+    const { name } = route;
     const ends = observers.length === 0 ? undefined : startAttempt(observers, route, headers);
     const started = ends ? performance.now() : 0;
     return new Promise<RawResponse>((resolve, reject) => {
@@ -107,7 +103,7 @@ function exchangeOver(pool: Pool, basePath: string, observers: readonly Upstream
           if (ends) {
             const outcome = response.status < 300 ? 'ok' : 'http_error';
             for (const end of ends)
-              end({ route, outcome, status: response.status, durationMs: performance.now() - started });
+              end({ route: name, outcome, status: response.status, durationMs: performance.now() - started });
           }
           resolve(response);
         },
@@ -115,7 +111,7 @@ function exchangeOver(pool: Pool, basePath: string, observers: readonly Upstream
           const failure = classify(error, scope);
           if (ends) {
             const outcome = outcomeOf(failure);
-            for (const end of ends) end({ route, outcome, durationMs: performance.now() - started });
+            for (const end of ends) end({ route: name, outcome, durationMs: performance.now() - started });
           }
           reject(failure);
         },
@@ -124,7 +120,7 @@ function exchangeOver(pool: Pool, basePath: string, observers: readonly Upstream
       // connect timer is coarse): the exchange fails at once, and undici's late answer is dropped.
       exchange.forget = scope.onExpire(() => exchange.fail(expiryError(scope)));
       if (exchange.settled) return;
-      pool.dispatch({ method: methodOf(route), path: basePath + path, headers, body }, exchange);
+      pool.dispatch({ method: route.method, path: basePath + path, headers, body }, exchange);
     });
   };
 }
@@ -132,7 +128,7 @@ function exchangeOver(pool: Pool, basePath: string, observers: readonly Upstream
 /** Tells each observer an attempt starts (they may add headers); what each wants told when it ends. */
 function startAttempt(
   observers: readonly UpstreamObserver[],
-  route: UpstreamRoute,
+  route: ContractRoute,
   headers: Record<string, string>,
 ): Array<(end: AttemptEnd) => void> {
   const ends: Array<(end: AttemptEnd) => void> = [];

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { NoSchemaIntrospectionCustomRule } from 'graphql';
+import { type GraphQLSchema, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, isAsyncIterable, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { DEFAULT_LIMITS, type Limits } from '../config.ts';
@@ -86,6 +86,11 @@ export interface YogaServerOptions {
    * off, the public schema is exactly schema/schema.graphql. @default false
    */
   federation?: boolean;
+  /**
+   * The schema served instead of the public one (or the subgraph's): the public schema with fields
+   * of a test's own, as test/upstream/writes.test.ts adds a mutation. @default the public schema
+   */
+  schema?: GraphQLSchema;
 }
 
 export type YogaServer = YogaServerInstance<LaneContext, Context>;
@@ -222,7 +227,7 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
   // After compression: it learns the headers of the answer as the client receives it.
   if (lanes) plugins.push(usePreparation(lanes, compiled, batches.entryOf));
   return createYoga<LaneContext, Context>({
-    schema: options.federation ? subgraph().schema : schema,
+    schema: options.schema ?? (options.federation ? subgraph().schema : schema),
     plugins,
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/health',

@@ -83,8 +83,8 @@ describe('the plan builder', () => {
     expect(
       planOf('mutation { createPet(input: { name: "Rex", categoryId: "9223372036854775807" }) { id name } }'),
     ).toMatchInlineSnapshot(`
-      "mutation, cost 3, calls createPet
-      createPet: createPet {"name":"Rex","categoryId":"9223372036854775807"} → object
+      "mutation, cost 3, calls write
+      createPet: write POST /pets {"body":{"name":"Rex","categoryId":"9223372036854775807"}} → object
         id: .id as string
         name: .name as string"
     `);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ROUTES } from '../../src/contract/routes.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { createLoaders } from '../../src/upstream/loaders.ts';
 import { BIG_ID, type FakeUpstream, MAX_INT64, seedPets } from '../support/fake-upstream.ts';
@@ -204,9 +205,12 @@ describe('createPet', () => {
     try {
       const loaders = createLoaders(client, AUTH);
       await loaders.petList.load({ limit: 20 });
-      const created = await loaders.createPet({ name: 'Primed', categoryId: '1' });
+      const created = await loaders.write({
+        route: ROUTES.createPet,
+        body: { name: 'Primed', categoryId: '1' },
+      });
       expect((await loaders.petById.load(BIG_ID)).name).toBe('Rex');
-      expect((await loaders.petById.load(created.id)).name).toBe('Primed');
+      expect((await loaders.petById.load(created?.id ?? '')).name).toBe('Primed');
       expect(upstream.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
         'GET /v1/pets?limit=20',
         'POST /v1/pets',

@@ -35,6 +35,10 @@ function recording(store: ResponseCache) {
       touched.push(key);
       return store.set(key, value, ttlMs);
     },
+    delete: (key) => {
+      touched.push(key);
+      return store.delete(key);
+    },
     setIfAbsent: (key, value, ttlMs) => {
       written.push(key, value);
       touched.push(key);

@@ -9,6 +9,7 @@ import {
   type PetStatus,
 } from '../../src/contract/animal-store.ts';
 import { ERRORS, type ErrorCode } from '../../src/contract/errors.ts';
+import { type ContractRoute, matchRoute, ROUTES } from '../../src/contract/routes.ts';
 import { REFERENCE_NAME, referenceNameLength, referenceNameProblem } from '../../src/petstore/names.ts';
 
 /** One request as the fake upstream saw it. */
@@ -35,12 +36,23 @@ export interface HeldRequest {
   answeredAt?: number;
 }
 
-interface StoredPet {
+export interface StoredPet {
   id: string;
   name: string;
   categoryId: string;
   status?: string;
 }
+
+/**
+ * Answers a route the contract does not have (a test's own, declared as src/contract/routes.ts
+ * declares the contract's) for an accepted key: its status and, unless undefined, the body as JSON.
+ */
+export type ExtraRoute = (request: {
+  params: Record<string, string>;
+  body: string;
+  /** The caller's pets, which the contract's routes read and write too. */
+  pets: StoredPet[];
+}) => { status: number; pet?: StoredPet };
 
 /**
  * A purpose-built upstream for gateway tests: real HTTP on 127.0.0.1, a request log, and fault
@@ -64,6 +76,8 @@ export interface FakeUpstream {
   hold(match: RegExp, ms: number): HeldRequest[];
   /** Ends faults and holds (requests held now are still answered when their hold ends). */
   clearFaults(): void;
+  /** Answers a route of a test's own, matched by its method and path as the contract's are. */
+  serve(route: ContractRoute, answer: ExtraRoute): void;
   close(): Promise<void>;
 }
 
@@ -141,6 +155,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
   const requests: LoggedRequest[] = [];
   const tokens = new Set<string>();
   const sockets = new Set<Socket>();
+  const extra = new Map<ContractRoute, ExtraRoute>();
   let nextId = 9007199254740993n; // 2^53 + 1: every id the fake assigns is beyond a double's reach
 
   const storeOf = (token: string) => {
@@ -203,7 +218,19 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
 
     // Requests are checked by the contract's rules (src/contract/), as the reference service checks
     // them: test/contract/table.test.ts holds both to one table of requests and answers.
-    if (req.method === 'GET' && url.pathname === '/v1/pets') {
+    // The contract's routes (src/contract/routes.ts) say which operation a request is.
+    const matched = matchRoute([...Object.values(ROUTES), ...extra.keys()], req.method, url.pathname, '/v1');
+    const operation = matched?.route.operationId;
+    const serveExtra = matched && extra.get(matched.route);
+    if (serveExtra) {
+      const answered = serveExtra({ params: matched.params, body, pets: store });
+      if (answered.pet === undefined) {
+        res.writeHead(answered.status);
+        return res.end();
+      }
+      return json(res, answered.status, petJson(answered.pet));
+    }
+    if (operation === 'listPets') {
       const limits = url.searchParams.getAll('limit');
       const digits = /^0*(\d{1,3})$/.exec(limits[0] ?? '')?.[1];
       const limit = limits.length === 0 ? LIST_LIMIT.default : digits === undefined ? 0 : Number(digits);
@@ -220,9 +247,8 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       const pets = store.filter((pet) => status === undefined || pet.status === status).slice(0, limit);
       return json(res, 200, `[${pets.map(petJson).join(',')}]`);
     }
-    const byId = /^\/v1\/pets\/([^/]+)$/.exec(url.pathname);
-    if (req.method === 'GET' && byId) {
-      const raw = byId[1] ?? '';
+    if (operation === 'getPet') {
+      const raw = matched?.params.petId ?? '';
       const digits = /^(-?)0*(\d{1,20})$/.exec(raw);
       const id = digits ? BigInt(`${digits[1]}${digits[2]}`) : undefined;
       if (id === undefined || !isInt64(id))
@@ -234,7 +260,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       const pet = store.find((candidate) => candidate.id === String(id));
       return pet ? json(res, 200, petJson(pet)) : errorBody(res, 'PET_NOT_FOUND', `No pet with id ${id}.`);
     }
-    if (req.method === 'POST' && url.pathname === '/v1/pets') {
+    if (operation === 'createPet') {
       const refused = newPetProblem(body);
       if (refused) return errorBody(res, refused.code, refused.message);
       const parsed = JSON.parse(body) as { name: string; status?: PetStatus | null };
@@ -243,7 +269,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       const pet: StoredPet = { id: String(nextId++), name: parsed.name, categoryId };
       if (typeof parsed.status === 'string') pet.status = parsed.status;
       store.push(pet);
-      return json(res, 201, petJson(pet));
+      return json(res, ROUTES.createPet.success.status, petJson(pet));
     }
     return errorBody(res, 'NOT_FOUND', 'No such route.');
   };
@@ -273,6 +299,9 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       const held: HeldRequest[] = [];
       holds.push({ match, ms, held });
       return held;
+    },
+    serve: (route, answer) => {
+      extra.set(route, answer);
     },
     clearFaults: () => {
       faults.length = 0;

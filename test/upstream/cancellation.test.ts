@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ROUTES } from '../../src/contract/routes.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createUpstreamLog } from '../../src/observability/upstream-log.ts';
 import { CircuitBreaker } from '../../src/upstream/breaker.ts';
@@ -104,9 +105,9 @@ describe('a call whose client went away', () => {
     const loaders = createLoaders(client, AUTH);
     loaders.abandon();
     await expect(loaders.listPets({ limit: 3 })).rejects.toBeInstanceOf(UpstreamCancelledError);
-    await expect(loaders.createPet({ name: 'Never', categoryId: '1' })).rejects.toBeInstanceOf(
-      UpstreamCancelledError,
-    );
+    await expect(
+      loaders.write({ route: ROUTES.createPet, body: { name: 'Never', categoryId: '1' } }),
+    ).rejects.toBeInstanceOf(UpstreamCancelledError);
     expect(upstream.requests).toEqual([]);
     loaders.release();
   });
@@ -114,10 +115,10 @@ describe('a call whose client went away', () => {
   it('lets a POST already sent finish, and its pet is known', async () => {
     const held = upstream.hold(/^\/v1\/pets$/, 300);
     const loaders = createLoaders(client, AUTH);
-    const created = loaders.createPet({ name: 'Kept', categoryId: '1' });
+    const created = loaders.write({ route: ROUTES.createPet, body: { name: 'Kept', categoryId: '1' } });
     await waitFor(() => expect(held).toHaveLength(1));
     loaders.abandon();
-    expect((await created).name).toBe('Kept');
+    expect((await created)?.name).toBe('Kept');
     expect(held[0]?.abortedAt).toBeUndefined();
     // The same request's later reads are cancelled, as nobody will read them.
     await expect(loaders.listPets({ limit: 3 })).rejects.toBeInstanceOf(UpstreamCancelledError);

@@ -1,0 +1,135 @@
+import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
+import { specifiedDirectives } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PetStatus as PetStatusValue } from '../../src/contract/animal-store.ts';
+import { defineRoute } from '../../src/contract/routes.ts';
+import { builder } from '../../src/schema/builder.ts';
+import '../../src/schema/index.ts';
+import { int64Argument } from '../../src/schema/inputs.ts';
+import { Pet, PetStatus } from '../../src/schema/pet.ts';
+import { fromUpstream } from '../../src/schema/upstream-field.ts';
+import { createMemoryCache, type ResponseCache } from '../../src/stores/response-cache.ts';
+import type { PetDto } from '../../src/upstream/bodies.ts';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
+import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { post } from '../support/graphql.ts';
+import { type SseSubscription, subscribeSse } from '../support/sse.ts';
+
+// One write path (src/upstream/loaders.ts `write`): a mutation declares its route, and what the
+// route changes decides what follows: sent once, this caller's cached lists and the named pet's
+// cached answer dropped, live lists asked again. Shown with a mutation the schema does not have,
+// added here with nothing but its route's declaration and its field's: no edit anywhere else.
+
+/** A route of this test's own: the contract has no way to change a pet's status. */
+const SET_STATUS = defineRoute({
+  operationId: 'setPetStatus',
+  method: 'PATCH',
+  path: '/pets/{petId}',
+  idempotent: false,
+  body: 'NewPet',
+  success: { status: 200, answer: 'Pet' },
+  changes: { lists: true, item: true },
+});
+
+builder.mutationField('setPetStatus', (t) =>
+  t.field({
+    type: Pet,
+    args: {
+      id: t.arg.id({ required: true }),
+      status: t.arg({ type: PetStatus, required: true }),
+    },
+    ...fromUpstream<{ id: string; status: string }, 'write', PetDto>({
+      call: 'write',
+      request: ({ id, status }) => ({
+        route: SET_STATUS,
+        params: { petId: int64Argument(id, 'id') },
+        // The body schema the route names; only `status` is read by this test's upstream.
+        body: { name: '', categoryId: '0', status: status as PetStatusValue },
+      }),
+    }),
+  }),
+);
+
+const schema = builder.toSchema({
+  sortSchema: true,
+  directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective],
+});
+
+const KEY = 'writes-key';
+const AUTH = `Bearer ${KEY}`;
+const SET_SOLD = 'mutation { setPetStatus(id: "7", status: SOLD) { id status } }';
+const LIST = '{ pets { id status } }';
+const ONE = '{ pet(id: "7") { id status } }';
+
+let upstream: FakeUpstream;
+let gateway: RunningGateway;
+let store: ResponseCache;
+const open: SseSubscription[] = [];
+
+const ask = async (query: string) => (await post(gateway.url, { query }, { authorization: AUTH })).body;
+const patches = () => upstream.requests.filter((request) => request.method === 'PATCH');
+
+beforeAll(async () => {
+  upstream = await startFakeUpstream();
+  upstream.tokens.add(KEY);
+  upstream.seed(KEY, { id: '7', name: 'Rex', categoryId: '1', status: 'available' });
+  upstream.serve(SET_STATUS, ({ params, body, pets }) => {
+    const pet = pets.find((candidate) => candidate.id === params.petId);
+    if (pet === undefined) return { status: 404 };
+    pet.status = (JSON.parse(body) as { status: string }).status;
+    return { status: 200, pet };
+  });
+  store = createMemoryCache({ maxEntries: 100 });
+  gateway = await startGateway({
+    upstreamUrl: upstream.url,
+    cache: { store, ttlMs: 60_000 },
+    // Polls far apart: a live list that sees the change within the test saw it because it was told.
+    config: {
+      live: { pollMs: 60_000, maxPerKey: 10, maxStreams: 100, slowReaderMs: 30_000, store: 'memory' },
+    },
+    gateway: { schema },
+  });
+});
+afterAll(async () => {
+  for (const subscription of open) subscription.close();
+  await gateway.close();
+  await store.close();
+  await upstream.close();
+});
+
+describe('a mutation declared by its route and its field alone', () => {
+  it('goes out as its route says, and once, even when the upstream fails', async () => {
+    upstream.fault(
+      /^\/v1\/pets\/7$/,
+      (_req, res) => {
+        res.writeHead(503);
+        res.end();
+      },
+      1,
+    );
+    const refused = (await ask(SET_SOLD)) as { errors?: Array<{ extensions?: { code?: string } }> };
+    expect(refused.errors?.[0]?.extensions?.code).toBe('UPSTREAM_UNAVAILABLE');
+    expect(patches().map((request) => request.path)).toEqual(['/v1/pets/7']);
+    upstream.requests.length = 0;
+  });
+
+  it("drops the caller's cached list and the pet's cached answer, and wakes the caller's live list", async () => {
+    expect(await ask(LIST)).toEqual({ data: { pets: [{ id: '7', status: 'AVAILABLE' }] } });
+    expect(await ask(ONE)).toMatchObject({ data: { pet: { id: '7', status: 'AVAILABLE' } } });
+    const live = await subscribeSse(gateway.url, { query: `subscription ${LIST}` }, AUTH);
+    open.push(live);
+    await live.waitForEvents(1);
+    const reads = upstream.requests.filter((request) => request.method === 'GET').length;
+    // Cached: asked again, neither reaches the upstream.
+    await ask(LIST);
+    await ask(ONE);
+    expect(upstream.requests.filter((request) => request.method === 'GET')).toHaveLength(reads);
+
+    expect(await ask(SET_SOLD)).toEqual({ data: { setPetStatus: { id: '7', status: 'SOLD' } } });
+    expect(patches()).toHaveLength(1);
+    expect(await ask(LIST)).toEqual({ data: { pets: [{ id: '7', status: 'SOLD' }] } });
+    expect(await ask(ONE)).toMatchObject({ data: { pet: { id: '7', status: 'SOLD' } } });
+    await live.waitForEvents(2, 5_000);
+    expect(live.events[1]?.data).toEqual({ pets: [{ id: '7', status: 'SOLD' }] });
+  });
+});
