@@ -62,6 +62,16 @@ describe('the operation log line', () => {
     },
   );
 
+  it('is these bytes: level, time, the service, the fields in their order, then msg', () => {
+    const { destination, lines } = capture();
+    logOperation(createLogger('info', destination), records[1] as OperationRecord, 400);
+    expect(withoutTimes(lines[0] as string)).toBe(
+      '{"level":30,"time":"T","service":"pet-gateway","requestId":"trace-1.2:3","clientAddress":"fe80::1%eth0",' +
+        '"operationName":"Quoted\\"Name\\\\with\u2028odd\\u0001chars","operationType":"mutation","durationMs":0,' +
+        '"upstreamCalls":3,"status":400,"outcome":"error","codes":["BAD_USER_INPUT","UPSTREAM_ERROR"],"msg":"operation"}',
+    );
+  });
+
   it('is not written below the info level', () => {
     const { destination, lines } = capture();
     logOperation(createLogger('warn', destination), records[0] as OperationRecord, 200);
