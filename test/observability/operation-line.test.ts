@@ -1,6 +1,7 @@
 import type { DestinationStream } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createLogger, logOperation, type OperationRecord } from '../../src/observability/logging.ts';
+import { createLogger } from '../../src/observability/logging.ts';
+import { logOperation, type OperationRecord } from '../../src/observability/operation-line.ts';
 import { requestIdOf } from '../../src/observability/request-id.ts';
 
 // The operation line is written as text, not through pino's object path, because one goes out per
