@@ -1,11 +1,12 @@
-import { buildSchema, printSchema } from 'graphql';
+import { buildSchema, type GraphQLInputObjectType, printSchema } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { operationsAsTools } from '../../src/mcp/operations-as-tools.ts';
 import { builtInTools } from '../../src/mcp/tools.ts';
 import { schema } from '../../src/schema/index.ts';
 
-// The built-in tools' arguments and answers are the schema's, as a manifest's tools are: a change to
-// the schema reaches them without an edit of tools.ts.
+// Tools' arguments and answers are the schema's, the built-in tools' as a manifest's: a change to the
+// schema reaches them without an edit of tools.ts.
 
 /** The schema with `NewPetInput` and `Pet` each given one more field. */
 function grown() {
@@ -48,5 +49,29 @@ describe('the built-in tools, from the schema', () => {
       properties: { createPet: { properties: Record<string, unknown> } };
     };
     expect(Object.keys(output.properties.createPet.properties)).toContain('nickname');
+  });
+});
+
+describe("a manifest operation's variables", () => {
+  it('are described as the argument or input field each is passed to, with its bounds', () => {
+    const documents = new Map([
+      ['sha256:a', 'query Sold($most: Int) { pets(status: SOLD, limit: $most) { id } }'],
+      [
+        'sha256:b',
+        'mutation Named($name: String!, $category: ID!) { createPet(input: { name: $name, categoryId: $category }) { id } }',
+      ],
+    ]);
+    const [sold, named] = operationsAsTools(documents, schema);
+    const pets = schema.getQueryType()?.getFields().pets;
+    const limit = pets?.args.find((arg) => arg.name === 'limit');
+    expect(jsonSchemaOf(sold?.input ?? {}).properties.most).toMatchObject({
+      description: limit?.description,
+      minimum: 1,
+      maximum: 100,
+    });
+    const newPet = schema.getType('NewPetInput') as GraphQLInputObjectType;
+    const input = jsonSchemaOf(named?.input ?? {});
+    expect(input.properties.name?.description).toBe(newPet.getFields().name?.description);
+    expect(input.properties.category?.description).toBe(newPet.getFields().categoryId?.description);
   });
 });
