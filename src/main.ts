@@ -10,8 +10,9 @@ import {
   askPrimaryForMetrics,
   shareMetricsWithPrimary,
 } from './observability/cluster-metrics.ts';
+import { createLogDestination, type LogDestination } from './observability/log-destination.ts';
 import { prettyLine, prettyLogs } from './observability/log-format.ts';
-import { createLogDestination, createLogger, type LogDestination } from './observability/logging.ts';
+import { createLogger } from './observability/logging.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { jsonLines, type ProcessLines, plainLines } from './observability/process-lines.ts';
 import { connectionCloseLines, redisStateLines } from './observability/state-lines.ts';

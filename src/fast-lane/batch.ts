@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { hasUnsafeNumber } from '../contract/int64.ts';
-import { CLIENT_GONE_STATUS, logOperation } from '../observability/logging.ts';
+import { CLIENT_GONE_STATUS, logOperation } from '../observability/operation-line.ts';
 import { type RequestId, requestIdOf } from '../observability/request-id.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
 import { operationKey, type PreparedOperation } from '../policy/prepared-operations.ts';

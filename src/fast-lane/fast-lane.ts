@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import type { GraphQLParams } from 'graphql-yoga';
 import { hasUnsafeNumber } from '../contract/int64.ts';
-import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from '../observability/logging.ts';
+import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from '../observability/operation-line.ts';
 import { requestIdOf } from '../observability/request-id.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
 import { clientIdentity, deprecationHeaders } from '../policy/deprecation-headers.ts';

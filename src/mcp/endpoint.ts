@@ -72,7 +72,7 @@ export function toolsFor(
   persisted: McpEndpointOptions['persistedOperations'],
   schemaOffered: boolean,
 ): readonly ToolSpec[] {
-  const builtIn = builtInTools(schemaOffered);
+  const builtIn = builtInTools(schema, schemaOffered);
   if (!persisted) return builtIn;
   const manifest = operationsAsTools(persisted.documents, schema);
   if (persisted.mode === 'require') return manifest;

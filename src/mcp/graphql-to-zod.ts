@@ -1,6 +1,8 @@
 import {
   type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLArgument,
+  type GraphQLInputField,
   type GraphQLInputType,
   type GraphQLOutputType,
   isEnumType,
@@ -14,12 +16,19 @@ import {
 } from 'graphql';
 import { z } from 'zod';
 import { LIST_LIMIT } from '../contract/animal-store.ts';
-import { int64String } from './tools.ts';
 
 /*
  * GraphQL types as the zod schemas an MCP tool declares (the SDK turns them into JSON Schema):
- * a manifest operation's variables become the tool's input, its selection the tool's output.
+ * a manifest operation's variables become the tool's input, its selection the tool's output; a
+ * built-in tool's input is a field's arguments or an input type's fields.
  */
+
+/** Ids are int64: a JSON number would round them past 2^53, so they travel as decimal strings. */
+export const int64String = () =>
+  z
+    .string()
+    .regex(/^-?\d{1,19}$/)
+    .describe('A 64-bit integer as a decimal string (never a JSON number: it would lose digits).');
 
 function scalarInput(name: string, argument: string | undefined): z.ZodType {
   switch (name) {
@@ -47,20 +56,30 @@ export function inputSchemaOf(type: GraphQLInputType, argument?: string): z.ZodT
   if (isNonNullType(type)) return inputSchemaOf(type.ofType, argument);
   if (isListType(type)) return z.array(inputSchemaOf(type.ofType, argument));
   if (isEnumType(type)) return z.enum(type.getValues().map((value) => value.name) as [string, ...string[]]);
-  if (isInputObjectType(type)) {
-    const shape: Record<string, z.ZodType> = {};
-    for (const field of Object.values(type.getFields())) {
-      const inner = inputSchemaOf(field.type, field.name);
-      const described = field.description ? inner.describe(field.description) : inner;
-      shape[field.name] = isNonNullType(field.type) ? described : described.optional();
-    }
-    // Strict, as GraphQL is: it refuses a field the input type does not have.
-    return z.strictObject(shape);
-  }
+  // Strict, as GraphQL is: it refuses a field the input type does not have.
+  if (isInputObjectType(type)) return z.strictObject(inputShapeOf(Object.values(type.getFields())));
   return scalarInput(isScalarType(type) ? type.name : 'String', argument);
 }
 
+/**
+ * Named inputs (a field's arguments, an input type's fields) as a tool's input, each typed and
+ * described as the schema says; optional unless non-null without a default, as GraphQL has it.
+ */
+export function inputShapeOf(
+  inputs: readonly (GraphQLArgument | GraphQLInputField)[],
+): Record<string, z.ZodType> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const input of inputs) {
+    const inner = inputSchemaOf(input.type, input.name);
+    const described = input.description ? inner.describe(input.description) : inner;
+    const required = isNonNullType(input.type) && input.defaultValue === undefined;
+    shape[input.name] = required ? described : described.optional();
+  }
+  return shape;
+}
+
 function scalarOutput(name: string): z.ZodType {
+  if (name === 'ID') return int64String();
   if (name === 'Int' || name === 'Float') return z.number();
   if (name === 'Boolean') return z.boolean();
   return z.string();

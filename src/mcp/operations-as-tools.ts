@@ -1,8 +1,12 @@
 import {
   type DocumentNode,
   type FragmentDefinitionNode,
+  type GraphQLArgument,
+  type GraphQLInputField,
   type GraphQLInputType,
   type GraphQLSchema,
+  getNamedType,
+  isInputObjectType,
   isNonNullType,
   Kind,
   type OperationDefinitionNode,
@@ -32,9 +36,9 @@ export function toolNameOf(operationName: string): string {
     .toLowerCase();
 }
 
-/** What each variable feeds (an argument's name, for its bounds) and the deprecated fields used. */
+/** What each variable feeds (an argument or an input field: its bounds, its description) and the deprecated fields used. */
 function usage(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode) {
-  const argumentOf = new Map<string, string>();
+  const argumentOf = new Map<string, Fed>();
   const deprecated: string[] = [];
   const typeInfo = new TypeInfo(schema);
   const walk = { kind: Kind.DOCUMENT, definitions: [operation, ...fragmentsOf(document).values()] } as const;
@@ -42,7 +46,13 @@ function usage(schema: GraphQLSchema, document: DocumentNode, operation: Operati
     walk,
     visitWithTypeInfo(typeInfo, {
       Argument(node) {
-        if (node.value.kind === Kind.VARIABLE) argumentOf.set(node.value.name.value, node.name.value);
+        const fed = typeInfo.getArgument();
+        if (node.value.kind === Kind.VARIABLE && fed) argumentOf.set(node.value.name.value, fed);
+      },
+      ObjectField(node) {
+        const parent = getNamedType(typeInfo.getParentInputType());
+        const fed = isInputObjectType(parent) ? parent.getFields()[node.name.value] : undefined;
+        if (node.value.kind === Kind.VARIABLE && fed) argumentOf.set(node.value.name.value, fed);
       },
       Field() {
         const field = typeInfo.getFieldDef();
@@ -54,6 +64,9 @@ function usage(schema: GraphQLSchema, document: DocumentNode, operation: Operati
   );
   return { argumentOf, deprecated };
 }
+
+/** What a variable is passed to: an argument, or a field of an input object. */
+type Fed = GraphQLArgument | GraphQLInputField;
 
 function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
   const fragments = new Map<string, FragmentDefinitionNode>();
@@ -102,17 +115,20 @@ function describe(
   return own + warning + asks;
 }
 
+/** Each variable as the schema types it, described as what it feeds is. */
 function inputOf(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
-  argumentOf: ReadonlyMap<string, string>,
+  argumentOf: ReadonlyMap<string, Fed>,
 ): Record<string, z.ZodType> {
   const shape: Record<string, z.ZodType> = {};
   for (const definition of operation.variableDefinitions ?? []) {
     const name = definition.variable.name.value;
     const type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
     if (type === undefined) continue;
-    const schemaOf = inputSchemaOf(type, argumentOf.get(name));
+    const fed = argumentOf.get(name);
+    const typed = inputSchemaOf(type, fed?.name);
+    const schemaOf = fed?.description ? typed.describe(fed.description) : typed;
     const required = isNonNullType(type) && definition.defaultValue === undefined;
     shape[name] = required ? schemaOf : schemaOf.optional();
   }

@@ -1,76 +1,93 @@
-import { Kind, OperationTypeNode, parse } from 'graphql';
+import {
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  getNamedType,
+  isInputObjectType,
+  isLeafType,
+  Kind,
+  type OperationDefinitionNode,
+  OperationTypeNode,
+  parse,
+} from 'graphql';
 import { z } from 'zod';
-import { LIST_LIMIT, PET_STATUSES, PET_SUNSET_DAY } from '../contract/animal-store.ts';
+import { LIST_LIMIT, PET_SUNSET_DAY } from '../contract/animal-store.ts';
+import { inputShapeOf, objectSchemaOf } from './graphql-to-zod.ts';
 import type { ToolSpec } from './tool.ts';
 
 /*
  * The tools offered without a trusted-documents manifest: the two things analysts do most (list,
- * create), each a fixed document the gateway knows, and a read-only query tool for everything else.
+ * create), each a document made from the schema, and a read-only query tool for everything else.
+ * Their arguments and answers are read off the schema, as a manifest's tools are
+ * (graphql-to-zod.ts): a field the schema adds or changes reaches them with no edit here.
  */
 
-const STATUSES = PET_STATUSES.map((status) => status.toUpperCase()) as [string, ...string[]];
+/** The fields of `type` a selection names as they are: no arguments, no sub-selection, not deprecated. */
+function leafFieldsOf(type: GraphQLObjectType): string {
+  return Object.values(type.getFields())
+    .filter(
+      (field) => isLeafType(getNamedType(field.type)) && field.args.length === 0 && !field.deprecationReason,
+    )
+    .map((field) => field.name)
+    .join(' ');
+}
 
-/** Ids are int64: a JSON number would round them past 2^53, so they travel as decimal strings. */
-export const int64String = () =>
-  z
-    .string()
-    .regex(/^-?\d{1,19}$/)
-    .describe('A 64-bit integer as a decimal string (never a JSON number: it would lose digits).');
+/** A document of one operation, and what its root field answers (its selection, typed by the schema). */
+function operationOf(schema: GraphQLSchema, text: string) {
+  const operation = parse(text, { noLocation: true }).definitions[0] as OperationDefinitionNode;
+  const root = schema.getRootType(operation.operation);
+  if (!root) throw new Error(`The schema has no ${operation.operation} type.`);
+  return { text, output: objectSchemaOf(root, operation.selectionSet, new Map()) };
+}
 
-const pet = z.object({
-  id: int64String(),
-  name: z.string(),
-  categoryId: int64String(),
-  status: z.enum(STATUSES).nullable(),
-});
+function rootField(schema: GraphQLSchema, type: OperationTypeNode, name: string) {
+  const field = schema.getRootType(type)?.getFields()[name];
+  if (!field) throw new Error(`The schema has no ${type} field ${name}.`);
+  return field;
+}
 
-const PET_FIELDS = 'id name categoryId status';
+/** `pets(…)`, its arguments the tool's. */
+function listPets(schema: GraphQLSchema): ToolSpec {
+  const pets = rootField(schema, OperationTypeNode.QUERY, 'pets');
+  const pet = getNamedType(pets.type) as GraphQLObjectType;
+  const variables = pets.args.map((arg) => `$${arg.name}: ${String(arg.type)}`).join(', ');
+  const passed = pets.args.map((arg) => `${arg.name}: $${arg.name}`).join(', ');
+  const { text, output } = operationOf(
+    schema,
+    `query ListPets(${variables}) { pets(${passed}) { ${leafFieldsOf(pet)} } }`,
+  );
+  return {
+    name: 'list_pets',
+    title: 'List pets',
+    description: `Lists the animals in the store for the caller's API key, optionally only those with one status (AVAILABLE, PENDING, SOLD), at most ${LIST_LIMIT.max} (default ${LIST_LIMIT.default}). Ids are 64-bit integers as strings. There is no paging past the first ${LIST_LIMIT.max} and no lookup by id: filter by status instead.`,
+    input: inputShapeOf(pets.args),
+    output,
+    readOnly: true,
+    request: (args) => ({ query: text, operationName: 'ListPets', variables: args }),
+  };
+}
 
-const listPets: ToolSpec = {
-  name: 'list_pets',
-  title: 'List pets',
-  description: `Lists the animals in the store for the caller's API key, optionally only those with one status (AVAILABLE, PENDING, SOLD), at most ${LIST_LIMIT.max} (default ${LIST_LIMIT.default}). Ids are 64-bit integers as strings. There is no paging past the first ${LIST_LIMIT.max} and no lookup by id: filter by status instead.`,
-  input: {
-    status: z.enum(STATUSES).optional().describe('Only animals with this status.'),
-    limit: z
-      .number()
-      .int()
-      .min(LIST_LIMIT.min)
-      .max(LIST_LIMIT.max)
-      .optional()
-      .describe(
-        `How many animals at most, ${LIST_LIMIT.min} to ${LIST_LIMIT.max}; ${LIST_LIMIT.default} when omitted.`,
-      ),
-  },
-  output: { pets: z.array(pet) },
-  readOnly: true,
-  request: (args) => ({
-    query: `query ListPets($status: PetStatus, $limit: Int) { pets(status: $status, limit: $limit) { ${PET_FIELDS} } }`,
-    operationName: 'ListPets',
-    variables: args,
-  }),
-};
-
-const createPet: ToolSpec = {
-  name: 'create_pet',
-  title: 'Create a pet',
-  description:
-    "Adds an animal to the store with the caller's API key (sent once, never retried). Ask the user before calling it. The name must not be blank; categoryId is a 64-bit integer as a string. Returns the animal with the id the store gave it.",
-  input: {
-    name: z.string().describe("The animal's name (1 to 200 characters once trimmed)."),
-    categoryId: int64String().describe(
-      'The category the animal belongs to: a 64-bit integer as a decimal string.',
-    ),
-    status: z.enum(STATUSES).optional().describe('Availability; the store sets none when omitted.'),
-  },
-  output: { createPet: pet },
-  readOnly: false,
-  request: (args) => ({
-    query: `mutation CreatePet($input: NewPetInput!) { createPet(input: $input) { ${PET_FIELDS} } }`,
-    operationName: 'CreatePet',
-    variables: { input: args },
-  }),
-};
+/** `createPet(input:)`, the input type's fields the tool's arguments. */
+function createPet(schema: GraphQLSchema): ToolSpec {
+  const field = rootField(schema, OperationTypeNode.MUTATION, 'createPet');
+  const input = field.args.find((arg) => arg.name === 'input');
+  const type = input && getNamedType(input.type);
+  if (!input || !isInputObjectType(type)) throw new Error('createPet takes no input object.');
+  const pet = getNamedType(field.type) as GraphQLObjectType;
+  const { text, output } = operationOf(
+    schema,
+    `mutation CreatePet($input: ${String(input.type)}) { createPet(input: $input) { ${leafFieldsOf(pet)} } }`,
+  );
+  return {
+    name: 'create_pet',
+    title: 'Create a pet',
+    description:
+      "Adds an animal to the store with the caller's API key (sent once, never retried). Ask the user before calling it. The name must not be blank; categoryId is a 64-bit integer as a string. Returns the animal with the id the store gave it.",
+    input: inputShapeOf(Object.values(type.getFields())),
+    output,
+    readOnly: false,
+    request: (args) => ({ query: text, operationName: 'CreatePet', variables: { input: args } }),
+  };
+}
 
 /** Why a document may not run through run_query; undefined when it is queries only (or does not parse: Yoga words that). */
 export function notReadOnly(query: string): string | undefined {
@@ -119,7 +136,10 @@ const runQuery = (schemaOffered: boolean): ToolSpec => ({
   },
 });
 
-/** The tools without a manifest, and beside a manifest in `allow` mode; `schemaOffered`: introspection on. */
-export function builtInTools(schemaOffered: boolean): readonly ToolSpec[] {
-  return [listPets, createPet, runQuery(schemaOffered)];
+/**
+ * The tools without a manifest, and beside a manifest in `allow` mode, made from `schema`;
+ * `schemaOffered`: introspection on.
+ */
+export function builtInTools(schema: GraphQLSchema, schemaOffered: boolean): readonly ToolSpec[] {
+  return [listPets(schema), createPet(schema), runQuery(schemaOffered)];
 }

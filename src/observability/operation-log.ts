@@ -4,7 +4,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { CODES } from '../codes.ts';
 import { MAX_OPERATION_NAME } from './labels.ts';
-import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from './logging.ts';
+import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from './operation-line.ts';
 import { requestIdOf } from './request-id.ts';
 
 type BatchEntryOf = (

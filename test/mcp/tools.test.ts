@@ -1,8 +1,10 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { GraphQLInputObjectType } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LIST_LIMIT } from '../../src/contract/animal-store.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
+import { schema } from '../../src/schema/index.ts';
 import { BIG_ID, type FakeUpstream, MAX_INT64, seedPets } from '../support/fake-upstream.ts';
 import { useGateway } from '../support/fixture.ts';
 import type { RunningGateway } from '../support/gateway.ts';
@@ -58,6 +60,26 @@ describe('the MCP endpoint without a manifest', () => {
     expect(list?.outputSchema?.properties).toHaveProperty('pets');
     const runQuery = tools.find((tool) => tool.name === 'run_query');
     expect(runQuery?.description).toMatch(/pet\(id\).*deprecated/s);
+  });
+
+  it("describes list_pets' and create_pet's arguments as the schema does, claiming no limit it does not state", async () => {
+    const { tools } = await alice.listTools();
+    const inputOf = (name: string) => tools.find((tool) => tool.name === name)?.inputSchema;
+    const newPet = schema.getType('NewPetInput') as GraphQLInputObjectType;
+    const pets = schema.getQueryType()?.getFields().pets;
+    const described = (fields: readonly { name: string; description?: string | null | undefined }[]) =>
+      Object.fromEntries(fields.map((field) => [field.name, field.description]));
+    const descriptions = (name: string) =>
+      Object.fromEntries(
+        Object.entries(inputOf(name)?.properties ?? {}).map(([key, value]) => [
+          key,
+          (value as { description?: string }).description,
+        ]),
+      );
+    expect(descriptions('create_pet')).toEqual(described(Object.values(newPet.getFields())));
+    expect(descriptions('list_pets')).toEqual(described(pets?.args ?? []));
+    // The contract sets no name limits, nor does the schema: the tool says none.
+    expect(inputOf('create_pet')?.properties?.name).not.toHaveProperty('maxLength');
   });
 
   it('gives every tool the four annotations: queries read only, create_pet an additive write a client asks before', async () => {

@@ -1,6 +1,7 @@
 import type { DestinationStream } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createLogger, logOperation, type OperationRecord } from '../../src/observability/logging.ts';
+import { createLogger } from '../../src/observability/logging.ts';
+import { logOperation, type OperationRecord } from '../../src/observability/operation-line.ts';
 import { requestIdOf } from '../../src/observability/request-id.ts';
 
 // The operation line is written as text, not through pino's object path, because one goes out per
@@ -61,6 +62,16 @@ describe('the operation log line', () => {
       expect(withoutTimes(lines[0] as string)).toBe(withoutTimes(pinoLine(record, 200)));
     },
   );
+
+  it('is these bytes: level, time, the service, the fields in their order, then msg', () => {
+    const { destination, lines } = capture();
+    logOperation(createLogger('info', destination), records[1] as OperationRecord, 400);
+    expect(withoutTimes(lines[0] as string)).toBe(
+      '{"level":30,"time":"T","service":"pet-gateway","requestId":"trace-1.2:3","clientAddress":"fe80::1%eth0",' +
+        '"operationName":"Quoted\\"Name\\\\with\u2028odd\\u0001chars","operationType":"mutation","durationMs":0,' +
+        '"upstreamCalls":3,"status":400,"outcome":"error","codes":["BAD_USER_INPUT","UPSTREAM_ERROR"],"msg":"operation"}',
+    );
+  });
 
   it('is not written below the info level', () => {
     const { destination, lines } = capture();
