@@ -178,7 +178,8 @@ export function priceOperation(
 
 /** A call's request as text; a write's route by its name (`POST /pets`), not its whole declaration. */
 function describeRequest(request: unknown): string {
-  if (typeof request !== 'object' || request === null || !('route' in request)) return JSON.stringify(request);
+  if (typeof request !== 'object' || request === null || !('route' in request))
+    return JSON.stringify(request);
   const { route, ...rest } = request as { route: { name: string } };
   return `${route.name} ${JSON.stringify(rest)}`;
 }

@@ -1,4 +1,4 @@
-import { originAllowed } from '../../policy/origin.ts';
+import { originAllowed } from './origin.ts';
 
 /** What a browser is told about one origin's request: the options for Yoga's CORS, or none at all. */
 type CorsOptions =
