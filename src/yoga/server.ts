@@ -36,6 +36,7 @@ import { useCacheHeaders } from './response/cache-headers.ts';
 import { useResponseCompression } from './response/compression.ts';
 import { useDeprecationNotices } from './response/deprecation.ts';
 import { endingWithLastPart, useIncrementalDelivery } from './response/incremental.ts';
+import { useValidationByShape } from './validation/by-shape.ts';
 import { useExactInt64Variables } from './validation/int64-variables.ts';
 import { useDocumentLimits } from './validation/limits.ts';
 
@@ -226,6 +227,8 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
   plugins.push(useCacheHeaders(options.cache?.ttlMs));
   // After compression: it learns the headers of the answer as the client receives it.
   if (lanes) plugins.push(usePreparation(lanes, compiled, batches.entryOf));
+  // Last: it answers for the validation rules every plugin before it added.
+  plugins.push(useValidationByShape());
   return createYoga<LaneContext, Context>({
     schema: options.schema ?? (options.federation ? subgraph().schema : schema),
     plugins,

@@ -1,0 +1,96 @@
+import type { DocumentNode, GraphQLSchema } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { createLru, type Lru } from '../../policy/lru.ts';
+
+/**
+ * Shapes of valid documents remembered per schema. A key is at most MAX_SHAPE_LENGTH characters, so
+ * the table holds a few MiB at most, and a flood of new shapes only evicts older ones.
+ */
+const MAX_SHAPES = 512;
+/** Documents larger than this are validated every time (real operations are far smaller). */
+const MAX_SHAPE_LENGTH = 8192;
+
+/**
+ * Validation once per document shape, not per document text: a client that writes a new alias into
+ * each request (a generated name, a counter) sends a new text every time, which Yoga parses and
+ * validates again, though the document differs from one already found valid only in its aliases.
+ * Validity does not depend on what the aliases are called, only on which fields share a response
+ * name and where aliases stand (the alias limit counts them): the shape keeps both and forgets
+ * the names. Only valid outcomes are remembered (an error's message and locations belong to its
+ * document); anything else, and a new shape, is validated as before.
+ *
+ * Last of the plugins: it answers for the rules every plugin before it added (their names are part
+ * of the key, as in Yoga's own validation cache).
+ */
+export function useValidationByShape(): Plugin {
+  const bySchema = new WeakMap<GraphQLSchema, Lru<true>>();
+  return {
+    onValidate({ params: { schema, documentAST, rules }, setResult }) {
+      const shape = shapeOf(documentAST);
+      if (shape === undefined) return;
+      let valid = bySchema.get(schema);
+      if (valid === undefined) {
+        valid = createLru(MAX_SHAPES);
+        bySchema.set(schema, valid);
+      }
+      const key = `${rules?.map((rule: { name: string }) => rule.name).join(',') ?? ''}\u0001${shape}`;
+      if (valid.get(key)) {
+        setResult([]);
+        return;
+      }
+      const remember = valid;
+      return ({ result }) => {
+        if (result.length === 0) remember.set(key, true);
+      };
+    },
+  };
+}
+
+/**
+ * The document as text with every response name replaced by the order of its first appearance
+ * and every alias marked as one: two documents share a shape when they differ only in what their
+ * aliases are called. Undefined for a document too large to remember.
+ */
+export function shapeOf(document: DocumentNode): string | undefined {
+  const names = new Map<string, number>();
+  const parts: string[] = [];
+  let length = 0;
+  const write = (text: string) => {
+    parts.push(text);
+    length += text.length;
+  };
+  const walk = (value: unknown): void => {
+    if (length > MAX_SHAPE_LENGTH) return;
+    if (Array.isArray(value)) {
+      write('[');
+      for (const item of value) walk(item);
+      write(']');
+      return;
+    }
+    if (typeof value !== 'object' || value === null) {
+      write(`${JSON.stringify(value)},`);
+      return;
+    }
+    const node = value as Record<string, unknown> & { kind?: string };
+    write('{');
+    const field = node.kind === 'Field';
+    if (field) {
+      const { alias, name } = node as unknown as { alias?: { value: string }; name: { value: string } };
+      const response = alias?.value ?? name.value;
+      let order = names.get(response);
+      if (order === undefined) {
+        order = names.size;
+        names.set(response, order);
+      }
+      write(`${alias ? 'alias' : 'response'}:${order},`);
+    }
+    for (const key in node) {
+      if (key === 'loc' || (field && key === 'alias')) continue;
+      write(`${key}:`);
+      walk(node[key]);
+    }
+    write('}');
+  };
+  walk(document);
+  return length > MAX_SHAPE_LENGTH ? undefined : parts.join('');
+}
