@@ -4,6 +4,7 @@ import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { post } from '../support/graphql.ts';
 import { haveRedisServer, type RunningRedis, startRedis } from '../support/redis.ts';
 import { subscribeSse } from '../support/sse.ts';
+import { until } from '../support/wait.ts';
 
 // LIVE_STORE=redis: a create made on instance A reaches a subscriber on instance B within a
 // second, though B polls only every 30 s; the announcement names the caller by the keyed HMAC,
@@ -30,6 +31,21 @@ describe.skipIf(!haveRedisServer('two-instances.test'))('live lists on two insta
     a = await startGateway({ upstreamUrl: upstream.url, config });
     b = await startGateway({ upstreamUrl: upstream.url, config });
   });
+  /** Waits until `count` connections are subscribed to the announcements' channel. */
+  async function listeners(count: number) {
+    const { createClient } = await import('redis');
+    const client = createClient({ url: redis.url });
+    await client.connect();
+    try {
+      await until(
+        async () => ((await client.pubSubNumSub('pg:live:v1:created'))['pg:live:v1:created'] ?? 0) >= count,
+        5_000,
+      );
+    } finally {
+      await client.close();
+    }
+  }
+
   afterAll(async () => {
     await a?.close();
     await b?.close();
@@ -46,8 +62,8 @@ describe.skipIf(!haveRedisServer('two-instances.test'))('live lists on two insta
     try {
       await subscription.waitForEvents(1);
       expect(subscription.events[0]?.data).toEqual({ pets: [] });
-      // B's subscriber on the channel is a connection of its own: give it its first moment.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Each instance hears the channel on a connection of its own: both are listening first.
+      await listeners(2);
       const started = performance.now();
       const created = await post(
         a.url,
