@@ -248,7 +248,7 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
   const cacheStore = responseCacheOf(config, redis);
   if (cacheStore && metrics) metrics.watchCache(cacheStore.stats);
   const clientAddresses = createClientAddresses(config.trustedProxies);
-  const acceptedKeys = createAcceptedKeys(callerKey);
+  const acceptedKeys = createAcceptedKeys();
   const ownRateLimit =
     config.rateLimit &&
     createRateLimit({

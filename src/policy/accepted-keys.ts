@@ -1,4 +1,4 @@
-import { type CallerKey, createCallerKey } from '../upstream/caller-key.ts';
+import { type CallerKey, createLocalCallerKey } from '../upstream/caller-key.ts';
 import type { UpstreamObserver } from '../upstream/observer.ts';
 
 /** Keys the upstream accepted, remembered per process (least recently answered first out). */
@@ -19,9 +19,10 @@ export interface AcceptedKeys {
 
 /**
  * The memory, keyed by the caller's name (caller-key.ts) rather than the key itself, so a heap dump
- * holds no key.
+ * holds no key. Its names never leave this process: a local one (`createLocalCallerKey`) is
+ * enough, and it is asked for on every upstream answer.
  */
-export function createAcceptedKeys(callerKey: CallerKey = createCallerKey()): AcceptedKeys {
+export function createAcceptedKeys(callerKey: CallerKey = createLocalCallerKey()): AcceptedKeys {
   const accepted = new Map<string, true>();
   return {
     has: (authorization) => accepted.has(callerKey(authorization)),

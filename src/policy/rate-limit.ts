@@ -138,13 +138,15 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
   const addressOf =
     options.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown');
   const keylessDecision = keylessLimit(options, addressOf, stats);
-  const accepted = options.acceptedKeys ?? createAcceptedKeys(callerKey);
+  const accepted = options.acceptedKeys ?? createAcceptedKeys();
   const ownMemory = options.acceptedKeys === undefined;
   /** Keys being checked: the address whose point each holds. */
   const checking = new Map<string, string>();
   const observer: UpstreamObserver = {
     keyAnswered(auth, ok) {
       if (ownMemory) accepted.observer.keyAnswered?.(auth, ok);
+      // Most answers are for keys accepted long ago: nothing is being checked, no name to compute.
+      if (checking.size === 0) return;
       const key = callerKey(auth);
       const address = checking.get(key);
       checking.delete(key);

@@ -1,4 +1,4 @@
-import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, hash, randomBytes } from 'node:crypto';
 
 /** Names one caller without holding its key: see createCallerKey. */
 export type CallerKey = (authorization: string) => string;
@@ -22,4 +22,15 @@ export function createCallerKey(secret: string | Uint8Array = PROCESS_SECRET): C
   // a few times per request.
   const key = createSecretKey(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret);
   return (authorization) => createHmac('sha256', key).update(authorization).digest('hex');
+}
+
+/**
+ * Names one caller in a memory of this process alone (never Redis, never another process): the
+ * SHA-256 of a random per-process salt and the header, in one call. A keyed hash like the HMAC
+ * above, for a name that is never shown to anyone, at a quarter of its cost: an HMAC object per
+ * call is what made the HMAC the larger cost, and this runs on every upstream answer.
+ */
+export function createLocalCallerKey(): CallerKey {
+  const salt = randomBytes(32).toString('base64');
+  return (authorization) => hash('sha256', salt + authorization, 'base64');
 }

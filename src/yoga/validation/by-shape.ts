@@ -24,8 +24,17 @@ const MAX_SHAPE_LENGTH = 8192;
  */
 export function useValidationByShape(): Plugin {
   const bySchema = new WeakMap<GraphQLSchema, Lru<true>>();
+  // Yoga's parse cache hands back the same document for the same text: a document found valid here
+  // is answered without computing its shape again (Yoga's own validation cache, keyed by the same
+  // document, cannot tell this plugin it has answered).
+  const validDocuments = new WeakMap<DocumentNode, string>();
   return {
     onValidate({ params: { schema, documentAST, rules }, setResult }) {
+      const rulesKey = rules?.map((rule: { name: string }) => rule.name).join(',') ?? '';
+      if (validDocuments.get(documentAST) === rulesKey) {
+        setResult([]);
+        return;
+      }
       const shape = shapeOf(documentAST);
       if (shape === undefined) return;
       let valid = bySchema.get(schema);
@@ -33,14 +42,17 @@ export function useValidationByShape(): Plugin {
         valid = createLru(MAX_SHAPES);
         bySchema.set(schema, valid);
       }
-      const key = `${rules?.map((rule: { name: string }) => rule.name).join(',') ?? ''}\u0001${shape}`;
+      const key = `${rulesKey}\u0001${shape}`;
       if (valid.get(key)) {
+        validDocuments.set(documentAST, rulesKey);
         setResult([]);
         return;
       }
       const remember = valid;
       return ({ result }) => {
-        if (result.length === 0) remember.set(key, true);
+        if (result.length > 0) return;
+        remember.set(key, true);
+        validDocuments.set(documentAST, rulesKey);
       };
     },
   };
