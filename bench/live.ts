@@ -7,7 +7,7 @@
  */
 import http from 'node:http';
 import { parseArgs } from 'node:util';
-import { killAll, startTarget, type TargetProcess } from './processes.ts';
+import { startTarget, TARGET, type TargetProcess } from './processes.ts';
 import { apiKeys } from './workloads.ts';
 
 const { values } = parseArgs({
@@ -23,15 +23,13 @@ const KEYS = Number(values.keys);
 const SECONDS = Number(values.seconds);
 const POLL_MS = Number(values['poll-ms']);
 const keys = apiKeys(KEYS);
-const here = (file: string) => new URL(file, import.meta.url).pathname;
 
-process.on('exit', killAll);
-const upstream = await startTarget('static-upstream', here('./target-static-upstream.ts'), {
-  BENCH_API_KEYS: keys.join(','),
+const upstream = await startTarget('static-upstream', TARGET, { BENCH_API_KEYS: keys.join(',') }, [], {
+  args: ['static-upstream'],
 });
 const gateway: TargetProcess = await startTarget(
   'gateway',
-  here('./target-gateway.ts'),
+  TARGET,
   {
     UPSTREAM_URL: upstream.url,
     LOG_LEVEL: 'warn',
@@ -43,6 +41,7 @@ const gateway: TargetProcess = await startTarget(
     MAX_CONNECTIONS_PER_ADDRESS: String(STREAMS + 100),
   },
   ['--max-semi-space-size=16'],
+  { args: ['gateway'] },
 );
 
 const agent = new http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });

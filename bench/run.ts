@@ -8,13 +8,13 @@
  * `npm run bench -- --help` lists the options.
  */
 import { writeFileSync } from 'node:fs';
+import { exitOnSignals, killSpawned } from '../test/support/process.ts';
 import { headlineChart } from './chart.ts';
 import { describeRun, printHeader } from './header.ts';
 import { runLoad } from './load.ts';
 import { agent, CALLS_CHECK_OPS, measure, sendOnce, settle, upstreamCallsPerOp } from './measure.ts';
 import { measuringOrder } from './order.ts';
 import { pinSelf } from './pinning.ts';
-import { killAll } from './processes.ts';
 import { summariseProfiles } from './profile.ts';
 import {
   formatGoals,
@@ -343,18 +343,12 @@ function coldOverWarm(runs: readonly RunResult[]): Ratio[] {
   });
 }
 
-process.on('exit', killAll);
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    killAll();
-    process.exit(130);
-  });
-}
+exitOnSignals();
 
 try {
   await main();
 } catch (error) {
-  killAll();
+  killSpawned();
   if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     console.error(`bench: ${(error as Error).message}\n\n${USAGE}`);
     process.exitCode = 2;

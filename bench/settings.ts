@@ -4,9 +4,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { findWrk } from './load.ts';
 import { choosePinning, type Pinning } from './pinning.ts';
 import { apiKeys, WORKLOADS, type Workload } from './workloads.ts';
-import { findWrk } from './wrk.ts';
 
 /** Bearer keys per run unless --keys says otherwise: a crowd, as real traffic is (the goals assume it). */
 export const DEFAULT_KEYS = 200;
@@ -113,9 +113,9 @@ export function parseSettings(argv: string[]): Settings {
   }
   const smoke = values.smoke;
   const baseline = values.baseline === undefined ? undefined : resolve(values.baseline);
-  if (baseline !== undefined && !existsSync(join(baseline, 'bench/target-gateway.ts'))) {
+  if (baseline !== undefined && baselineGateway(baseline) === undefined) {
     throw new UsageError(
-      `--baseline ${values.baseline}: no bench/target-gateway.ts there (a checkout of this project)`,
+      `--baseline ${values.baseline}: no bench/target.ts there (a checkout of this project)`,
     );
   }
   // Pinned unless told not to; where it cannot be done, an error only if --pin asked for it.
@@ -165,6 +165,16 @@ function nodeArgs(raw: string | undefined): string[] {
     }
   }
   return words;
+}
+
+/**
+ * The file and arguments that start the gateway of the --baseline checkout: bench/target.ts, or in
+ * a checkout from before the targets were one file, its bench/target-gateway.ts.
+ */
+export function baselineGateway(dir: string): string[] | undefined {
+  if (existsSync(join(dir, 'bench/target.ts'))) return [join(dir, 'bench/target.ts'), 'gateway'];
+  if (existsSync(join(dir, 'bench/target-gateway.ts'))) return [join(dir, 'bench/target-gateway.ts')];
+  return undefined;
 }
 
 export class UsageError extends Error {

@@ -6,12 +6,12 @@ import { Logger } from '@graphql-hive/gateway-runtime';
 import { buildSchema, parse, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../../bench/hive-mesh.ts';
+import { findWrk } from '../../bench/load.ts';
 import { allowedCpus, choosePinning, cpuList, type Pinning } from '../../bench/pinning.ts';
 import { formatGoals, formatTable, type Ratio, type Summary } from '../../bench/report.ts';
 import { listedPets } from '../../bench/static-upstream.ts';
 import { TAILCALL_LOG_ENV, tailcallBinary, tailcallConfig } from '../../bench/tailcall.ts';
 import { WORKLOADS } from '../../bench/workloads.ts';
-import { findWrk } from '../../bench/wrk.ts';
 
 /** Runs `node bench/run.ts <args>` as `npm run bench` does; resolves with its exit code and output. */
 function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
