@@ -11,8 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { exitOnSignals, killSpawned } from '../test/support/process.ts';
 import { headlineChart } from './chart.ts';
 import { describeRun, printHeader } from './header.ts';
-import { runLoad } from './load.ts';
-import { agent, CALLS_CHECK_OPS, measure, sendOnce, settle, upstreamCallsPerOp } from './measure.ts';
+import { agent, CALLS_CHECK_OPS, measure, sendOnce, upstreamCallsPerOp, warmUp } from './measure.ts';
 import { measuringOrder } from './order.ts';
 import { pinSelf } from './pinning.ts';
 import { summariseProfiles } from './profile.ts';
@@ -111,22 +110,14 @@ async function runWorkloads(
 /** The table, what its columns mean, the ratios, the goals and (--profile) the gateways' profiles. */
 function printReport(runs: RunResult[], summaries: Summary[], ratios: Ratio[], settings: Settings): void {
   console.log(formatTable(summaries));
-  console.log('');
-  console.log(
-    'req/s, CPU, p50, p99: median of rounds; errors: summed; CPU µs/req: user + system time of the',
-  );
-  console.log("target's process tree per request, from /proc (direct: the upstream's); peak RSS: the target");
-  console.log(
-    "process, highest sample (tailcall: the binary's kernel high-water mark, not its idle Node wrapper's);",
-  );
-  console.log(`upstream calls/op: exact, counted on the static upstream over ${CALLS_CHECK_OPS} sequential`);
-  console.log('operations; generator CPU µs/req: what the load generator itself used, per request;');
-  console.log(
-    'upstream keys: distinct bearer keys the static upstream received during a run (fewest of the rounds);',
-  );
-  console.log(
-    "answer: the answer checked before the load: ok, or WRONG (a peer's, measured but flagged; see above).",
-  );
+  console.log(`
+req/s, CPU, p50, p99: median of rounds; errors: summed; CPU µs/req: user + system time of the
+target's process tree per request, from /proc (direct: the upstream's); peak RSS: the target
+process, highest sample (tailcall: the binary's kernel high-water mark, not its idle Node wrapper's);
+upstream calls/op: exact, counted on the static upstream over ${CALLS_CHECK_OPS} sequential
+operations; generator CPU µs/req: what the load generator itself used, per request;
+upstream keys: distinct bearer keys the static upstream received during a run (fewest of the rounds);
+answer: the answer checked before the load: ok, or WRONG (a peer's, measured but flagged; see above).`);
   const others = runs.flatMap((r) => (r.othersCpuShare === undefined ? [] : [r.othersCpuShare]));
   if (others.length > 0) {
     const percent = (share: number) => `${(100 * share).toFixed(0)}%`;
@@ -220,27 +211,6 @@ async function checkAndWarmUp(
     await warmUp(stack, workload, target, settings, wrk);
   }
   return { callsPerOp, wrongAnswers };
-}
-
-/** Unmeasured load on one target: its first seconds are JIT compilation, not its cost per request. */
-async function warmUp(
-  stack: Stack,
-  workload: Workload,
-  target: TargetKind,
-  settings: Settings,
-  wrk: string | undefined,
-): Promise<void> {
-  if (settings.warmup === 0) return;
-  const spec = targetsOf(workload, settings)[target] as RequestSpec;
-  await runLoad(wrk, {
-    url: processFor(stack, target).url + spec.path,
-    spec,
-    seconds: settings.warmup,
-    connections: workload.connections ?? settings.connections,
-    ...(workload.rate === undefined ? {} : { rate: workload.rate }),
-    keys: settings.keys,
-  });
-  await settle(settings);
 }
 
 /** The workload's ratios between its targets' rounds (p99 only at a steady rate), added to `ratios`. */
