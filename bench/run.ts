@@ -16,10 +16,10 @@ import { measuringOrder } from './order.ts';
 import { pinSelf } from './pinning.ts';
 import { summariseProfiles } from './profile.ts';
 import {
+  BATCH,
   formatGoals,
   formatRatios,
   formatTable,
-  GOALS,
   median,
   type Ratio,
   type RunResult,
@@ -268,7 +268,7 @@ function addRatios(
 
 /** A batch of five list20 against one list20, on the gateway, round by round: CPU per HTTP request. */
 function batchOverSingle(runs: readonly RunResult[]): Ratio[] {
-  const { workload, single } = GOALS.batch;
+  const { workload, single } = BATCH;
   const batches = runs.filter((r) => r.workload === workload && r.target === 'gateway');
   const singles = runs.filter((r) => r.workload === single && r.target === 'gateway');
   const rounds = batches.flatMap((b) => {
