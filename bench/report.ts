@@ -176,32 +176,39 @@ const METRIC_OF: Record<RatioMetric, (r: RunResult) => number> = {
   p99: (r) => r.p99Ms,
 };
 
+/** One side of a ratio: a target's runs of a workload, named `label` (default: the target). */
+export interface Side {
+  workload: string;
+  target: TargetKind;
+  label?: string;
+}
+
 /**
  * `numerator`'s req/s, CPU per request or p99 latency over `denominator`'s, round by round (both
- * ran in the same round, minutes apart at most), and their median.
+ * ran in the same round, minutes apart at most), and their median; filed under the numerator's
+ * workload.
  */
 export function ratio(
   runs: readonly RunResult[],
-  workload: string,
-  numerator: TargetKind,
-  denominator: TargetKind,
   metric: RatioMetric,
+  numerator: Side,
+  denominator: Side,
   note?: string,
 ): Ratio | undefined {
   const value = METRIC_OF[metric];
+  const of = (side: Side) => runs.filter((r) => r.workload === side.workload && r.target === side.target);
+  const bottoms = of(denominator);
   const rounds: number[] = [];
-  for (const top of runs.filter((r) => r.workload === workload && r.target === numerator)) {
-    const bottom = runs.find(
-      (r) => r.workload === workload && r.target === denominator && r.round === top.round,
-    );
+  for (const top of of(numerator)) {
+    const bottom = bottoms.find((r) => r.round === top.round);
     if (bottom === undefined || !(value(bottom) > 0) || Number.isNaN(value(top))) continue;
     rounds.push(value(top) / value(bottom));
   }
   if (rounds.length === 0) return undefined;
   return {
-    workload,
-    numerator,
-    denominator,
+    workload: numerator.workload,
+    numerator: numerator.label ?? numerator.target,
+    denominator: denominator.label ?? denominator.target,
     metric,
     median: median(rounds),
     rounds,

@@ -56,7 +56,7 @@ async function main(): Promise<void> {
   if (settings.pin) pinSelf(settings.pin);
   printHeader(meta, settings);
   const { runs, summaries, ratios } = await runWorkloads(settings, wrk);
-  ratios.push(...coldOverWarm(runs), ...batchOverSingle(runs));
+  ratios.push(...crossWorkloadRatios(runs));
   printReport(runs, summaries, ratios, settings);
   console.log('');
   console.log(`took ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);
@@ -230,7 +230,13 @@ function addRatios(
   ) => {
     for (const metric of metrics) {
       if (metric === 'p99' && !steady) continue;
-      const r = ratio(runs, workload.name, numerator, denominator, metric, note);
+      const r = ratio(
+        runs,
+        metric,
+        { workload: workload.name, target: numerator },
+        { workload: workload.name, target: denominator },
+        note,
+      );
       if (r !== undefined) ratios.push(r);
     }
   };
@@ -266,51 +272,30 @@ function addRatios(
   );
 }
 
-/** A batch of five list20 against one list20, on the gateway, round by round: CPU per HTTP request. */
-function batchOverSingle(runs: readonly RunResult[]): Ratio[] {
+/**
+ * Ratios across workloads on the same gateway, round by round: a batch of five list20 against one
+ * list20 (CPU per HTTP request), and a cold document against the same query warm (what parse and
+ * validate cost per request).
+ */
+function crossWorkloadRatios(runs: readonly RunResult[]): Ratio[] {
   const { workload, single } = BATCH;
-  const batches = runs.filter((r) => r.workload === workload && r.target === 'gateway');
-  const singles = runs.filter((r) => r.workload === single && r.target === 'gateway');
-  const rounds = batches.flatMap((b) => {
-    const one = singles.find((run) => run.round === b.round);
-    return one && one.cpuMicrosPerRequest > 0 ? [b.cpuMicrosPerRequest / one.cpuMicrosPerRequest] : [];
-  });
-  if (rounds.length === 0) return [];
-  return [
-    {
-      workload,
-      numerator: 'gateway batch',
-      denominator: 'gateway single',
-      metric: 'cpu' as const,
-      median: median(rounds),
-      rounds,
-      note: `one ${single} on the same gateway in the same round`,
-    },
-  ];
-}
-
-/** A cold document against the same query warm, per gateway: what parse + validate cost per request. */
-function coldOverWarm(runs: readonly RunResult[]): Ratio[] {
-  return (['gateway', 'gateway-yoga'] as const).flatMap((target) => {
-    const cold = runs.filter((r) => r.workload === 'cold' && r.target === target);
-    const warm = runs.filter((r) => r.workload === 'list20' && r.target === target);
-    const rounds = cold.flatMap((c) => {
-      const w = warm.find((run) => run.round === c.round);
-      return w ? [c.rps / w.rps] : [];
-    });
-    if (rounds.length === 0) return [];
-    return [
-      {
-        workload: 'cold',
-        numerator: `${target} cold`,
-        denominator: `${target} warm`,
-        metric: 'rps' as const,
-        median: median(rounds),
-        rounds,
-        note: 'warm: list20 on the same gateway in the same round, measured earlier',
-      },
-    ];
-  });
+  const batch = ratio(
+    runs,
+    'cpu',
+    { workload, target: 'gateway', label: 'gateway batch' },
+    { workload: single, target: 'gateway', label: 'gateway single' },
+    `one ${single} on the same gateway in the same round`,
+  );
+  const cold = (['gateway', 'gateway-yoga'] as const).map((target) =>
+    ratio(
+      runs,
+      'rps',
+      { workload: 'cold', target, label: `${target} cold` },
+      { workload: 'list20', target, label: `${target} warm` },
+      'warm: list20 on the same gateway in the same round, measured earlier',
+    ),
+  );
+  return [...cold, batch].filter((r) => r !== undefined);
 }
 
 exitOnSignals();
