@@ -8,20 +8,21 @@
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { startTarget, TARGET, type TargetProcess } from './processes.ts';
+import { numberOption } from './settings.ts';
 import { apiKeys } from './workloads.ts';
 
 const { values } = parseArgs({
   options: {
-    streams: { type: 'string', default: '2000' },
-    keys: { type: 'string', default: '200' },
-    seconds: { type: 'string', default: '20' },
-    'poll-ms': { type: 'string', default: '5000' },
+    streams: { type: 'string' },
+    keys: { type: 'string' },
+    seconds: { type: 'string' },
+    'poll-ms': { type: 'string' },
   },
 });
-const STREAMS = Number(values.streams);
-const KEYS = Number(values.keys);
-const SECONDS = Number(values.seconds);
-const POLL_MS = Number(values['poll-ms']);
+const STREAMS = numberOption('streams', values.streams, 2000);
+const KEYS = numberOption('keys', values.keys, 200);
+const SECONDS = numberOption('seconds', values.seconds, 20);
+const POLL_MS = numberOption('poll-ms', values['poll-ms'], 5000);
 const keys = apiKeys(KEYS);
 
 const upstream = await startTarget('static-upstream', TARGET, { BENCH_API_KEYS: keys.join(',') }, [], {

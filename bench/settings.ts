@@ -65,6 +65,21 @@ export interface Settings {
   baseline: string | undefined;
 }
 
+/** A numeric option: `fallback` when absent, else a positive integer (or with `integer` false, a number ≥ 0). */
+export function numberOption(
+  name: string,
+  raw: string | undefined,
+  fallback: number,
+  integer = true,
+): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < (integer ? 1 : 0) || (integer && !Number.isInteger(value))) {
+    throw new UsageError(`--${name} must be a ${integer ? 'positive integer' : 'number ≥ 0'}, got "${raw}"`);
+  }
+  return value;
+}
+
 export function parseSettings(argv: string[]): Settings {
   const { values } = parseArgs({
     args: argv,
@@ -93,16 +108,6 @@ export function parseSettings(argv: string[]): Settings {
     console.log(USAGE);
     process.exit(0);
   }
-  const number = (name: string, raw: string | undefined, fallback: number, integer: boolean) => {
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!Number.isFinite(value) || value < (integer ? 1 : 0) || (integer && !Number.isInteger(value))) {
-      throw new UsageError(
-        `--${name} must be a ${integer ? 'positive integer' : 'number ≥ 0'}, got "${raw}"`,
-      );
-    }
-    return value;
-  };
   const names = values.workload ?? [];
   for (const name of names) {
     if (!WORKLOADS.some((w) => w.name === name)) throw new UsageError(`unknown workload "${name}"`);
@@ -126,14 +131,14 @@ export function parseSettings(argv: string[]): Settings {
   return {
     smoke,
     generator,
-    rounds: number('rounds', values.rounds, smoke ? 1 : 3, true),
+    rounds: numberOption('rounds', values.rounds, smoke ? 1 : 3),
     freshProcesses: !values['same-processes'],
     pin,
     unpinned,
-    duration: number('duration', values.duration, smoke ? 1 : 4, true),
-    warmup: number('warmup', values.warmup, smoke ? 0 : 3, false),
-    connections: number('connections', values.connections, smoke ? 10 : 50, true),
-    keys: apiKeys(number('keys', values.keys, DEFAULT_KEYS, true)),
+    duration: numberOption('duration', values.duration, smoke ? 1 : 4),
+    warmup: numberOption('warmup', values.warmup, smoke ? 0 : 3, false),
+    connections: numberOption('connections', values.connections, smoke ? 10 : 50),
+    keys: apiKeys(numberOption('keys', values.keys, DEFAULT_KEYS)),
     workloads: WORKLOADS.filter((w) => names.length === 0 || names.includes(w.name)),
     json: values.json,
     chart: values.chart,
