@@ -4,11 +4,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { AFTER_MS } from './chaos.ts';
-import { BREAKER_TRIP_MS, clusterProofs, type Faults, RATE_LIMIT, redisProofs } from './cluster-proofs.ts';
 import { sample } from './metrics-text.ts';
 import { NGINX, startNginx } from './nginx.ts';
 import { breakersClosed, get, postGraphql, redisStates, scrape, waitUntil } from './probes.ts';
 import { collectGarbage, type Started, startCommand, startNode } from './processes.ts';
+import {
+  BREAKER_TRIP_MS,
+  clusterProofs,
+  type Faults,
+  memoryProof,
+  type Proof,
+  RATE_LIMIT,
+  redisProofs,
+} from './proofs.ts';
 import {
   checkStored,
   createDirect,
@@ -17,9 +25,7 @@ import {
   freePort,
   type Key,
   lowestMemory,
-  memoryProof,
   type Op,
-  type Proof,
   sleep,
   traffic,
 } from './traffic.ts';
