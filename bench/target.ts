@@ -12,7 +12,7 @@ import type { StdioOptions } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { spawnWatched, type Watched } from '../test/support/process.ts';
+import type { Watched } from '../test/support/process.ts';
 import { announce, processMemory, requireEnv, requireKeys, treeMemory } from './child.ts';
 
 /** Listens on a free loopback port and returns the origin. */
@@ -44,12 +44,14 @@ const upstreamUrl = () => new URL(requireEnv('UPSTREAM_URL'));
  * group so the bench's SIGKILL to the group takes it too. Without it the target has nothing to
  * measure: when it exits, the target says why and goes, so the bench sees it.
  */
-function runProgram(
+async function runProgram(
   what: string,
   [command, ...args]: string[],
   env: Record<string, string>,
   stdio: StdioOptions,
-): Watched {
+): Promise<Watched> {
+  // Loaded here, not at the top: the other targets' memory holds nothing they do not use.
+  const { spawnWatched } = await import('../test/support/process.ts');
   const program = spawnWatched(command as string, args, {
     env,
     stdio,
@@ -118,7 +120,7 @@ const TARGETS: Record<string, () => Promise<void>> = {
   async 'gateway-workers'() {
     const port = await freePort();
     const main = new URL('../src/main.ts', import.meta.url).pathname;
-    const gateway = runProgram(
+    const gateway = await runProgram(
       'the gateway (WORKERS=2)',
       [process.execPath, ...process.execArgv, main],
       { UPSTREAM_URL: upstreamUrl().href, WORKERS: '2', PORT: String(port), HOST: '127.0.0.1' },
@@ -143,7 +145,7 @@ const TARGETS: Record<string, () => Promise<void>> = {
     const port = await freePort();
     const config = join(dir, 'pets.graphql');
     writeFileSync(config, tailcallConfig(upstreamUrl(), port));
-    const binary = runProgram('tailcall', [tailcallBinary(), 'start', config], TAILCALL_LOG_ENV, [
+    const binary = await runProgram('tailcall', [tailcallBinary(), 'start', config], TAILCALL_LOG_ENV, [
       'ignore',
       'pipe',
       'pipe',
