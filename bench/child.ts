@@ -3,6 +3,9 @@
  * and memory are its own; it reports its URL once, then answers `stats` requests over IPC.
  */
 
+import { readFileSync, writeFileSync } from 'node:fs';
+import { childrenOf } from './cpu-time.ts';
+
 /** What a target reports between runs. `peakRss` is the highest RSS sampled since the previous report. */
 export interface ChildStats {
   rss: number;
@@ -41,6 +44,65 @@ function ownMemory(): MemorySource {
       const rss = process.memoryUsage.rss();
       const peak = Math.max(peakRss, rss);
       peakRss = rss;
+      return peak;
+    },
+  };
+}
+
+/** A `kB` line of /proc/<pid>/status, in bytes; NaN when the process is gone. */
+function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const kb = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(
+      readFileSync(`/proc/${pid}/status`, 'utf8'),
+    )?.[1];
+    return kb === undefined ? Number.NaN : Number(kb) * 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** RSS of `pid` and every descendant (the gateway's primary and its workers), summed, sampled. */
+export function treeMemory(pid: number): MemorySource {
+  const treeRss = () => {
+    let total = 0;
+    const pending = [pid];
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      const rss = statusBytes(next, 'VmRSS');
+      if (Number.isNaN(rss)) continue;
+      total += rss;
+      pending.push(...childrenOf(next));
+    }
+    return total;
+  };
+  let peak = treeRss();
+  setInterval(() => {
+    peak = Math.max(peak, treeRss());
+  }, RSS_SAMPLE_MS).unref();
+  return {
+    rss: treeRss,
+    takePeakRss() {
+      const now = treeRss();
+      const result = Math.max(peak, now);
+      peak = now;
+      return result;
+    },
+  };
+}
+
+/**
+ * The memory of process `pid` (the binary, not the Node process that started it), from /proc: its
+ * peak RSS is the kernel's high-water mark (VmHWM), exact rather than sampled, and reset after each
+ * reading by writing 5 to clear_refs (Linux ≥ 4.0), so each report covers the period since the last,
+ * as the Node targets' sampled peaks do. Where the reset is refused, the peak since start.
+ */
+export function processMemory(pid: number): MemorySource {
+  return {
+    rss: () => statusBytes(pid, 'VmRSS'),
+    takePeakRss() {
+      const peak = statusBytes(pid, 'VmHWM');
+      try {
+        writeFileSync(`/proc/${pid}/clear_refs`, '5');
+      } catch {}
       return peak;
     },
   };

@@ -7,31 +7,30 @@
  */
 import http from 'node:http';
 import { parseArgs } from 'node:util';
-import { killAll, startTarget, type TargetProcess } from './processes.ts';
+import { startTarget, TARGET, type TargetProcess } from './processes.ts';
+import { numberOption } from './settings.ts';
 import { apiKeys } from './workloads.ts';
 
 const { values } = parseArgs({
   options: {
-    streams: { type: 'string', default: '2000' },
-    keys: { type: 'string', default: '200' },
-    seconds: { type: 'string', default: '20' },
-    'poll-ms': { type: 'string', default: '5000' },
+    streams: { type: 'string' },
+    keys: { type: 'string' },
+    seconds: { type: 'string' },
+    'poll-ms': { type: 'string' },
   },
 });
-const STREAMS = Number(values.streams);
-const KEYS = Number(values.keys);
-const SECONDS = Number(values.seconds);
-const POLL_MS = Number(values['poll-ms']);
+const STREAMS = numberOption('streams', values.streams, 2000);
+const KEYS = numberOption('keys', values.keys, 200);
+const SECONDS = numberOption('seconds', values.seconds, 20);
+const POLL_MS = numberOption('poll-ms', values['poll-ms'], 5000);
 const keys = apiKeys(KEYS);
-const here = (file: string) => new URL(file, import.meta.url).pathname;
 
-process.on('exit', killAll);
-const upstream = await startTarget('static-upstream', here('./target-static-upstream.ts'), {
-  BENCH_API_KEYS: keys.join(','),
+const upstream = await startTarget('static-upstream', TARGET, { BENCH_API_KEYS: keys.join(',') }, [], {
+  args: ['static-upstream'],
 });
 const gateway: TargetProcess = await startTarget(
   'gateway',
-  here('./target-gateway.ts'),
+  TARGET,
   {
     UPSTREAM_URL: upstream.url,
     LOG_LEVEL: 'warn',
@@ -43,6 +42,7 @@ const gateway: TargetProcess = await startTarget(
     MAX_CONNECTIONS_PER_ADDRESS: String(STREAMS + 100),
   },
   ['--max-semi-space-size=16'],
+  { args: ['gateway'] },
 );
 
 const agent = new http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });

@@ -89,6 +89,39 @@ async function markCpu(proc: TargetProcess, upstream: TargetProcess | undefined)
   };
 }
 
+/** `seconds` of the workload's load on one target, over the connections and at the rate it asks for. */
+function loadOn(
+  stack: Stack,
+  workload: Workload,
+  target: TargetKind,
+  settings: Settings,
+  wrk: string | undefined,
+  seconds: number,
+) {
+  const spec = targetsOf(workload, settings)[target] as RequestSpec;
+  return runLoad(wrk, {
+    url: processFor(stack, target).url + spec.path,
+    spec,
+    seconds,
+    connections: workload.connections ?? settings.connections,
+    ...(workload.rate === undefined ? {} : { rate: workload.rate }),
+    keys: settings.keys,
+  });
+}
+
+/** Unmeasured load on one target: its first seconds are JIT compilation, not its cost per request. */
+export async function warmUp(
+  stack: Stack,
+  workload: Workload,
+  target: TargetKind,
+  settings: Settings,
+  wrk: string | undefined,
+): Promise<void> {
+  if (settings.warmup === 0) return;
+  await loadOn(stack, workload, target, settings, wrk, settings.warmup);
+  await settle(settings);
+}
+
 export async function measure(
   stack: Stack,
   workload: Workload,
@@ -97,21 +130,13 @@ export async function measure(
   settings: Settings,
   wrk: string | undefined,
 ): Promise<RunResult> {
-  const spec = targetsOf(workload, settings)[target] as RequestSpec;
   const proc = processFor(stack, target);
   const upstream = target === 'direct' ? undefined : stack.upstream;
   // Stats (peak RSS, keys seen) are asked for outside the CPU marks, so answering them is not counted.
   await proc.stats();
   await stack.upstream.stats();
   const before = await markCpu(proc, upstream);
-  const load = await runLoad(wrk, {
-    url: proc.url + spec.path,
-    spec,
-    seconds: settings.duration,
-    connections: workload.connections ?? settings.connections,
-    ...(workload.rate === undefined ? {} : { rate: workload.rate }),
-    keys: settings.keys,
-  });
+  const load = await loadOn(stack, workload, target, settings, wrk, settings.duration);
   const after = await markCpu(proc, upstream);
   const stats = await proc.stats();
   const upstreamStats = proc === stack.upstream ? stats : await stack.upstream.stats();

@@ -8,19 +8,18 @@
  * `npm run bench -- --help` lists the options.
  */
 import { writeFileSync } from 'node:fs';
+import { exitOnSignals, killSpawned } from '../test/support/process.ts';
 import { headlineChart } from './chart.ts';
 import { describeRun, printHeader } from './header.ts';
-import { runLoad } from './load.ts';
-import { agent, CALLS_CHECK_OPS, measure, sendOnce, settle, upstreamCallsPerOp } from './measure.ts';
+import { agent, CALLS_CHECK_OPS, measure, sendOnce, upstreamCallsPerOp, warmUp } from './measure.ts';
 import { measuringOrder } from './order.ts';
 import { pinSelf } from './pinning.ts';
-import { killAll } from './processes.ts';
 import { summariseProfiles } from './profile.ts';
 import {
+  BATCH,
   formatGoals,
   formatRatios,
   formatTable,
-  GOALS,
   median,
   type Ratio,
   type RunResult,
@@ -57,7 +56,7 @@ async function main(): Promise<void> {
   if (settings.pin) pinSelf(settings.pin);
   printHeader(meta, settings);
   const { runs, summaries, ratios } = await runWorkloads(settings, wrk);
-  ratios.push(...coldOverWarm(runs), ...batchOverSingle(runs));
+  ratios.push(...crossWorkloadRatios(runs));
   printReport(runs, summaries, ratios, settings);
   console.log('');
   console.log(`took ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);
@@ -111,22 +110,14 @@ async function runWorkloads(
 /** The table, what its columns mean, the ratios, the goals and (--profile) the gateways' profiles. */
 function printReport(runs: RunResult[], summaries: Summary[], ratios: Ratio[], settings: Settings): void {
   console.log(formatTable(summaries));
-  console.log('');
-  console.log(
-    'req/s, CPU, p50, p99: median of rounds; errors: summed; CPU µs/req: user + system time of the',
-  );
-  console.log("target's process tree per request, from /proc (direct: the upstream's); peak RSS: the target");
-  console.log(
-    "process, highest sample (tailcall: the binary's kernel high-water mark, not its idle Node wrapper's);",
-  );
-  console.log(`upstream calls/op: exact, counted on the static upstream over ${CALLS_CHECK_OPS} sequential`);
-  console.log('operations; generator CPU µs/req: what the load generator itself used, per request;');
-  console.log(
-    'upstream keys: distinct bearer keys the static upstream received during a run (fewest of the rounds);',
-  );
-  console.log(
-    "answer: the answer checked before the load: ok, or WRONG (a peer's, measured but flagged; see above).",
-  );
+  console.log(`
+req/s, CPU, p50, p99: median of rounds; errors: summed; CPU µs/req: user + system time of the
+target's process tree per request, from /proc (direct: the upstream's); peak RSS: the target
+process, highest sample (tailcall: the binary's kernel high-water mark, not its idle Node wrapper's);
+upstream calls/op: exact, counted on the static upstream over ${CALLS_CHECK_OPS} sequential
+operations; generator CPU µs/req: what the load generator itself used, per request;
+upstream keys: distinct bearer keys the static upstream received during a run (fewest of the rounds);
+answer: the answer checked before the load: ok, or WRONG (a peer's, measured but flagged; see above).`);
   const others = runs.flatMap((r) => (r.othersCpuShare === undefined ? [] : [r.othersCpuShare]));
   if (others.length > 0) {
     const percent = (share: number) => `${(100 * share).toFixed(0)}%`;
@@ -222,27 +213,6 @@ async function checkAndWarmUp(
   return { callsPerOp, wrongAnswers };
 }
 
-/** Unmeasured load on one target: its first seconds are JIT compilation, not its cost per request. */
-async function warmUp(
-  stack: Stack,
-  workload: Workload,
-  target: TargetKind,
-  settings: Settings,
-  wrk: string | undefined,
-): Promise<void> {
-  if (settings.warmup === 0) return;
-  const spec = targetsOf(workload, settings)[target] as RequestSpec;
-  await runLoad(wrk, {
-    url: processFor(stack, target).url + spec.path,
-    spec,
-    seconds: settings.warmup,
-    connections: workload.connections ?? settings.connections,
-    ...(workload.rate === undefined ? {} : { rate: workload.rate }),
-    keys: settings.keys,
-  });
-  await settle(settings);
-}
-
 /** The workload's ratios between its targets' rounds (p99 only at a steady rate), added to `ratios`. */
 function addRatios(
   workload: Workload,
@@ -260,7 +230,13 @@ function addRatios(
   ) => {
     for (const metric of metrics) {
       if (metric === 'p99' && !steady) continue;
-      const r = ratio(runs, workload.name, numerator, denominator, metric, note);
+      const r = ratio(
+        runs,
+        metric,
+        { workload: workload.name, target: numerator },
+        { workload: workload.name, target: denominator },
+        note,
+      );
       if (r !== undefined) ratios.push(r);
     }
   };
@@ -296,65 +272,38 @@ function addRatios(
   );
 }
 
-/** A batch of five list20 against one list20, on the gateway, round by round: CPU per HTTP request. */
-function batchOverSingle(runs: readonly RunResult[]): Ratio[] {
-  const { workload, single } = GOALS.batch;
-  const batches = runs.filter((r) => r.workload === workload && r.target === 'gateway');
-  const singles = runs.filter((r) => r.workload === single && r.target === 'gateway');
-  const rounds = batches.flatMap((b) => {
-    const one = singles.find((run) => run.round === b.round);
-    return one && one.cpuMicrosPerRequest > 0 ? [b.cpuMicrosPerRequest / one.cpuMicrosPerRequest] : [];
-  });
-  if (rounds.length === 0) return [];
-  return [
-    {
-      workload,
-      numerator: 'gateway batch',
-      denominator: 'gateway single',
-      metric: 'cpu' as const,
-      median: median(rounds),
-      rounds,
-      note: `one ${single} on the same gateway in the same round`,
-    },
-  ];
+/**
+ * Ratios across workloads on the same gateway, round by round: a batch of five list20 against one
+ * list20 (CPU per HTTP request), and a cold document against the same query warm (what parse and
+ * validate cost per request).
+ */
+function crossWorkloadRatios(runs: readonly RunResult[]): Ratio[] {
+  const { workload, single } = BATCH;
+  const batch = ratio(
+    runs,
+    'cpu',
+    { workload, target: 'gateway', label: 'gateway batch' },
+    { workload: single, target: 'gateway', label: 'gateway single' },
+    `one ${single} on the same gateway in the same round`,
+  );
+  const cold = (['gateway', 'gateway-yoga'] as const).map((target) =>
+    ratio(
+      runs,
+      'rps',
+      { workload: 'cold', target, label: `${target} cold` },
+      { workload: 'list20', target, label: `${target} warm` },
+      'warm: list20 on the same gateway in the same round, measured earlier',
+    ),
+  );
+  return [...cold, batch].filter((r) => r !== undefined);
 }
 
-/** A cold document against the same query warm, per gateway: what parse + validate cost per request. */
-function coldOverWarm(runs: readonly RunResult[]): Ratio[] {
-  return (['gateway', 'gateway-yoga'] as const).flatMap((target) => {
-    const cold = runs.filter((r) => r.workload === 'cold' && r.target === target);
-    const warm = runs.filter((r) => r.workload === 'list20' && r.target === target);
-    const rounds = cold.flatMap((c) => {
-      const w = warm.find((run) => run.round === c.round);
-      return w ? [c.rps / w.rps] : [];
-    });
-    if (rounds.length === 0) return [];
-    return [
-      {
-        workload: 'cold',
-        numerator: `${target} cold`,
-        denominator: `${target} warm`,
-        metric: 'rps' as const,
-        median: median(rounds),
-        rounds,
-        note: 'warm: list20 on the same gateway in the same round, measured earlier',
-      },
-    ];
-  });
-}
-
-process.on('exit', killAll);
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    killAll();
-    process.exit(130);
-  });
-}
+exitOnSignals();
 
 try {
   await main();
 } catch (error) {
-  killAll();
+  killSpawned();
   if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     console.error(`bench: ${(error as Error).message}\n\n${USAGE}`);
     process.exitCode = 2;

@@ -4,9 +4,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { findWrk } from './load.ts';
 import { choosePinning, type Pinning } from './pinning.ts';
 import { apiKeys, WORKLOADS, type Workload } from './workloads.ts';
-import { findWrk } from './wrk.ts';
 
 /** Bearer keys per run unless --keys says otherwise: a crowd, as real traffic is (the goals assume it). */
 export const DEFAULT_KEYS = 200;
@@ -65,6 +65,21 @@ export interface Settings {
   baseline: string | undefined;
 }
 
+/** A numeric option: `fallback` when absent, else a positive integer (or with `integer` false, a number ≥ 0). */
+export function numberOption(
+  name: string,
+  raw: string | undefined,
+  fallback: number,
+  integer = true,
+): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < (integer ? 1 : 0) || (integer && !Number.isInteger(value))) {
+    throw new UsageError(`--${name} must be a ${integer ? 'positive integer' : 'number ≥ 0'}, got "${raw}"`);
+  }
+  return value;
+}
+
 export function parseSettings(argv: string[]): Settings {
   const { values } = parseArgs({
     args: argv,
@@ -93,16 +108,6 @@ export function parseSettings(argv: string[]): Settings {
     console.log(USAGE);
     process.exit(0);
   }
-  const number = (name: string, raw: string | undefined, fallback: number, integer: boolean) => {
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!Number.isFinite(value) || value < (integer ? 1 : 0) || (integer && !Number.isInteger(value))) {
-      throw new UsageError(
-        `--${name} must be a ${integer ? 'positive integer' : 'number ≥ 0'}, got "${raw}"`,
-      );
-    }
-    return value;
-  };
   const names = values.workload ?? [];
   for (const name of names) {
     if (!WORKLOADS.some((w) => w.name === name)) throw new UsageError(`unknown workload "${name}"`);
@@ -113,9 +118,9 @@ export function parseSettings(argv: string[]): Settings {
   }
   const smoke = values.smoke;
   const baseline = values.baseline === undefined ? undefined : resolve(values.baseline);
-  if (baseline !== undefined && !existsSync(join(baseline, 'bench/target-gateway.ts'))) {
+  if (baseline !== undefined && baselineGateway(baseline) === undefined) {
     throw new UsageError(
-      `--baseline ${values.baseline}: no bench/target-gateway.ts there (a checkout of this project)`,
+      `--baseline ${values.baseline}: no bench/target.ts there (a checkout of this project)`,
     );
   }
   // Pinned unless told not to; where it cannot be done, an error only if --pin asked for it.
@@ -126,14 +131,14 @@ export function parseSettings(argv: string[]): Settings {
   return {
     smoke,
     generator,
-    rounds: number('rounds', values.rounds, smoke ? 1 : 3, true),
+    rounds: numberOption('rounds', values.rounds, smoke ? 1 : 3),
     freshProcesses: !values['same-processes'],
     pin,
     unpinned,
-    duration: number('duration', values.duration, smoke ? 1 : 4, true),
-    warmup: number('warmup', values.warmup, smoke ? 0 : 3, false),
-    connections: number('connections', values.connections, smoke ? 10 : 50, true),
-    keys: apiKeys(number('keys', values.keys, DEFAULT_KEYS, true)),
+    duration: numberOption('duration', values.duration, smoke ? 1 : 4),
+    warmup: numberOption('warmup', values.warmup, smoke ? 0 : 3, false),
+    connections: numberOption('connections', values.connections, smoke ? 10 : 50),
+    keys: apiKeys(numberOption('keys', values.keys, DEFAULT_KEYS)),
     workloads: WORKLOADS.filter((w) => names.length === 0 || names.includes(w.name)),
     json: values.json,
     chart: values.chart,
@@ -165,6 +170,16 @@ function nodeArgs(raw: string | undefined): string[] {
     }
   }
   return words;
+}
+
+/**
+ * The file and arguments that start the gateway of the --baseline checkout: bench/target.ts, or in
+ * a checkout from before the targets were one file, its bench/target-gateway.ts.
+ */
+export function baselineGateway(dir: string): string[] | undefined {
+  if (existsSync(join(dir, 'bench/target.ts'))) return [join(dir, 'bench/target.ts'), 'gateway'];
+  if (existsSync(join(dir, 'bench/target-gateway.ts'))) return [join(dir, 'bench/target-gateway.ts')];
+  return undefined;
 }
 
 export class UsageError extends Error {

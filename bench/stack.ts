@@ -4,8 +4,8 @@
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTarget, type TargetProcess } from './processes.ts';
-import type { Settings } from './settings.ts';
+import { startTarget, TARGET, type TargetProcess } from './processes.ts';
+import { baselineGateway, type Settings } from './settings.ts';
 import {
   type HopKind,
   petIdsOf,
@@ -15,30 +15,25 @@ import {
   type Workload,
 } from './workloads.ts';
 
-/** How each hop target is started: the two gateways differ only in FAST_LANE. */
-const HOPS: Record<HopKind, { file: string; env: Record<string, string | undefined>; gateway: boolean }> = {
+/**
+ * How each hop is started: its kind in bench/target.ts (the gateways differ only in settings) and
+ * what is laid over the bench's environment (undefined removes an inherited variable).
+ */
+const HOPS: Record<HopKind, { target: string; env: Record<string, string | undefined>; gateway?: true }> = {
   // The gateway as configured by default: an inherited FAST_LANE must not choose for it.
-  gateway: { file: 'bench/target-gateway.ts', env: { FAST_LANE: undefined }, gateway: true },
-  'gateway-yoga': { file: 'bench/target-gateway.ts', env: { FAST_LANE: 'off' }, gateway: true },
+  gateway: { target: 'gateway', env: { FAST_LANE: undefined }, gateway: true },
+  'gateway-yoga': { target: 'gateway', env: { FAST_LANE: 'off' }, gateway: true },
   // The default gateway with LOG_LEVEL=warn: what the default log line per operation costs.
-  'gateway-warn': {
-    file: 'bench/target-gateway.ts',
-    env: { FAST_LANE: undefined, LOG_LEVEL: 'warn' },
-    gateway: true,
-  },
+  'gateway-warn': { target: 'gateway', env: { FAST_LANE: undefined, LOG_LEVEL: 'warn' }, gateway: true },
   // src/main.ts itself with WORKERS=2: a primary and two workers, measured as one process tree.
-  'gateway-workers': {
-    file: 'bench/target-gateway-workers.ts',
-    env: { FAST_LANE: undefined },
-    gateway: true,
-  },
-  'bare-proxy': { file: 'bench/target-bare-proxy.ts', env: {}, gateway: false },
-  'json-hop': { file: 'bench/target-json-hop.ts', env: {}, gateway: false },
-  tailcall: { file: 'bench/target-tailcall.ts', env: {}, gateway: false },
+  'gateway-workers': { target: 'gateway-workers', env: { FAST_LANE: undefined }, gateway: true },
+  'bare-proxy': { target: 'bare-proxy', env: {} },
+  'json-hop': { target: 'json-hop', env: {} },
+  tailcall: { target: 'tailcall', env: {} },
   // At Hive Gateway's defaults: an inherited LOG_LEVEL, which its logger reads, must not choose for it.
-  'hive-mesh': { file: 'bench/target-hive-mesh.ts', env: { LOG_LEVEL: undefined }, gateway: false },
-  // --baseline's checkout: its own bench/target-gateway.ts (the file is resolved in startStack).
-  'gateway-baseline': { file: 'bench/target-gateway.ts', env: { FAST_LANE: undefined }, gateway: true },
+  'hive-mesh': { target: 'hive-mesh', env: { LOG_LEVEL: undefined } },
+  // --baseline's checkout: its own gateway target (see baselineGateway).
+  'gateway-baseline': { target: 'gateway', env: { FAST_LANE: undefined }, gateway: true },
 };
 
 /** A workload's targets: its own, and the baseline's gateway beside this one's when --baseline is given. */
@@ -65,10 +60,9 @@ export async function startStack(
   const keys = settings.keys.join(',');
   const upstream =
     ids === undefined
-      ? await startTarget('reference service', 'bench/target-petstore.ts', { BENCH_API_KEYS: keys })
-      : await startTarget(`${kind} upstream`, 'bench/target-static-upstream.ts', {
-          BENCH_API_KEYS: keys,
-          BENCH_PET_IDS: ids,
+      ? await startTarget('reference service', TARGET, { BENCH_API_KEYS: keys }, [], { args: ['petstore'] })
+      : await startTarget(`${kind} upstream`, TARGET, { BENCH_API_KEYS: keys, BENCH_PET_IDS: ids }, [], {
+          args: ['static-upstream'],
         });
   const needed = new Set(
     workloads
@@ -83,15 +77,16 @@ export async function startStack(
 }
 
 function startHop(hop: HopKind, kind: UpstreamKind, upstreamUrl: string, settings: Settings) {
-  const { env, gateway } = HOPS[hop];
-  const file =
-    hop === 'gateway-baseline' ? join(settings.baseline as string, HOPS[hop].file) : HOPS[hop].file;
+  const { target, env, gateway = false } = HOPS[hop];
+  const [file = TARGET, ...args] =
+    hop === 'gateway-baseline' ? (baselineGateway(settings.baseline as string) ?? []) : [TARGET, target];
   // The workers target's flags reach its primary and workers; profiles are taken of this gateway only.
   const profile =
     hop === 'gateway-workers' || hop === 'gateway-baseline' ? [] : profileArgs(hop, kind, settings);
   const nodeArgs = gateway ? [...settings.gatewayNodeArgs, ...profile] : [];
   return startTarget(`${hop} (${kind})`, file, { ...env, UPSTREAM_URL: upstreamUrl }, nodeArgs, {
     readStdout: gateway,
+    args,
     ...(settings.pin ? { pin: settings.pin } : {}),
   });
 }

@@ -1,14 +1,12 @@
 /**
  * Tailcall (tailcallhq/tailcall, Rust), the fastest REST-to-GraphQL peer, as a bench target: its
- * binary comes in the `@tailcallhq/core-linux-x64-gnu` optional dependency (Linux x64 only: elsewhere npm skips it and this target cannot run), pinned to 1.0.0 (later builds
- * need glibc ≥ 2.38; Debian 12 has 2.36). Its 1.x configuration language: `@upstream` takes
+ * binary comes in the `@tailcallhq/core-linux-x64-gnu` optional dependency (Linux x64 only: elsewhere npm skips it and
+ * this target cannot run), pinned to 1.0.0 (later builds need glibc ≥ 2.38; Debian 12 has 2.36). Its 1.x configuration language: `@upstream` takes
  * `allowedHeaders` (no `baseURL`), `@http` a full `url` and `query` entries (`skipEmpty`, or an absent
  * argument goes out as an empty `status=`).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { MemorySource } from './child.ts';
 
 /** The tailcall binary inside its npm package (which has no install script: the file is in the tarball). */
 export function tailcallBinary(): string {
@@ -61,30 +59,4 @@ type Pet {
   status: String
 }
 `;
-}
-
-/** A `kB` line of /proc/<pid>/status, in bytes. */
-function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1];
-  return kb === undefined ? Number.NaN : Number(kb) * 1024;
-}
-
-/**
- * The memory of process `pid` (the binary, not the Node process that started it), from /proc: its
- * peak RSS is the kernel's high-water mark (VmHWM), exact rather than sampled, and reset after each
- * reading by writing 5 to clear_refs (Linux ≥ 4.0), so each report covers the period since the last,
- * as the Node targets' sampled peaks do. Where the reset is refused, the peak since start.
- */
-export function processMemory(pid: number): MemorySource {
-  return {
-    rss: () => statusBytes(pid, 'VmRSS'),
-    takePeakRss() {
-      const peak = statusBytes(pid, 'VmHWM');
-      try {
-        writeFileSync(`/proc/${pid}/clear_refs`, '5');
-      } catch {}
-      return peak;
-    },
-  };
 }

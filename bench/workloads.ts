@@ -122,39 +122,17 @@ function envelopeCheck(check: (data: unknown) => string | undefined, exact?: Exa
   };
 }
 
-/** The json-hop's route for a REST request, answered in the envelope. */
-function jsonHop(
-  method: 'GET' | 'POST',
-  path: string,
-  check: (data: unknown) => string | undefined,
-  exact?: ExactCheck,
-  body?: string,
-) {
-  return {
-    method,
-    path,
-    ...(body === undefined ? {} : { body }),
-    check: envelopeCheck(check, exact),
-  } satisfies RequestSpec;
+/** A REST request (to a hop's route or the upstream itself), its answer read by `check`. */
+function rest(method: 'GET' | 'POST', path: string, check: RequestSpec['check'], body?: string) {
+  return { method, path, ...(body === undefined ? {} : { body }), check } satisfies RequestSpec;
 }
 
-function rest(
-  method: 'GET' | 'POST',
-  path: string,
-  expectedStatus: number,
-  check: (body: unknown) => string | undefined,
-  body?: string,
-  exact?: ExactCheck,
-) {
-  return {
-    method,
-    path,
-    ...(body === undefined ? {} : { body }),
-    check(status: number, text: string) {
-      if (status !== expectedStatus) return `status ${status}: ${text.slice(0, 300)}`;
-      return check(JSON.parse(text)) ?? exact?.(text);
-    },
-  } satisfies RequestSpec;
+/** A plain REST answer: the expected status, and a body `check` reads (`exact` its raw text). */
+function restCheck(expectedStatus: number, check: (body: unknown) => string | undefined, exact?: ExactCheck) {
+  return (status: number, text: string) =>
+    status !== expectedStatus
+      ? `status ${status}: ${text.slice(0, 300)}`
+      : (check(JSON.parse(text)) ?? exact?.(text));
 }
 
 /**
@@ -236,7 +214,7 @@ function listWorkload(
   const exact = ids === undefined ? undefined : sameIds(listedPets(ids, limit));
   const query = graphql(`{ pets(limit: ${limit}) { ${FIELDS} } }`, dataField('pets', petList(limit)), exact);
   const meshQuery = graphql(hiveMeshList(limit), dataField('pets', petList(limit)), exact);
-  const restList = rest('GET', `/pets?limit=${limit}`, 200, petList(limit), undefined, exact);
+  const restList = rest('GET', `/pets?limit=${limit}`, restCheck(200, petList(limit), exact));
   return {
     name,
     ...steady,
@@ -248,7 +226,11 @@ function listWorkload(
     targets: {
       ...gateways(query),
       'bare-proxy': restList,
-      'json-hop': jsonHop('GET', `/pets?limit=${limit}`, dataField('pets', petList(limit)), exact),
+      'json-hop': rest(
+        'GET',
+        `/pets?limit=${limit}`,
+        envelopeCheck(dataField('pets', petList(limit)), exact),
+      ),
       ...(tailcall ? { tailcall: query, 'gateway-warn': query } : {}),
       ...(hiveMesh ? { 'hive-mesh': meshQuery } : {}),
       ...(options.workers ? { 'gateway-workers': query } : {}),
@@ -313,7 +295,11 @@ export const WORKLOADS: readonly Workload[] = [
             : `expected 10 pets, got ${JSON.stringify(data).slice(0, 200)}`,
         ),
       ),
-      'bare-proxy': rest('GET', `/pets-by-ids?ids=${DEDUP_IDS.join(',')}`, 200, petList(DEDUP_IDS.length)),
+      'bare-proxy': rest(
+        'GET',
+        `/pets-by-ids?ids=${DEDUP_IDS.join(',')}`,
+        restCheck(200, petList(DEDUP_IDS.length)),
+      ),
     },
     baselineNote: `bare-proxy makes the same ${DEDUP_IDS.length} upstream GETs in parallel per request; no single direct REST request is equivalent`,
   },
@@ -323,9 +309,9 @@ export const WORKLOADS: readonly Workload[] = [
     upstream: 'static',
     targets: {
       ...gateways(graphql(CREATE_MUTATION, dataField('createPet', createdPet))),
-      'bare-proxy': rest('POST', '/pets', 201, createdPet, CREATE_INPUT),
-      'json-hop': jsonHop('POST', '/pets', dataField('createPet', createdPet), undefined, CREATE_INPUT),
-      direct: rest('POST', '/pets', 201, createdPet, CREATE_INPUT),
+      'bare-proxy': rest('POST', '/pets', restCheck(201, createdPet), CREATE_INPUT),
+      'json-hop': rest('POST', '/pets', envelopeCheck(dataField('createPet', createdPet)), CREATE_INPUT),
+      direct: rest('POST', '/pets', restCheck(201, createdPet), CREATE_INPUT),
     },
   },
   {
@@ -338,7 +324,7 @@ export const WORKLOADS: readonly Workload[] = [
           petList(20)(Object.values(data ?? {})[0]),
         ),
       ),
-      'bare-proxy': rest('GET', '/pets?limit=20', 200, petList(20)),
+      'bare-proxy': rest('GET', '/pets?limit=20', restCheck(200, petList(20))),
     },
     baselineNote: 'bare-proxy forwards GET /pets?limit=20 (the REST call behind every cold document)',
   },
@@ -355,7 +341,7 @@ export const WORKLOADS: readonly Workload[] = [
     upstream: 'static',
     targets: {
       ...gateways(batchOfLists()),
-      'bare-proxy': rest('GET', `/pets?limit=20`, 200, petList(20)),
+      'bare-proxy': rest('GET', '/pets?limit=20', restCheck(200, petList(20))),
     },
     baselineNote: `one batched request is ${BATCH_LIMITS.length} operations and ${BATCH_LIMITS.length} upstream GETs; bare-proxy forwards one GET /pets?limit=20, so compare the gateway's CPU per batch with ${BATCH_LIMITS.length} × its list20 CPU`,
   },

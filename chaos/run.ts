@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { exitOnSignals } from '../test/support/process.ts';
 import { formatReport, MIN_DURATION_SECONDS, runChaos } from './chaos.ts';
 import { formatClusterReport, runClusterChaos } from './cluster.ts';
 
@@ -8,6 +9,8 @@ import { formatClusterReport, runClusterChaos } from './cluster.ts';
 
 const usage =
   'usage: npm run chaos -- [--duration SECONDS] [--keys N] [--concurrency N] [--workers N] [--instances N]';
+exitOnSignals();
+
 let values: Record<string, string | undefined>;
 try {
   ({ values } = parseArgs({

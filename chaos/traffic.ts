@@ -21,13 +21,6 @@ export interface Key {
 /** `apq`: a list sent as its SHA-256 alone (automatic persisted queries), then with its text if not found. */
 export type Op = 'list' | 'pet' | 'create' | 'apq';
 
-/** One claim a run proves (or fails to). */
-export interface Proof {
-  name: string;
-  passed: boolean;
-  detail: string;
-}
-
 const LIST = 'query ChaosList { pets(limit: 10) { id name } }';
 const PET = 'query ChaosPet($id: ID!) { pet(id: $id) { id name } }';
 const CREATE = 'mutation ChaosCreate($input: NewPetInput!) { createPet(input: $input) { id name } }';
@@ -50,29 +43,6 @@ export function createKeys(dbPath: string, count: number, run: string, prefix = 
     storage.close();
   }
   return keys;
-}
-
-/** Limits for "memory came back": garbage not yet collected and V8's sizing leave room, a leak does not. */
-// V8 collects the old generation only once it has grown well past what the last full collection
-// kept, so without a full collection "after" may hold up to about twice the live heap.
-const HEAP_SLACK = { factor: 2, bytes: 32 * 2 ** 20 };
-const RSS_SLACK = { factor: 2, bytes: 128 * 2 ** 20 };
-
-export interface Memory {
-  heap: number;
-  rss: number;
-}
-
-/** "memory came back": the lowest after the run against the lowest before it. */
-export function memoryProof(before: Memory, after: Memory): Proof {
-  const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
-  const heapLimit = before.heap * HEAP_SLACK.factor + HEAP_SLACK.bytes;
-  const rssLimit = before.rss * RSS_SLACK.factor + RSS_SLACK.bytes;
-  return {
-    name: 'memory came back',
-    passed: after.heap <= heapLimit && after.rss <= rssLimit,
-    detail: `heap used ${mb(before.heap)} → ${mb(after.heap)} (limit ${mb(heapLimit)}), RSS ${mb(before.rss)} → ${mb(after.rss)} (limit ${mb(rssLimit)})`,
-  };
 }
 
 /** What the answers were, kept as they arrive. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { startNginx } from '../../chaos/cluster.ts';
+import { startNginx } from '../../chaos/nginx.ts';
 import { freePort } from '../../chaos/traffic.ts';
 import { processesMarked, RUN_MARKER } from '../support/leftovers.ts';
 

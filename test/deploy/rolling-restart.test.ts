@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startNginx } from '../../chaos/cluster.ts';
+import { startNginx } from '../../chaos/nginx.ts';
 import { type Started, startCommand } from '../../chaos/processes.ts';
 import { freePort } from '../../chaos/traffic.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';

@@ -1,49 +1,81 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+/**
+ * Starting and ending child processes, for the tests, the bench and the chaos runs alike. Every
+ * process started here carries the test run's marker (so test/support/no-leftovers.ts sees what
+ * outlives a run), leads a process group of its own unless told not to (so SIGKILL reaches what it
+ * started), and is ended when this process exits, however it exits.
+ *
+ * It lives in test/support/ beside the marker it carries; bench/ and chaos/ import it, and it
+ * imports nothing of theirs or of src/.
+ */
+import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process';
 import { marked } from './leftovers.ts';
 
 const ROOT = new URL('../../', import.meta.url);
 
-/** Every process started here and not yet gone: `killSpawned` ends them after a test. */
+/** Every process started here and not yet gone: `killSpawned` ends them. */
 const running = new Set<ChildProcess>();
 
 export interface Watched {
   child: ChildProcess;
-  /** stdout and stderr so far, interleaved as they arrived. */
+  /** stdout and stderr so far (or their tail, with `outputLimit`), interleaved as they arrived. */
   output(): string;
   /**
    * The first match of `pattern` in the output: at once if it is there, else as soon as it
-   * arrives. Fails with the whole output when the process exits first or `timeoutMs` passes.
+   * arrives. Fails with the output when the process exits first or `timeoutMs` passes.
    */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
   /** The exit code (null after a signal), once the process has exited. */
   readonly exited: Promise<number | null>;
-  /** SIGTERM, then SIGKILL after `killAfterMs`; resolves once the process has exited. */
-  stop(killAfterMs?: number): Promise<void>;
+  /**
+   * Sends `signal` (SIGTERM: to the process alone, which ends its own children; SIGKILL: to its
+   * group), then SIGKILL to the group after `graceMs`; resolves with the exit code once it exited.
+   */
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | null>;
 }
 
-/**
- * Starts a program with `env` on top of a bare environment (`PATH` only: nothing of the test
- * runner's environment leaks in), from the checkout's root unless `cwd` says otherwise, and
- * watches its output.
- */
-export function spawnWatched(
-  command: string,
-  args: readonly string[],
-  options: { env?: Record<string, string>; cwd?: URL | string } = {},
-): Watched {
+export interface SpawnOptions {
+  /** Laid over a bare environment (`PATH` only), or over this one's with `inheritEnv`; undefined removes. */
+  env?: Record<string, string | undefined>;
+  /** Start from this process's environment rather than a bare one. @default false */
+  inheritEnv?: boolean;
+  /** @default the checkout's root */
+  cwd?: URL | string;
+  /** @default ['ignore', 'pipe', 'pipe'] */
+  stdio?: StdioOptions;
+  /**
+   * A group of its own, so SIGKILL can reach what it started too (see killGroup). Off for a child
+   * that must die with its parent's group (a bench target's binary). @default true
+   */
+  ownGroup?: boolean;
+  /** Keep only about this many characters of output (a chatty process); default: all of it. */
+  outputLimit?: number;
+  /** What failures call it. @default the command */
+  name?: string;
+}
+
+/** Starts a program, watches its output and keeps it on the list of what ends with this process. */
+export function spawnWatched(command: string, args: readonly string[], options: SpawnOptions = {}): Watched {
+  const base = options.inheritEnv ? process.env : { PATH: process.env.PATH ?? '' };
+  const env = Object.fromEntries(
+    Object.entries({ ...base, ...options.env }).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined,
+    ),
+  );
   const child = spawn(command, args, {
     cwd: options.cwd ?? ROOT,
-    env: marked({ PATH: process.env.PATH ?? '', ...options.env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // A group of its own, so SIGKILL can reach what it started too (see killGroup).
-    detached: true,
+    env: marked(env),
+    stdio: options.stdio ?? ['ignore', 'pipe', 'pipe'],
+    detached: options.ownGroup ?? true,
   });
   running.add(child);
   let output = '';
   const waiters = new Set<() => void>();
+  const limit = options.outputLimit;
   const append = (chunk: Buffer) => {
     output += chunk;
     for (const waiter of waiters) waiter();
+    // Trimmed after the waiters have seen the chunk, so a line waited for is never lost to it.
+    if (limit !== undefined && output.length > 4 * limit) output = output.slice(-limit);
   };
   child.stdout?.on('data', append);
   child.stderr?.on('data', append);
@@ -58,17 +90,22 @@ export function spawnWatched(
     });
   });
   const gone = () => child.exitCode !== null || child.signalCode !== null;
+  const name = options.name ?? command;
+  const tail = () => (limit === undefined ? output : output.slice(-limit));
 
-  const waitFor = (pattern: RegExp, timeoutMs = 20_000) =>
+  const waitFor = (pattern: RegExp, timeoutMs = 30_000) =>
     new Promise<RegExpExecArray>((resolve, reject) => {
       const check = () => {
         const match = pattern.exec(output);
         if (match) finish(() => resolve(match));
-        else if (gone() && child.stdout?.readableEnded !== false)
-          finish(() => reject(new Error(`exited before ${pattern} in output:\n${output}`)));
+        else if (gone() && child.stdout?.readableEnded !== false && child.stderr?.readableEnded !== false)
+          finish(() => reject(new Error(`${name}: exited before ${pattern} in output:\n${tail()}`)));
       };
       const timer = setTimeout(
-        () => finish(() => reject(new Error(`no ${pattern} in output within ${timeoutMs} ms:\n${output}`))),
+        () =>
+          finish(() =>
+            reject(new Error(`${name}: no ${pattern} in output within ${timeoutMs} ms:\n${tail()}`)),
+          ),
         timeoutMs,
       );
       const finish = (settle: () => void) => {
@@ -80,15 +117,17 @@ export function spawnWatched(
       check();
     });
 
-  const stop = async (killAfterMs = 10_000) => {
-    if (gone()) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => killGroup(child), killAfterMs);
-    await exited;
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM', graceMs = 12_000) => {
+    if (gone()) return child.exitCode;
+    if (signal === 'SIGKILL') killGroup(child);
+    else child.kill(signal);
+    const timer = setTimeout(() => killGroup(child), graceMs);
+    const code = await exited;
     clearTimeout(timer);
+    return code;
   };
 
-  return { child, output: () => output, waitFor, exited, stop };
+  return { child, output: tail, waitFor, exited, stop };
 }
 
 /** `node src/main.ts` from the checkout, as `npm start` runs it, with `env` and nothing else. */
@@ -103,8 +142,9 @@ export function killSpawned(): void {
 }
 
 /**
- * SIGKILL to the child's process group: a killed primary (or nginx master) would otherwise leave its
- * workers running, re-parented to init. SIGTERM still goes to the child alone: it ends its own.
+ * SIGKILL to the child's process group: a killed primary (or nginx master, or a bench target that
+ * runs a binary) would otherwise leave its children running, re-parented to init. SIGTERM still
+ * goes to the child alone: it ends its own.
  */
 export function killGroup(child: ChildProcess): void {
   try {
@@ -114,6 +154,14 @@ export function killGroup(child: ChildProcess): void {
   }
 }
 
-// A test file that ends with a process still running (a failed assertion before its stop) does not
-// leave it to outlive the run.
+/**
+ * For a program's entry (the bench, the chaos run): children lead groups of their own, so a Ctrl-C
+ * in the terminal no longer reaches them; the program ends on it, and its exit ends them.
+ */
+export function exitOnSignals(): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+}
+
+// A test file (or a bench, a chaos run) that ends with a process still running does not leave it
+// to outlive the run.
 process.once('exit', killSpawned);
