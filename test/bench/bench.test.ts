@@ -1,3 +1,5 @@
+// @tier alone: runs the bench harness, each target under full load on both cores
+
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

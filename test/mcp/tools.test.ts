@@ -1,3 +1,5 @@
+// @tier integration
+
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LIST_LIMIT } from '../../src/contract/animal-store.ts';

@@ -1,3 +1,5 @@
+// @tier slow: npm start's output on pipes, terminals and workers
+
 import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { describe, expect, it } from 'vitest';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { createLoaders } from '../../src/upstream/loaders.ts';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createUpstreamLog } from '../../src/observability/upstream-log.ts';
