@@ -1,17 +1,11 @@
 // @tier alone: runs the bench harness, each target under full load on both cores
 
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Logger } from '@graphql-hive/gateway-runtime';
-import { buildSchema, parse, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { composeSupergraph } from '../../bench/hive-mesh.ts';
 import { allowedCpus, choosePinning, cpuList, type Pinning } from '../../bench/pinning.ts';
-import { formatGoals, formatTable, type Ratio, type Summary } from '../../bench/report.ts';
-import { listedPets } from '../../bench/static-upstream.ts';
-import { TAILCALL_LOG_ENV, tailcallBinary, tailcallConfig } from '../../bench/tailcall.ts';
 import { WORKLOADS } from '../../bench/workloads.ts';
 import { findWrk } from '../../bench/wrk.ts';
 
@@ -176,25 +170,6 @@ describe('npm run bench -- --smoke', () => {
     expect(code).toBe(2);
     expect(stderr).toMatch(/--baseline .*: no bench\/target-gateway\.ts there/);
   });
-
-  it('with --baseline runs that checkout’s gateway beside this one and prints the ratio to it', async () => {
-    // This checkout as its own baseline: two gateways from the same code, side by side.
-    const { code, stdout, stderr } = await runBench([
-      '--smoke',
-      '--workload',
-      'create-pet',
-      '--baseline',
-      '.',
-    ]);
-    expect(code, `${stdout}\n${stderr}`).toBe(0);
-    const cells = row(stdout, 'create-pet', 'static', 'gateway-baseline');
-    expect(Number(cells?.[3]), 'gateway-baseline req/s').toBeGreaterThan(0);
-    expect(cells?.[16], 'gateway-baseline answer').toBe('ok');
-    const ratio = row(stdout, 'create-pet', 'gateway / gateway-baseline');
-    expect(ratio?.[2]).toMatch(RATIO);
-    expect(ratio?.[3]).toMatch(RATIO);
-    expect(ratio?.[5]).toContain('this checkout against --baseline');
-  }, 60_000);
 });
 
 describe('rounds on new processes, on CPUs of their own', () => {
@@ -216,10 +191,18 @@ describe('rounds on new processes, on CPUs of their own', () => {
     }
   };
 
+  // One run serves two tests: the pinned rounds, and --baseline with this checkout as its own
+  // baseline (two gateways from the same code, side by side), each asserting on its own part.
+  let pinned: ReturnType<typeof runsOf> | undefined;
+  const pinnedWithBaseline = () => {
+    pinned ??= runsOf(['--baseline', '.']);
+    return pinned;
+  };
+
   it('starts every hop again before each round after the first, pinned by default; the upstream keeps running', async () => {
     const pin = choosePinning();
     expect(pin, 'this machine can pin (2+ CPUs, taskset)').not.toBeTypeOf('string');
-    const { runs, pids, stdout } = await runsOf([]);
+    const { runs, pids, stdout } = await pinnedWithBaseline();
     expect(stdout).toMatch(/every target in its own process, new ones each round \(warmed up again\)/);
     for (const target of ['gateway', 'gateway-yoga', 'bare-proxy', 'json-hop']) {
       const [first, second] = pids.get(target) ?? [];
@@ -241,6 +224,17 @@ describe('rounds on new processes, on CPUs of their own', () => {
     }
   }, 120_000);
 
+  it('with --baseline runs that checkout’s gateway beside this one and prints the ratio to it', async () => {
+    const { stdout } = await pinnedWithBaseline();
+    const cells = row(stdout, 'create-pet', 'static', 'gateway-baseline');
+    expect(Number(cells?.[3]), 'gateway-baseline req/s').toBeGreaterThan(0);
+    expect(cells?.[16], 'gateway-baseline answer').toBe('ok');
+    const ratio = row(stdout, 'create-pet', 'gateway / gateway-baseline');
+    expect(ratio?.[2]).toMatch(RATIO);
+    expect(ratio?.[3]).toMatch(RATIO);
+    expect(ratio?.[5]).toContain('this checkout against --baseline');
+  }, 120_000);
+
   it('keeps the first round’s processes with --same-processes; --no-pin leaves the CPUs to the scheduler', async () => {
     const { runs, pids, stdout } = await runsOf(['--same-processes', '--no-pin']);
     expect(stdout).toMatch(/every target in its own process, the same ones every round/);
@@ -254,218 +248,4 @@ describe('rounds on new processes, on CPUs of their own', () => {
     const all = cpuList(allowedCpus(process.pid) ?? '');
     for (const run of runs) expect(cpuList(run.cpus), run.target).toEqual(all);
   }, 120_000);
-});
-
-describe('pinning', () => {
-  it('reads taskset CPU lists', () => {
-    expect(cpuList('0-3,6')).toEqual([0, 1, 2, 3, 6]);
-    expect(cpuList(' 1\n')).toEqual([1]);
-    expect(cpuList('')).toEqual([]);
-  });
-});
-
-describe('list20-bigids', () => {
-  const workload = WORKLOADS.find((w) => w.name === 'list20-bigids');
-  const pets = listedPets('int64', 20);
-  // What a hop that parsed the ids into doubles would send: the nearest double, printed.
-  const rounded = (id: string) => String(Number(id));
-
-  it('accepts the ids exactly and rejects them rounded, in the gateway answer', () => {
-    const answer = (id: (text: string) => string) =>
-      JSON.stringify({
-        data: {
-          pets: pets.map((p) => ({
-            id: id(p.id),
-            name: p.name,
-            categoryId: p.categoryId,
-            status: p.status.toUpperCase(),
-          })),
-        },
-      });
-    const check = workload?.targets.gateway?.check;
-    expect(
-      check?.(
-        200,
-        answer((id) => id),
-      ),
-    ).toBeUndefined();
-    expect(check?.(200, answer(rounded))).toMatch(/ids differ/);
-  });
-
-  it('reads int64 numbers in a REST answer from their source text', () => {
-    const answer = (id: (text: string) => string) =>
-      `[${pets.map((p) => `{"id":${id(p.id)},"name":"${p.name}","categoryId":${p.categoryId},"status":"${p.status}"}`).join(',')}]`;
-    const check = workload?.targets['bare-proxy']?.check;
-    expect(
-      check?.(
-        200,
-        answer((id) => id),
-      ),
-    ).toBeUndefined();
-    expect(check?.(200, answer(rounded))).toMatch(/ids differ/);
-  });
-});
-
-describe('the tailcall target', () => {
-  it('has a config Tailcall 1.0.0 accepts', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pet-gateway-tailcall-test-'));
-    try {
-      const file = join(dir, 'pets.graphql');
-      writeFileSync(file, tailcallConfig(new URL('http://127.0.0.1:9/v1'), 8099));
-      const check = spawnSync(tailcallBinary(), ['check', file], {
-        encoding: 'utf8',
-        env: { ...process.env, ...TAILCALL_LOG_ENV },
-      });
-      expect(check.status, `${check.stdout}${check.stderr}`).toBe(0);
-
-      // The same check fails on a config that is not Tailcall's: it is a real validation.
-      writeFileSync(file, tailcallConfig(new URL('http://127.0.0.1:9/v1'), 8099).replace('@http(', '@htp('));
-      expect(spawnSync(tailcallBinary(), ['check', file], { encoding: 'utf8' }).status).not.toBe(0);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  // Tailcall answers ids as JSON numbers: exact ones pass, rounded ones are a wrong answer.
-  it('accepts ids as exact JSON numbers and rejects them rounded, on list20-bigids', () => {
-    const check = WORKLOADS.find((w) => w.name === 'list20-bigids')?.targets.tailcall?.check;
-    const pets = listedPets('int64', 20);
-    const answer = (id: (text: string) => string) =>
-      `{"data":{"pets":[${pets
-        .map(
-          (p) =>
-            `{"id":${id(p.id)},"name":"${p.name}","categoryId":${id(p.categoryId)},"status":"${p.status}"}`,
-        )
-        .join(',')}]}}`;
-    expect(
-      check?.(
-        200,
-        answer((id) => id),
-      ),
-    ).toBeUndefined();
-    expect(
-      check?.(
-        200,
-        answer((id) => String(Number(id))),
-      ),
-    ).toMatch(/ids differ/);
-  });
-});
-
-describe('the hive-mesh target', () => {
-  it('composes the contract into a schema that the list query, under Mesh names, validates against', async () => {
-    const sdl = await composeSupergraph(new URL('http://127.0.0.1:9/v1'), new Logger({ level: false }));
-    const schema = buildSchema(sdl, { assumeValidSDL: true });
-    for (const workload of WORKLOADS.filter((w) => w.targets['hive-mesh'] !== undefined)) {
-      const { query } = JSON.parse(workload.targets['hive-mesh']?.body as string) as { query: string };
-      expect(validate(schema, parse(query)), `${workload.name}: ${query}`).toEqual([]);
-      // The gateway's own query is not Mesh's: hive-mesh needs a spec of its own.
-      const gateway = JSON.parse(workload.targets.gateway?.body as string) as { query: string };
-      expect(validate(schema, parse(gateway.query))).not.toEqual([]);
-    }
-    // The caller's Authorization goes to the upstream on every operation.
-    expect(sdl).toContain('headers: [["Authorization", "{context.headers.authorization}"]]');
-  });
-});
-
-describe('the report', () => {
-  const summary = (workload: string, target: Summary['target'], extra: Partial<Summary> = {}): Summary => ({
-    workload,
-    upstream: 'static',
-    target,
-    generator: 'wrk',
-    rps: 1000,
-    p50Ms: 1,
-    p99Ms: 2,
-    errors: 0,
-    non2xx: 0,
-    graphqlErrors: 0,
-    cpuMicrosPerRequest: 100,
-    upstreamCpuMicrosPerRequest: 20,
-    generatorCpuMicrosPerRequest: 10,
-    othersCpuShare: 0,
-    peakRssBytes: 200 * 1024 * 1024,
-    upstreamKeys: 200,
-    upstreamCallsPerOp: 1,
-    wrongAnswer: undefined,
-    ...extra,
-  });
-  const ratio = (
-    workload: string,
-    numerator: string,
-    denominator: string,
-    metric: Ratio['metric'],
-    median: number,
-  ) => ({ workload, numerator, denominator, metric, median, rounds: [median] }) satisfies Ratio;
-
-  it('flags a peer that answered wrongly in the table and in the goals judged against it', () => {
-    const wrong = "ids differ from the upstream's: 1790417263409159936…";
-    const summaries = [
-      summary('list20-bigids', 'gateway'),
-      summary('list20-bigids', 'tailcall', { wrongAnswer: wrong }),
-    ];
-    const table = formatTable(summaries);
-    expect(table).toMatch(/^\| list20-bigids \| static \| tailcall \|.* \| WRONG \|$/m);
-    expect(table).toMatch(/^\| list20-bigids \| static \| gateway \|.* \| ok \|$/m);
-    expect(table).toContain(`- list20-bigids tailcall answered wrongly: ${wrong}`);
-    const goals = formatGoals([ratio('list20-bigids', 'gateway', 'tailcall', 'cpu', 1.2)], summaries);
-    expect(goals).toContain(
-      "- list20-bigids: gateway CPU/req 1.20× tailcall's (reported, no goal) (tailcall answered wrongly: see the table)",
-    );
-  });
-
-  it('judges new documents against the --baseline checkout and a batch against one list20', () => {
-    const goals = formatGoals(
-      [
-        ratio('cold', 'gateway', 'gateway-baseline', 'cpu', 0.5),
-        ratio('batch5', 'gateway batch', 'gateway single', 'cpu', 5.5),
-      ],
-      [],
-    );
-    expect(goals).toEqual([
-      "- batch5: gateway CPU per batch 5.50× one list20's (goal ≤ 5.00×) FAIL",
-      "- cold: gateway CPU/req 0.50× the baseline's on new documents (goal ≤ 0.60×) PASS",
-    ]);
-  });
-
-  it('judges the goal against hive-mesh, flagged where its answer was wrong', () => {
-    const goals = formatGoals(
-      [ratio('list20', 'gateway', 'hive-mesh', 'rps', 12)],
-      [summary('list20', 'hive-mesh', { wrongAnswer: 'expected 20 pets' })],
-    );
-    expect(goals).toEqual([
-      "- list20: gateway req/s 12.00× hive-mesh's (goal ≥ 10.00×) PASS (hive-mesh answered wrongly: see the table)",
-    ]);
-  });
-
-  it('judges each goal from the measured value, and leaves out goals whose workloads did not run', () => {
-    const goals = formatGoals(
-      [
-        ratio('list20', 'gateway', 'json-hop', 'cpu', 1.25),
-        ratio('list20', 'gateway', 'tailcall', 'cpu', 1.6),
-        ratio('list20', 'gateway', 'tailcall', 'rps', 0.79),
-        ratio('list20', 'gateway', 'gateway-warn', 'cpu', 1.06),
-        ratio('list20', 'gateway', 'hive-mesh', 'rps', 9.99),
-        ratio('dedup', 'gateway', 'bare-proxy', 'rps', 0.59),
-        ratio('list20-steady', 'gateway', 'bare-proxy', 'p99', 2),
-      ],
-      [
-        summary('list20', 'gateway', { peakRssBytes: 265 * 1024 * 1024 }),
-        summary('list20', 'bare-proxy'),
-        summary('dedup', 'gateway', { upstreamCallsPerOp: 6, non2xx: 1 }),
-      ],
-    );
-    expect(goals).toEqual([
-      "- list20: gateway CPU/req 1.25× json-hop's (goal ≤ 1.25×) PASS",
-      "- list20: gateway CPU/req 1.60× tailcall's (reported, no goal)",
-      "- list20: gateway req/s 0.79× tailcall's (goal ≥ 0.80×) FAIL",
-      "- list20: gateway CPU/req 1.06× gateway-warn's (LOG_LEVEL=warn; goal ≤ 1.05×) FAIL",
-      "- list20: gateway req/s 9.99× hive-mesh's (goal ≥ 10.00×) FAIL",
-      "- dedup: gateway req/s 0.59× bare-proxy's (goal ≥ 0.60×) FAIL",
-      "- list20-steady: gateway p99 2.00× bare-proxy's (goal ≤ 2.00×) PASS",
-      "- list20: gateway peak RSS 265 MB (goal ≤ bare-proxy's 200 MB + 48 MB = 248 MB) FAIL",
-      '- every workload: gateway errors + non-2xx + GraphQL errors 1 (goal 0) FAIL',
-      '- dedup: gateway upstream calls/op 6.00 (goal 5) FAIL',
-    ]);
-  });
 });
