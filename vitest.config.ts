@@ -7,9 +7,8 @@ import { testTiers } from './test/tiers.ts';
 const require = createRequire(import.meta.url);
 
 /**
- * Tests in three tiers, each file's read off the file itself (test/tiers.ts: where it lives and what
- * it starts), so a new file lands in its tier without a list to keep. `npm test` (and CI) runs all
- * three; `npm run test:quick` runs the first two.
+ * Tests in four tiers, each file's declared by the file itself (`// @tier …`, read by test/tiers.ts).
+ * `npm test` (and CI) runs all four; `npm run test:quick` runs the first two.
  */
 const tiers = testTiers(dirname(fileURLToPath(import.meta.url)));
 
@@ -26,22 +25,22 @@ export default defineConfig({
     // fails the run (test/support/no-leftovers.ts).
     globalSetup: ['test/support/no-leftovers.ts'],
     hookTimeout: 30_000,
-    // Two workers for the first two tiers (they hold a core each at most); the slow tier after
-    // them, one file at a time: its files start processes of their own, and some of them compare
-    // latencies, which another file's load would skew.
+    // Two workers, each at most a core. A worker runs its files one after another in one module
+    // graph: importing Yoga, Pothos and graphql afresh for each file cost more than most files'
+    // tests. So a file must leave nothing behind for the next: servers closed, timers, spies and
+    // process.env restored, processes ended.
+    isolate: false,
     maxWorkers: 2,
     projects: [
       { extends: true, test: { name: 'unit', include: tiers.unit } },
+      { extends: true, test: { name: 'integration', include: tiers.integration } },
+      // After those, two slow files at a time: their processes mostly wait on each other, and
+      // none of them measures what a neighbour's load would skew.
+      { extends: true, test: { name: 'slow', include: tiers.slow, sequence: { groupOrder: 1 } } },
+      // Last, one file at a time: these load the machine or hold latencies and memory to bounds.
       {
         extends: true,
-        test: {
-          name: 'integration',
-          include: tiers.integration,
-        },
-      },
-      {
-        extends: true,
-        test: { name: 'slow', include: tiers.slow, fileParallelism: false, sequence: { groupOrder: 1 } },
+        test: { name: 'alone', include: tiers.alone, maxWorkers: 1, sequence: { groupOrder: 2 } },
       },
     ],
   },

@@ -29,6 +29,8 @@ export interface ChaosOptions {
   concurrency?: number;
   /** WORKERS for the gateway. @default 1 */
   workers?: number;
+  /** How long "after" is watched for memory. @default AFTER_MS (12 s) */
+  afterMs?: number;
   /** One line of progress for people; default: none. */
   log?: (line: string) => void;
 }
@@ -161,7 +163,8 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       await sleep(250);
     }
     if (workers === 1) await collectGarbage(gateway);
-    const after = await lowestMemory(memory, AFTER_MS, () => sleep(AFTER_MS));
+    const afterMs = options.afterMs ?? AFTER_MS;
+    const after = await lowestMemory(memory, afterMs, () => sleep(afterMs));
     const endSentinel = await createDirect(rest, keys[0] as Key, `chaos-${run}-sentinel-end`);
 
     // Every pet created during the run has an id between the sentinels: ids are SQLite rowids,

@@ -1,3 +1,5 @@
+// @tier unit
+
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config/env-values.ts';

@@ -1,49 +1,47 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 
 /**
- * Which tier a test file belongs to, read off the file itself: where it lives and what it starts.
- * - slow: it starts other processes or tools (npm start, workers, the reference service as a
- *   process, Redis, nginx, kubectl, Chromium, the bench or chaos runs), lives where only such tests
- *   live, or says `@tier slow` in its header with the reason (long property and load runs).
- * - integration: it starts real HTTP servers in this process (the tests' upstream, the reference
- *   service, the gateway) or opens sockets.
- * - unit: none of that: the code's own rules.
+ * Which tier a test file belongs to, as the file itself declares it in a line of its own:
+ * `// @tier unit`, `// @tier integration`, `// @tier slow: <why>` or `// @tier alone: <why>`.
+ * - unit: no socket, no process: the code's own rules.
+ * - integration: real servers on 127.0.0.1 in the test's own process, Redis.
+ * - slow: other processes and tools (npm start, workers, nginx, kubectl, Chromium), or long runs;
+ *   two such files may run side by side.
+ * - alone: it loads the machine or measures what another file's load would skew (latency, memory),
+ *   so it runs with no other test file beside it.
+ * A declaration is read, never guessed: a file without one fails the config load, named.
  */
-export type Tier = 'unit' | 'integration' | 'slow';
+export const TIERS = ['unit', 'integration', 'slow', 'alone'] as const;
+export type Tier = (typeof TIERS)[number];
 
-const SLOW_PLACES = /^test\/(deploy|browser|examples)\//;
-const STARTS_PROCESSES =
-  /from '(node:child_process|[./]*support\/(process|npm-start|chromium|kustomize|nginx)\.ts|[./]*chaos\/(processes|traffic|chaos|cluster)\.ts|[./]*bench\/(run|processes|wrk|load|tailcall)\.ts)'|@tier slow/;
-const STARTS_SERVERS =
-  /from '(node:(http|net|http2)|undici|[./]*support\/(fake-upstream|fixture|gateway|graphql|redis)\.ts|[./]*src\/(petstore|gateway|edge)\/?[^']*)'/;
-
-/** The file's text with that of the test helpers it imports (`./helpers.ts`), which may start things. */
-function withHelpers(path: string): string {
-  const text = readFileSync(path, 'utf8');
-  const helpers = [...text.matchAll(/from '(\.\/[\w-]+\.ts)'/g)].map((match) =>
-    join(dirname(path), match[1] ?? ''),
-  );
-  return [
-    text,
-    ...helpers.filter((helper) => existsSync(helper)).map((helper) => readFileSync(helper, 'utf8')),
-  ].join('\n');
-}
+const DECLARATION = /^\/\/ @tier (\S+?)(?::\s*(.*))?$/gm;
 
 export function tierOf(file: string, text: string): Tier {
-  if (SLOW_PLACES.test(file) || STARTS_PROCESSES.test(text)) return 'slow';
-  if (STARTS_SERVERS.test(text)) return 'integration';
-  return 'unit';
+  const declarations = [...text.matchAll(DECLARATION)];
+  const [declaration] = declarations;
+  if (declaration === undefined || declarations.length > 1)
+    throw new Error(
+      `${file}: ${declaration === undefined ? 'no' : 'more than one'} tier declaration; ` +
+        `start it with one line "// @tier unit", "// @tier integration", "// @tier slow: <why>" or "// @tier alone: <why>"`,
+    );
+  const [, tier = '', reason = ''] = declaration;
+  if (!(TIERS as readonly string[]).includes(tier))
+    throw new Error(`${file}: unknown tier "${tier}" (one of ${TIERS.join(', ')})`);
+  // The slower tiers cost every run minutes: each file there says why it cannot be quicker.
+  if ((tier === 'slow' || tier === 'alone') && reason.trim() === '')
+    throw new Error(`${file}: "// @tier ${tier}" needs its reason: "// @tier ${tier}: <why>"`);
+  return tier as Tier;
 }
 
 /** Every test file under `root`/test, by tier. */
 export function testTiers(root: string): Record<Tier, string[]> {
-  const tiers: Record<Tier, string[]> = { unit: [], integration: [], slow: [] };
+  const tiers: Record<Tier, string[]> = { unit: [], integration: [], slow: [], alone: [] };
   for (const entry of readdirSync(join(root, 'test'), { withFileTypes: true, recursive: true })) {
     if (!entry.isFile() || !entry.name.endsWith('.test.ts')) continue;
     const path = join(entry.parentPath, entry.name);
     const file = relative(root, path).split('\\').join('/');
-    tiers[tierOf(file, withHelpers(path))].push(file);
+    tiers[tierOf(file, readFileSync(path, 'utf8'))].push(file);
   }
   for (const list of Object.values(tiers)) list.sort();
   return tiers;

@@ -32,14 +32,17 @@ export function drainOnSignal(options: DrainOptions): (signal: string) => Promis
     if (stopping) return;
     stopping = true;
     await options.onStart();
-    options.say?.(`${signal}, finishing in-flight requests`);
     const forced = setTimeout(() => {
       console.error('pet-gateway: drain timeout, closing remaining connections');
       // Upgraded sockets included: whatever a client does, the process ends in the window.
       options.server.closeAllConnections();
     }, options.timeoutMs);
     forced.unref();
-    await options.server.drain(options.idleGraceMs);
+    // The listener stops taking connections (at once, in drain) before the line says so: a client
+    // that connects once it has read the line is refused, not accepted and then reset.
+    const drained = options.server.drain(options.idleGraceMs);
+    options.say?.(`${signal}, finishing in-flight requests`);
+    await drained;
     for (const close of options.closing) await close();
     await options.flush();
     clearTimeout(forced);

@@ -1,3 +1,5 @@
+// @tier unit
+
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 

@@ -1,15 +1,12 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// @tier alone: runs the bench harness, each target under full load on both cores
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Logger } from '@graphql-hive/gateway-runtime';
-import { buildSchema, parse, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { composeSupergraph } from '../../bench/hive-mesh.ts';
 import { findWrk } from '../../bench/load.ts';
 import { allowedCpus, choosePinning, cpuList, type Pinning } from '../../bench/pinning.ts';
-import { listedPets } from '../../bench/static-upstream.ts';
-import { TAILCALL_LOG_ENV, tailcallBinary, tailcallConfig } from '../../bench/tailcall.ts';
 import { WORKLOADS } from '../../bench/workloads.ts';
 
 /** Runs `node bench/run.ts <args>` as `npm run bench` does; resolves with its exit code and output. */
@@ -173,25 +170,6 @@ describe('npm run bench -- --smoke', () => {
     expect(code).toBe(2);
     expect(stderr).toMatch(/--baseline .*: no bench\/target\.ts there/);
   });
-
-  it('with --baseline runs that checkout’s gateway beside this one and prints the ratio to it', async () => {
-    // This checkout as its own baseline: two gateways from the same code, side by side.
-    const { code, stdout, stderr } = await runBench([
-      '--smoke',
-      '--workload',
-      'create-pet',
-      '--baseline',
-      '.',
-    ]);
-    expect(code, `${stdout}\n${stderr}`).toBe(0);
-    const cells = row(stdout, 'create-pet', 'static', 'gateway-baseline');
-    expect(Number(cells?.[3]), 'gateway-baseline req/s').toBeGreaterThan(0);
-    expect(cells?.[16], 'gateway-baseline answer').toBe('ok');
-    const ratio = row(stdout, 'create-pet', 'gateway / gateway-baseline');
-    expect(ratio?.[2]).toMatch(RATIO);
-    expect(ratio?.[3]).toMatch(RATIO);
-    expect(ratio?.[5]).toContain('this checkout against --baseline');
-  }, 60_000);
 });
 
 describe('rounds on new processes, on CPUs of their own', () => {
@@ -213,10 +191,18 @@ describe('rounds on new processes, on CPUs of their own', () => {
     }
   };
 
+  // One run serves two tests: the pinned rounds, and --baseline with this checkout as its own
+  // baseline (two gateways from the same code, side by side), each asserting on its own part.
+  let pinned: ReturnType<typeof runsOf> | undefined;
+  const pinnedWithBaseline = () => {
+    pinned ??= runsOf(['--baseline', '.']);
+    return pinned;
+  };
+
   it('starts every hop again before each round after the first, pinned by default; the upstream keeps running', async () => {
     const pin = choosePinning();
     expect(pin, 'this machine can pin (2+ CPUs, taskset)').not.toBeTypeOf('string');
-    const { runs, pids, stdout } = await runsOf([]);
+    const { runs, pids, stdout } = await pinnedWithBaseline();
     expect(stdout).toMatch(/every target in its own process, new ones each round \(warmed up again\)/);
     for (const target of ['gateway', 'gateway-yoga', 'bare-proxy', 'json-hop']) {
       const [first, second] = pids.get(target) ?? [];
@@ -238,6 +224,17 @@ describe('rounds on new processes, on CPUs of their own', () => {
     }
   }, 120_000);
 
+  it('with --baseline runs that checkout’s gateway beside this one and prints the ratio to it', async () => {
+    const { stdout } = await pinnedWithBaseline();
+    const cells = row(stdout, 'create-pet', 'static', 'gateway-baseline');
+    expect(Number(cells?.[3]), 'gateway-baseline req/s').toBeGreaterThan(0);
+    expect(cells?.[16], 'gateway-baseline answer').toBe('ok');
+    const ratio = row(stdout, 'create-pet', 'gateway / gateway-baseline');
+    expect(ratio?.[2]).toMatch(RATIO);
+    expect(ratio?.[3]).toMatch(RATIO);
+    expect(ratio?.[5]).toContain('this checkout against --baseline');
+  }, 120_000);
+
   it('keeps the first round’s processes with --same-processes; --no-pin leaves the CPUs to the scheduler', async () => {
     const { runs, pids, stdout } = await runsOf(['--same-processes', '--no-pin']);
     expect(stdout).toMatch(/every target in its own process, the same ones every round/);
@@ -251,116 +248,4 @@ describe('rounds on new processes, on CPUs of their own', () => {
     const all = cpuList(allowedCpus(process.pid) ?? '');
     for (const run of runs) expect(cpuList(run.cpus), run.target).toEqual(all);
   }, 120_000);
-});
-
-describe('pinning', () => {
-  it('reads taskset CPU lists', () => {
-    expect(cpuList('0-3,6')).toEqual([0, 1, 2, 3, 6]);
-    expect(cpuList(' 1\n')).toEqual([1]);
-    expect(cpuList('')).toEqual([]);
-  });
-});
-
-describe('list20-bigids', () => {
-  const workload = WORKLOADS.find((w) => w.name === 'list20-bigids');
-  const pets = listedPets('int64', 20);
-  // What a hop that parsed the ids into doubles would send: the nearest double, printed.
-  const rounded = (id: string) => String(Number(id));
-
-  it('accepts the ids exactly and rejects them rounded, in the gateway answer', () => {
-    const answer = (id: (text: string) => string) =>
-      JSON.stringify({
-        data: {
-          pets: pets.map((p) => ({
-            id: id(p.id),
-            name: p.name,
-            categoryId: p.categoryId,
-            status: p.status.toUpperCase(),
-          })),
-        },
-      });
-    const check = workload?.targets.gateway?.check;
-    expect(
-      check?.(
-        200,
-        answer((id) => id),
-      ),
-    ).toBeUndefined();
-    expect(check?.(200, answer(rounded))).toMatch(/ids differ/);
-  });
-
-  it('reads int64 numbers in a REST answer from their source text', () => {
-    const answer = (id: (text: string) => string) =>
-      `[${pets.map((p) => `{"id":${id(p.id)},"name":"${p.name}","categoryId":${p.categoryId},"status":"${p.status}"}`).join(',')}]`;
-    const check = workload?.targets['bare-proxy']?.check;
-    expect(
-      check?.(
-        200,
-        answer((id) => id),
-      ),
-    ).toBeUndefined();
-    expect(check?.(200, answer(rounded))).toMatch(/ids differ/);
-  });
-});
-
-describe('the tailcall target', () => {
-  it('has a config Tailcall 1.0.0 accepts', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pet-gateway-tailcall-test-'));
-    try {
-      const file = join(dir, 'pets.graphql');
-      writeFileSync(file, tailcallConfig(new URL('http://127.0.0.1:9/v1'), 8099));
-      const check = spawnSync(tailcallBinary(), ['check', file], {
-        encoding: 'utf8',
-        env: { ...process.env, ...TAILCALL_LOG_ENV },
-      });
-      expect(check.status, `${check.stdout}${check.stderr}`).toBe(0);
-
-      // The same check fails on a config that is not Tailcall's: it is a real validation.
-      writeFileSync(file, tailcallConfig(new URL('http://127.0.0.1:9/v1'), 8099).replace('@http(', '@htp('));
-      expect(spawnSync(tailcallBinary(), ['check', file], { encoding: 'utf8' }).status).not.toBe(0);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  // Tailcall answers ids as JSON numbers: exact ones pass, rounded ones are a wrong answer.
-  it('accepts ids as exact JSON numbers and rejects them rounded, on list20-bigids', () => {
-    const check = WORKLOADS.find((w) => w.name === 'list20-bigids')?.targets.tailcall?.check;
-    const pets = listedPets('int64', 20);
-    const answer = (id: (text: string) => string) =>
-      `{"data":{"pets":[${pets
-        .map(
-          (p) =>
-            `{"id":${id(p.id)},"name":"${p.name}","categoryId":${id(p.categoryId)},"status":"${p.status}"}`,
-        )
-        .join(',')}]}}`;
-    expect(
-      check?.(
-        200,
-        answer((id) => id),
-      ),
-    ).toBeUndefined();
-    expect(
-      check?.(
-        200,
-        answer((id) => String(Number(id))),
-      ),
-    ).toMatch(/ids differ/);
-  });
-});
-
-describe('the hive-mesh target', () => {
-  it('composes the contract into a schema that the list query, under Mesh names, validates against', async () => {
-    const sdl = await composeSupergraph(new URL('http://127.0.0.1:9/v1'), new Logger({ level: false }));
-    const schema = buildSchema(sdl, { assumeValidSDL: true });
-    for (const workload of WORKLOADS.filter((w) => w.targets['hive-mesh'] !== undefined)) {
-      const { query } = JSON.parse(workload.targets['hive-mesh']?.body as string) as { query: string };
-      expect(validate(schema, parse(query)), `${workload.name}: ${query}`).toEqual([]);
-      // The gateway's own query is not Mesh's: hive-mesh needs a spec of its own.
-      const gateway = JSON.parse(workload.targets.gateway?.body as string) as { query: string };
-      expect(validate(schema, parse(gateway.query))).not.toEqual([]);
-    }
-    // The caller's Authorization goes to the upstream on every operation.
-    expect(sdl).toContain('headers: [["Authorization", "{context.headers.authorization}"]]');
-  });
 });

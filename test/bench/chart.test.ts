@@ -1,3 +1,5 @@
+// @tier unit
+
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { type ChartRow, headlineChart } from '../../bench/chart.ts';

@@ -1,3 +1,5 @@
+// @tier unit
+
 import { describe, expect, it } from 'vitest';
 import { measuringOrder } from '../../bench/order.ts';
 import type { TargetKind } from '../../bench/workloads.ts';

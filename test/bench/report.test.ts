@@ -1,5 +1,62 @@
+// @tier unit
+
 import { describe, expect, it } from 'vitest';
+import { cpuList } from '../../bench/pinning.ts';
 import { formatGoals, formatTable, type Ratio, type Summary } from '../../bench/report.ts';
+import { listedPets } from '../../bench/static-upstream.ts';
+import { WORKLOADS } from '../../bench/workloads.ts';
+
+// The bench's own rules, without running it: CPU lists, answer checks, the table and the goals.
+
+describe('pinning', () => {
+  it('reads taskset CPU lists', () => {
+    expect(cpuList('0-3,6')).toEqual([0, 1, 2, 3, 6]);
+    expect(cpuList(' 1\n')).toEqual([1]);
+    expect(cpuList('')).toEqual([]);
+  });
+});
+
+describe('list20-bigids', () => {
+  const workload = WORKLOADS.find((w) => w.name === 'list20-bigids');
+  const pets = listedPets('int64', 20);
+  // What a hop that parsed the ids into doubles would send: the nearest double, printed.
+  const rounded = (id: string) => String(Number(id));
+
+  it('accepts the ids exactly and rejects them rounded, in the gateway answer', () => {
+    const answer = (id: (text: string) => string) =>
+      JSON.stringify({
+        data: {
+          pets: pets.map((p) => ({
+            id: id(p.id),
+            name: p.name,
+            categoryId: p.categoryId,
+            status: p.status.toUpperCase(),
+          })),
+        },
+      });
+    const check = workload?.targets.gateway?.check;
+    expect(
+      check?.(
+        200,
+        answer((id) => id),
+      ),
+    ).toBeUndefined();
+    expect(check?.(200, answer(rounded))).toMatch(/ids differ/);
+  });
+
+  it('reads int64 numbers in a REST answer from their source text', () => {
+    const answer = (id: (text: string) => string) =>
+      `[${pets.map((p) => `{"id":${id(p.id)},"name":"${p.name}","categoryId":${p.categoryId},"status":"${p.status}"}`).join(',')}]`;
+    const check = workload?.targets['bare-proxy']?.check;
+    expect(
+      check?.(
+        200,
+        answer((id) => id),
+      ),
+    ).toBeUndefined();
+    expect(check?.(200, answer(rounded))).toMatch(/ids differ/);
+  });
+});
 
 describe('the report', () => {
   const summary = (workload: string, target: Summary['target'], extra: Partial<Summary> = {}): Summary => ({

@@ -1,3 +1,5 @@
+// @tier slow: a real Chromium against npm start
+
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

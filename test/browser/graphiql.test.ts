@@ -1,3 +1,5 @@
+// @tier slow: a real Chromium against the gateway as a process
+
 import { mkdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sentence } from '../docs/claims.ts';

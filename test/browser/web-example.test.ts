@@ -1,3 +1,5 @@
+// @tier slow: a Vite build, npm start and a real Chromium
+
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -1,3 +1,5 @@
+// @tier slow: runs the chaos script as a process
+
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { MIN_DURATION_SECONDS } from '../../chaos/chaos.ts';

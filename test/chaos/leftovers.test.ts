@@ -1,3 +1,5 @@
+// @tier slow: starts processes and kills them every way a test can
+
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { describe, expect, it } from 'vitest';
 import { BIG_ID, type FakeUpstream, MAX_INT64 } from '../support/fake-upstream.ts';
 import { useGateway } from '../support/fixture.ts';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { describe, expect, it } from 'vitest';
 import * as contract from '../../src/contract/animal-store.ts';
 import {

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPetstore, TEST_KEY, type TestPetstore } from '../petstore/helpers.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';

@@ -1,3 +1,5 @@
+// @tier slow: runs the image's command and nginx as processes
+
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import {

@@ -1,3 +1,5 @@
+// @tier slow: kubectl, and npm start with each overlay's settings
+
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';

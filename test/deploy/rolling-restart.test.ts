@@ -1,3 +1,5 @@
+// @tier slow: nginx and gateway processes restarted under traffic
+
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,3 +1,5 @@
+// @tier slow: npm start, restarted, for the start-up sentences
+
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

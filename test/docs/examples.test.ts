@@ -1,3 +1,5 @@
+// @tier slow: the docs' curl lines against npm start
+
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';

@@ -1,3 +1,5 @@
+// @tier slow: runs npm ci as a dry run
+
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

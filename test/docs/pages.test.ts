@@ -1,3 +1,5 @@
+// @tier unit
+
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { examples } from './examples.ts';

@@ -1,3 +1,5 @@
+// @tier unit
+
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { headingSlugs, markdownLinks, shownCommands } from '../support/markdown.ts';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { type ClientRequest, request } from 'node:http';
 import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';

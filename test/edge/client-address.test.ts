@@ -1,3 +1,5 @@
+// @tier slow: npm start behind the settings it reads addresses with
+
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { createClientAddresses } from '../../src/edge/client-address.ts';

@@ -1,3 +1,5 @@
+// @tier slow: gateway processes under a file-descriptor limit
+
 import { once } from 'node:events';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';

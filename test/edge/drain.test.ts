@@ -1,3 +1,5 @@
+// @tier slow: a gateway process stopped with SIGTERM
+
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { useGateway } from '../support/fixture.ts';

@@ -1,3 +1,5 @@
+// @tier slow: npm start under ulimit with 120 dripping sockets
+
 import { once } from 'node:events';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { loadConfig } from '../../src/config.ts';

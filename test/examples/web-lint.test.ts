@@ -1,3 +1,5 @@
+// @tier slow: runs the example's lint as a process
+
 import { readFileSync } from 'node:fs';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { compilable } from '../../src/execution/compiled.ts';

@@ -1,3 +1,5 @@
+// @tier unit
+
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { compilePlan, describePlan } from '../../src/execution/plan.ts';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FakeUpstream } from '../support/fake-upstream.ts';
 import { seedPets } from '../support/fake-upstream.ts';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { createHash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request } from 'undici';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import {
   buildClientSchema,
   getIntrospectionQuery,

@@ -1,3 +1,5 @@
+// @tier slow: over 10,000 generated cases, half a minute of one core
+
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
@@ -9,7 +11,6 @@ import { mutatedBody, type Operation, operation } from './arbitraries.ts';
 import { documentedCodes, LEAK } from './codes.ts';
 import { regressions } from './regressions.ts';
 
-// @tier slow: over 10,000 generated cases, a minute of one core.
 // Property-based tests with a fixed seed: the same 10,000+ cases every run. A counterexample that
 // fast-check finds is kept in regressions.ts and replayed there as a plain test.
 

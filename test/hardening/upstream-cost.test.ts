@@ -1,3 +1,5 @@
+// @tier integration
+
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/config.ts';
 import { type FakeUpstream, seedPets } from '../support/fake-upstream.ts';

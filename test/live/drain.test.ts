@@ -1,3 +1,5 @@
+// @tier slow: npm start stopped with subscriptions open
+
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startSlowListUpstream } from '../support/fake-upstream.ts';

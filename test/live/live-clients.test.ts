@@ -1,3 +1,5 @@
+// @tier integration
+
 import { ApolloClient, gql, InMemoryCache } from '@apollo/client';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { Client, fetchExchange } from '@urql/core';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

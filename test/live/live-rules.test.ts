@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DEFAULT_LIMITS } from '../../src/config.ts';

@@ -1,3 +1,5 @@
+// @tier slow: 30 s of npm start under good and bad subscribers
+
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -1,3 +1,5 @@
+// @tier slow: nginx in front of npm start
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { useGateway } from '../support/fixture.ts';

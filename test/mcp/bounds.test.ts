@@ -1,3 +1,5 @@
+// @tier integration
+
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';

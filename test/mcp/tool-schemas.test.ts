@@ -1,3 +1,5 @@
+// @tier unit
+
 import { buildSchema, type GraphQLInputObjectType, printSchema } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';

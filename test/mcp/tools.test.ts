@@ -1,3 +1,5 @@
+// @tier integration
+
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { GraphQLInputObjectType } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';

@@ -1,8 +1,9 @@
-import { execFile } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
+// @tier slow: npm start's output on pipes, terminals and workers
+
 import { afterEach, describe, expect, it } from 'vitest';
 import { npmStart, type StartedGateway } from '../support/npm-start.ts';
+import { spawnWatched } from '../support/process.ts';
+import { until } from '../support/wait.ts';
 
 // Logs a person reads in a terminal, JSON where a program reads them (#44 item 3).
 
@@ -19,7 +20,7 @@ async function oneQuery(started: StartedGateway): Promise<string[]> {
     body: JSON.stringify({ query: 'query Three { pets(limit: 3) { id } }' }),
   });
   expect(response.status).toBe(200);
-  for (let i = 0; i < 40 && !started.tail().some((line) => line.includes('Three')); i++) await sleep(25);
+  await until(() => started.tail().some((line) => line.includes('Three')), 10_000);
   return started.tail().filter((line) => line.includes('Three'));
 }
 
@@ -73,8 +74,7 @@ describe('log lines', { timeout: 60_000 }, () => {
 
   it('are all JSON with LOG_FORMAT=json and WORKERS=2, the primary’s lines included', async () => {
     gateway = await npmStart({ LOG_FORMAT: 'json', WORKERS: '2' });
-    for (let i = 0; i < 40 && !gateway.lines().some((line) => line.includes('2 workers')); i++)
-      await sleep(25);
+    await until(() => gateway?.lines().some((line) => line.includes('2 workers')) ?? false, 10_000);
     await gateway.stop();
     const messages = jsonLines(gateway.lines()).map((event) => event.msg);
     expect(messages).toContainEqual(expect.stringMatching(/^2 workers \(pids \d+, \d+\)$/));
@@ -82,13 +82,15 @@ describe('log lines', { timeout: 60_000 }, () => {
   });
 
   it('are readable lines in a terminal by default (stdout a TTY, under script(1))', async () => {
+    // Stopped once the line is out (script(1) passes the SIGTERM on), however long start-up takes.
     const command =
-      'LOG_LEVEL=warn PORT=0 PETSTORE_DB=:memory: REDIS_URL=redis://127.0.0.1:1 RESPONSE_CACHE=redis REDIS_KEY_SECRET=0123456789abcdef0123456789abcdef timeout -s INT 4 node src/main.ts';
-    const { stdout } = await promisify(execFile)('script', ['-q', '-e', '-c', command, '/dev/null'], {
-      cwd: new URL('../../', import.meta.url),
-      env: { PATH: process.env.PATH ?? '' },
-    }).catch((error: { stdout: string }) => ({ stdout: error.stdout }));
-    const redisLine = stdout.split(/\r?\n/).find((line) => line.includes('Redis unavailable'));
-    expect(redisLine).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}Redis unavailable/);
+      'LOG_LEVEL=warn PORT=0 PETSTORE_DB=:memory: REDIS_URL=redis://127.0.0.1:1 RESPONSE_CACHE=redis REDIS_KEY_SECRET=0123456789abcdef0123456789abcdef node src/main.ts';
+    const terminal = spawnWatched('script', ['-q', '-e', '-c', command, '/dev/null']);
+    try {
+      const [redisLine] = await terminal.waitFor(/^.*Redis unavailable.*$/m, 30_000);
+      expect(redisLine).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}Redis unavailable/);
+    } finally {
+      await terminal.stop();
+    }
   });
 });

@@ -1,3 +1,5 @@
+// @tier slow: npm start writing to stalled and full sinks
+
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { openSync } from 'node:fs';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';

@@ -1,3 +1,5 @@
+// @tier unit
+
 import type { DestinationStream } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';

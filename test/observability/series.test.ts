@@ -1,3 +1,5 @@
+// @tier unit
+
 import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { counterSeries, histogramSeries, SeriesCache } from '../../src/observability/series.ts';

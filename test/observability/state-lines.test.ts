@@ -1,3 +1,5 @@
+// @tier unit
+
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/observability/logging.ts';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startPetstore } from '../../src/petstore/server.ts';

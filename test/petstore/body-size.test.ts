@@ -1,3 +1,5 @@
+// @tier integration
+
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { countPets, startTestPetstore, type TestPetstore } from './helpers.ts';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningPetstore, startPetstore } from '../../src/petstore/server.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';

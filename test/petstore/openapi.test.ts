@@ -1,3 +1,5 @@
+// @tier integration
+
 import { request } from 'node:http';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { GET_PET_DEPRECATED, PET_SUNSET_HTTP } from '../../src/contract/animal-store.ts';
 import { countPets, startTestPetstore, type TestPetstore } from './helpers.ts';

@@ -1,3 +1,5 @@
+// @tier slow: the reference service as a process
+
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { join } from 'node:path';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { connect } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestPetstore, type TestPetstore } from './helpers.ts';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestPetstore, type TestPetstore } from './helpers.ts';
 

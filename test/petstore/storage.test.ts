@@ -1,3 +1,5 @@
+// @tier integration
+
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, test } from 'vitest';

@@ -1,3 +1,5 @@
+// @tier unit
+
 import { describe, expect, it } from 'vitest';
 import { createAcceptedKeys } from '../../src/policy/accepted-keys.ts';
 import { createLocalCallerKey } from '../../src/upstream/caller-key.ts';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClientAddresses } from '../../src/edge/client-address.ts';
 import { createRateLimit, type RateLimit } from '../../src/policy/rate-limit.ts';

@@ -1,3 +1,5 @@
+// @tier unit
+
 import { describe, expect, it } from 'vitest';
 import { createLru } from '../../src/policy/lru.ts';
 

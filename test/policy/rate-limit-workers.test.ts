@@ -1,3 +1,5 @@
+// @tier slow: npm start with WORKERS=2
+
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { npmStart, type StartedGateway } from '../support/npm-start.ts';

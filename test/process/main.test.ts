@@ -1,3 +1,5 @@
+// @tier slow: npm start in each of its configurations
+
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';

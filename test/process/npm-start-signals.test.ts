@@ -1,3 +1,5 @@
+// @tier slow: npm itself, signalled as a process manager would
+
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';

@@ -1,3 +1,5 @@
+// @tier slow: npm start with WORKERS=2
+
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   GET_PET_DEPRECATED,

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../src/contract/routes.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';

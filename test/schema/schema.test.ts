@@ -1,3 +1,5 @@
+// @tier integration
+
 import { readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { printSubgraphSchema } from '@apollo/subgraph';

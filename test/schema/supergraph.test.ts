@@ -1,3 +1,5 @@
+// @tier integration
+
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';

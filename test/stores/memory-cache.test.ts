@@ -1,3 +1,5 @@
+// @tier unit
+
 import { describe, expect, it } from 'vitest';
 import { cacheKey, createMemoryCache } from '../../src/stores/response-cache.ts';
 

@@ -1,3 +1,5 @@
+// @tier slow: three npm start processes on one Redis
+
 import { createHash, createHmac } from 'node:crypto';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

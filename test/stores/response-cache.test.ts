@@ -1,3 +1,5 @@
+// @tier integration
+
 import { createHash, createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';

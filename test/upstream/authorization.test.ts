@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createMemoryCache } from '../../src/stores/response-cache.ts';
 import { createCallerKey } from '../../src/upstream/caller-key.ts';

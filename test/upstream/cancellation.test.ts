@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ROUTES } from '../../src/contract/routes.ts';
 import { createLogger } from '../../src/observability/logging.ts';

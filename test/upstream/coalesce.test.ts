@@ -1,3 +1,5 @@
+// @tier integration
+
 import type { ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.ts';

@@ -1,3 +1,5 @@
+// @tier unit
+
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DeadlineList } from '../../src/upstream/deadline.ts';
 

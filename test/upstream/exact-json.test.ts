@@ -1,3 +1,5 @@
+// @tier unit
+
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalInt64 } from '../../src/contract/int64.ts';

@@ -1,3 +1,5 @@
+// @tier alone: holds timeouts to within 250 ms, which another file's load would blur
+
 import { spawn } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
 import { specifiedDirectives } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, seedPets } from '../support/fake-upstream.ts';
 import { useGateway } from '../support/fixture.ts';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

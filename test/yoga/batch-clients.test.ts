@@ -1,3 +1,5 @@
+// @tier integration
+
 import { ApolloClient, InMemoryCache } from '@apollo/client';
 import { BatchHttpLink } from '@apollo/client/link/batch-http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { createHash } from 'node:crypto';
 import { ApolloClient, type DocumentNode, HttpLink, InMemoryCache } from '@apollo/client';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';

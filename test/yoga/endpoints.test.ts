@@ -1,3 +1,5 @@
+// @tier unit
+
 import { describe, expect, it } from 'vitest';
 import { isPath } from '../../src/yoga/endpoints.ts';
 

@@ -1,3 +1,5 @@
+// @tier unit
+
 import { readFileSync } from 'node:fs';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { ApolloClient, gql, HttpLink, InMemoryCache } from '@apollo/client';
 import { Defer20220824Handler } from '@apollo/client/incremental';
 import { Client, fetchExchange } from '@urql/core';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BIG_ID, type FakeUpstream, MAX_INT64, seedPets } from '../support/fake-upstream.ts';

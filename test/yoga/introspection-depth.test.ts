@@ -1,3 +1,5 @@
+// @tier integration
+
 import { describe, expect, it } from 'vitest';
 import { useGateway } from '../support/fixture.ts';
 import type { RunningGateway } from '../support/gateway.ts';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/config.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { GraphQLClient } from 'graphql-request';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPersistedDocuments } from '../../src/yoga/request/persisted-documents.ts';

@@ -1,3 +1,5 @@
+// @tier integration
+
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';

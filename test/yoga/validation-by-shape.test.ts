@@ -1,3 +1,5 @@
+// @tier unit
+
 import { type ASTVisitor, parse } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
