@@ -1,4 +1,4 @@
-// @tier slow: nginx and gateway processes restarted under traffic
+// @tier alone: nginx and gateway processes restarted under traffic; it counts every request, and a neighbour file's processes and ports made it lose some
 
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

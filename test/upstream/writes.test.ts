@@ -1,14 +1,11 @@
 // @tier integration
 
-import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
-import { specifiedDirectives } from 'graphql';
+import { type GraphQLEnumType, GraphQLID, GraphQLNonNull, GraphQLObjectType, GraphQLSchema } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PetStatus as PetStatusValue } from '../../src/contract/animal-store.ts';
 import { defineRoute } from '../../src/contract/routes.ts';
-import { builder } from '../../src/schema/builder.ts';
-import '../../src/schema/index.ts';
+import { schema as publicSchema } from '../../src/schema/index.ts';
 import { int64Argument } from '../../src/schema/inputs.ts';
-import { Pet, PetStatus } from '../../src/schema/pet.ts';
 import { fromUpstream } from '../../src/schema/upstream-field.ts';
 import { createMemoryCache, type ResponseCache } from '../../src/stores/response-cache.ts';
 import type { PetDto } from '../../src/upstream/bodies.ts';
@@ -33,29 +30,45 @@ const SET_STATUS = defineRoute({
   changes: { lists: true, item: true },
 });
 
-builder.mutationField('setPetStatus', (t) =>
-  t.field({
-    type: Pet,
-    args: {
-      id: t.arg.id({ required: true }),
-      status: t.arg({ type: PetStatus, required: true }),
+/**
+ * The public schema with one more mutation field, `setPetStatus(id:, status:)`: its declaration,
+ * spread as a Pothos field spreads it (`fromUpstream`: the declaration in its extensions, for the
+ * plan, and the resolver derived from it). Made with graphql-js from the built schema, so the
+ * shared Pothos builder (other test files' schema, in the same worker) stays untouched.
+ */
+function withSetPetStatus(base: GraphQLSchema): GraphQLSchema {
+  const config = base.toConfig();
+  const mutation = base.getMutationType() as GraphQLObjectType;
+  const extended = new GraphQLObjectType({
+    ...mutation.toConfig(),
+    fields: {
+      ...mutation.toConfig().fields,
+      setPetStatus: {
+        type: new GraphQLNonNull(base.getType('Pet') as GraphQLObjectType),
+        args: {
+          id: { type: new GraphQLNonNull(GraphQLID) },
+          status: { type: new GraphQLNonNull(base.getType('PetStatus') as GraphQLEnumType) },
+        },
+        ...fromUpstream<{ id: string; status: string }, 'write', PetDto>({
+          call: 'write',
+          request: ({ id, status }) => ({
+            route: SET_STATUS,
+            params: { petId: int64Argument(id, 'id') },
+            // The body schema the route names; only `status` is read by this test's upstream.
+            body: { name: '', categoryId: '0', status: status as PetStatusValue },
+          }),
+        }),
+      },
     },
-    ...fromUpstream<{ id: string; status: string }, 'write', PetDto>({
-      call: 'write',
-      request: ({ id, status }) => ({
-        route: SET_STATUS,
-        params: { petId: int64Argument(id, 'id') },
-        // The body schema the route names; only `status` is read by this test's upstream.
-        body: { name: '', categoryId: '0', status: status as PetStatusValue },
-      }),
-    }),
-  }),
-);
+  });
+  return new GraphQLSchema({
+    ...config,
+    mutation: extended,
+    types: config.types.map((type) => (type === mutation ? extended : type)),
+  });
+}
 
-const schema = builder.toSchema({
-  sortSchema: true,
-  directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective],
-});
+const schema = withSetPetStatus(publicSchema);
 
 const KEY = 'writes-key';
 const AUTH = `Bearer ${KEY}`;
