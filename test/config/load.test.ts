@@ -2,8 +2,8 @@
 
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../src/config/env-values.ts';
-import { loadConfig } from '../src/config.ts';
+import { ConfigError } from '../../src/config/env-values.ts';
+import { loadConfig } from '../../src/config.ts';
 
 /** A REDIS_KEY_SECRET long enough (32 characters). */
 const SECRET = '0123456789abcdef0123456789abcdef';
