@@ -34,9 +34,13 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'unit', include: tiers.unit } },
       { extends: true, test: { name: 'integration', include: tiers.integration } },
-      // After those, two slow files at a time: their processes mostly wait on each other, and
-      // none of them measures what a neighbour's load would skew.
-      { extends: true, test: { name: 'slow', include: tiers.slow, sequence: { groupOrder: 1 } } },
+      // After those, three slow files at a time: their time goes to waiting on the processes they
+      // start, which leaves the cores idle one or two files at a time, and none of them measures
+      // what a neighbour's load would skew (those are `alone`).
+      {
+        extends: true,
+        test: { name: 'slow', include: tiers.slow, maxWorkers: 3, sequence: { groupOrder: 1 } },
+      },
       // Last, one file at a time: these load the machine or hold latencies and memory to bounds.
       {
         extends: true,
