@@ -68,7 +68,8 @@ export const ROUTES = {
     idempotent: false,
     body: 'NewPet',
     success: { status: 201, answer: 'Pet' },
-    changes: { lists: true, item: true },
+    // A new pet: its id was never answered before, so no cached answer of it can exist.
+    changes: { lists: true, item: false },
   }),
   getPet: defineRoute({
     operationId: 'getPet',
