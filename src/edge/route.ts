@@ -102,7 +102,8 @@ export function createEdge(options: EdgeOptions): Edge {
       handle: (req, res) => void (health(req, res) || signpost(req, res) || mcp(req, res) || yoga(req, res)),
     };
   }
-  const lanes = createLanes(plans);
+  // With trusted documents required only the manifest's ids run: no text may stand for one by shape.
+  const lanes = createLanes(plans, undefined, options.persistedOperations?.mode !== 'require');
   const yoga = createYogaServer(resolved, lanes);
   const fast = createFastLane({
     lanes,

@@ -16,11 +16,15 @@ const UNWRITABLE = Symbol('unwritable');
  * Returns undefined when compiled execution must answer instead: variables graphql-js would refuse,
  * an argument the contract refuses, a cost over the limit, an upstream failure, a value that would
  * not serialise. Every call made is in the loaders' memo, so nothing is sent twice.
+ *
+ * `names`: the answer is written under another document's response names, a document of the same
+ * shape as the plan's (execution/shape.ts): each of the plan's keys to the other's.
  */
 export async function runPlan(
   plan: Plan,
   ctx: Context,
   rawVariables: Record<string, unknown>,
+  names?: ReadonlyMap<string, string>,
 ): Promise<Record<string, unknown> | undefined> {
   const { roots } = plan;
   let variables: Record<string, unknown> = {};
@@ -74,9 +78,9 @@ export async function runPlan(
   const data: Record<string, unknown> = {};
   for (let i = 0; i < roots.length; i++) {
     const root = roots[i] as PlannedRoot;
-    const value = root.kind === 'typename' ? root.value : writeRoot(root, results[i]);
+    const value = root.kind === 'typename' ? root.value : writeRoot(root, results[i], names);
     if (value === UNWRITABLE) return undefined;
-    data[root.key] = value;
+    data[names ? (names.get(root.key) as string) : root.key] = value;
   }
   return data;
 }
@@ -87,20 +91,28 @@ function call(ctx: Context, name: UpstreamCallName, request: unknown): Promise<u
   return ctx.loaders[name](request as never);
 }
 
-function writeRoot(root: Extract<PlannedRoot, { kind: 'call' }>, value: unknown): unknown {
+function writeRoot(
+  root: Extract<PlannedRoot, { kind: 'call' }>,
+  value: unknown,
+  names: ReadonlyMap<string, string> | undefined,
+): unknown {
   if (value === null || value === undefined) return root.nullable ? null : UNWRITABLE;
-  if (!root.list) return writeObject(root.fields, value);
+  if (!root.list) return writeObject(root.fields, value, names);
   if (!Array.isArray(value)) return UNWRITABLE;
   const items = new Array<unknown>(value.length);
   for (let i = 0; i < value.length; i++) {
-    const item = writeObject(root.fields, value[i]);
+    const item = writeObject(root.fields, value[i], names);
     if (item === UNWRITABLE) return UNWRITABLE;
     items[i] = item;
   }
   return items;
 }
 
-function writeObject(fields: readonly PlannedField[], object: unknown): unknown {
+function writeObject(
+  fields: readonly PlannedField[],
+  object: unknown,
+  names: ReadonlyMap<string, string> | undefined,
+): unknown {
   // List items and fields are non-null in this schema (checked when planning).
   if (object === null || object === undefined) return UNWRITABLE;
   const source = object as Record<string, unknown>;
@@ -115,7 +127,7 @@ function writeObject(fields: readonly PlannedField[], object: unknown): unknown 
       else value = field.names.get(raw) ?? UNWRITABLE;
     }
     if (value === UNWRITABLE) return UNWRITABLE;
-    out[field.key] = value;
+    out[names ? (names.get(field.key) as string) : field.key] = value;
   }
   return out;
 }

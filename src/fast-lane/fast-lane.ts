@@ -6,13 +6,14 @@ import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from '../obser
 import { requestIdOf } from '../observability/request-id.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
 import { clientIdentity, deprecationHeaders } from '../policy/deprecation-headers.ts';
-import { operationKey, type PreparedOperation } from '../policy/prepared-operations.ts';
+import { isText, operationKey, type PreparedOperation } from '../policy/prepared-operations.ts';
 import { type Context, createContext } from '../schema/context.ts';
 import { writeAnswer } from './answer.ts';
 import { serveBatch } from './batch.ts';
+import { type ByShape, preparedByShape } from './by-shape.ts';
 import { type FastLaneOptions, handOver, headerValue } from './hand-over.ts';
 import { getParams, type PlainParams, plainBody, plainGet, plainRequest } from './plain-request.ts';
-import { runPrepared } from './run-prepared.ts';
+import { runByShape, runPrepared } from './run-prepared.ts';
 
 export type { FastLaneOptions, YogaHandler } from './hand-over.ts';
 
@@ -90,8 +91,14 @@ async function serve(
   // A JSON number past 2^53 was rounded by the parse: Yoga's lane refuses it where an ID is expected.
   if (params.variables && hasUnsafeNumber(params.variables))
     return handOver(req, res, body, options, { parsed });
-  const prepared = lanes.prepared.get(key);
   const headers = lanes.headers.get(headersKey);
+  let prepared = headers && lanes.prepared.get(key);
+  // A text not seen before, of a shape that was prepared: the plan answers under its names.
+  const byShape =
+    headers && prepared === undefined && lanes.shapes && isText(key)
+      ? preparedByShape(lanes.shapes, params.query as string, params.operationName)
+      : undefined;
+  prepared ??= byShape?.operation;
   if (prepared === undefined || headers === undefined) {
     return handOver(req, res, body, options, { parsed, toPrepare: { operation: key, headers: headersKey } });
   }
@@ -103,8 +110,30 @@ async function serve(
   // this request, so Yoga's check does not count it again (nor does it for a result with errors).
   if (options.rateLimit && (await options.rateLimit.check(req, req.headers.authorization)).limited)
     return handOver(req, res, body, options, { parsed });
+  const served = { req, res, body, parsed, headers, started };
+  return run(served, prepared, byShape, params.variables ?? {}, options);
+}
 
-  const variables = params.variables ?? {};
+/** What `run` needs of the request it serves. */
+interface Served {
+  req: IncomingMessage;
+  res: ServerResponse;
+  body: Buffer | undefined;
+  parsed: GraphQLParams;
+  /** The answer's headers, learned from Yoga's. */
+  headers: readonly string[];
+  started: number;
+}
+
+/** Executes a prepared operation (by text, or by shape) and answers, or hands the result to Yoga. */
+async function run(
+  served: Served,
+  prepared: PreparedOperation,
+  byShape: ByShape | undefined,
+  variables: Record<string, unknown>,
+  options: FastLaneOptions,
+): Promise<void> {
+  const { req, res, body, parsed } = served;
   const context = createContext(req.headers.authorization, options.context, variables);
   cancelWhenClientGoes(res, context.loaders);
   const executeStarted = performance.now();
@@ -114,13 +143,21 @@ async function serve(
     prepared.operationName,
   );
   const planned = { count: 0 };
-  const execute = () => runPrepared(prepared, context, variables, planned);
+  const execute = byShape
+    ? () => runByShape(byShape, context, variables, planned)
+    : () => runPrepared(prepared, context, variables, planned);
   const result = await (span ? span.run(execute) : execute());
+  if (result === undefined) {
+    // The plan stepped aside for a document of its shape: Yoga runs the document itself, on this
+    // context (what the plan received is in the loaders' memo), and ends the span.
+    if (span) context.operationSpan = span;
+    return handOver(req, res, body, options, { parsed, ranOn: context });
+  }
   context.release();
   // Nobody is left to answer, in this lane or Yoga's: only the log line says what happened.
   if (res.destroyed) {
     span?.end(result.errors);
-    return logClientGone(req, prepared, context, started, options);
+    return logClientGone(req, prepared, context, served.started, options);
   }
   const executeSeconds = (performance.now() - executeStarted) / 1000;
   if (result.errors?.length || result.data == null) {
@@ -129,8 +166,8 @@ async function serve(
     return handOver(req, res, body, options, { parsed, executed: { context, result } });
   }
   span?.end();
-  if (planned.count > 0) lanes.served.planned++;
-  write(req, res, prepared, context, result, headers, started, executeSeconds, options);
+  if (planned.count > 0) options.lanes.served.planned++;
+  write(req, res, prepared, context, result, served.headers, served.started, executeSeconds, options);
 }
 
 function write(

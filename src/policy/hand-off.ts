@@ -26,6 +26,12 @@ export interface HandOff {
    * from this result and context, so nothing runs upstream twice.
    */
   executed?: { context: Context; result: ExecutionResult };
+  /**
+   * The fast lane ran a plan for this document (found by its shape), and the plan stepped aside:
+   * Yoga executes the document on this context, whose loaders' memo holds what the plan received
+   * (nothing is sent twice), and releases it.
+   */
+  ranOn?: Context;
   /** The GraphQL parameters the fast lane read from the body: Yoga's parser takes them as they are. */
   parsed?: GraphQLParams;
   /**

@@ -40,6 +40,19 @@ export interface Lanes {
   readonly served: { fast: number; yoga: number; planned: number };
   /** Whether prepared operations get compiled plans (PLANS=on) or only compiled execution. */
   readonly planning: boolean;
+  /**
+   * Prepared operations with a plan, by `shapeKey`: a document sent as text for the first time is
+   * served by the fast lane when one of its shape was prepared (execution/shape.ts), its answer
+   * written under its own response names. Undefined when plans are off, or when trusted documents
+   * are required (only the manifest's ids run there: no text may stand for one by its shape).
+   */
+  readonly shapes: Lru<ShapedOperation> | undefined;
+}
+
+/** A prepared operation found by shape, and its document's response names (DocumentShape.names). */
+export interface ShapedOperation {
+  readonly operation: PreparedOperation & { readonly plan: Plan };
+  readonly names: readonly string[];
 }
 
 /**
@@ -57,10 +70,12 @@ const MAX_HEADER_SETS = 64;
 /** Header values longer than this are not part of a key: such requests simply stay with Yoga. */
 const MAX_KEY_HEADER_LENGTH = 256;
 
-export function createLanes(planning = true, maxPrepared = MAX_PREPARED): Lanes {
+export function createLanes(planning = true, maxPrepared = MAX_PREPARED, byShape = true): Lanes {
   return {
     planning,
     prepared: createLru(maxPrepared),
+    // Entries share their operation with `prepared`; their keys are at most MAX_SHAPE_LENGTH.
+    shapes: planning && byShape ? createLru(maxPrepared) : undefined,
     headers: createLru(MAX_HEADER_SETS),
     served: { fast: 0, yoga: 0, planned: 0 },
   };
@@ -114,3 +129,14 @@ export function operationKey(
   if (query === undefined || query.length > MAX_PREPARED_DOCUMENT_LENGTH) return undefined;
   return `q\u0000${name}\u0000${query}`;
 }
+
+/**
+ * The key of a prepared operation's shape (`Lanes.shapes`): the operation name asked for, kept
+ * apart as in `operationKey`, and the document's shape.
+ */
+export function shapeKey(operationName: string | null | undefined, shape: string): string {
+  return `${operationName == null ? '\u0001' : `=${operationName}`}\u0000${shape}`;
+}
+
+/** Whether an operation key names a document by its text (not by a persisted id or hash). */
+export const isText = (key: string): boolean => key.startsWith('q\u0000');

@@ -2,16 +2,24 @@ import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { CompiledExecution } from '../execution/compiled.ts';
 import { compilePlan } from '../execution/plan.ts';
+import { documentShape } from '../execution/shape.ts';
 import type { LaneContext } from '../policy/hand-off.ts';
-import { type Lanes, PER_ANSWER_HEADERS, type PreparedOperation } from '../policy/prepared-operations.ts';
+import {
+  type Lanes,
+  PER_ANSWER_HEADERS,
+  type PreparedOperation,
+  type ShapedOperation,
+  shapeKey,
+} from '../policy/prepared-operations.ts';
 
 /** The one form the fast lane writes: a JSON body (never SSE or multipart/mixed parts). */
 const JSON_ANSWER = /^application\/(graphql-response\+)?json\b/i;
 
-/** What one operation Yoga ran may be prepared as, under its key. */
+/** What one operation Yoga ran may be prepared as, under its key (and its shape's, with a plan). */
 interface Ready {
   key: string;
   operation: PreparedOperation;
+  shaped?: { key: string; value: ShapedOperation };
 }
 
 /**
@@ -38,15 +46,23 @@ export function usePreparation(
           const query = compiled.compiledFor(args.document, args.operationName);
           const operation = getOperationAST(args.document, args.operationName);
           if (!query || !operation) return;
-          const entry: Ready = {
-            key,
-            operation: {
-              compiled: query,
-              plan: lanes.planning ? compilePlan(args.schema, args.document, args.operationName) : undefined,
-              operationType: operation.operation,
-              operationName: operation.name?.value,
-            },
+          const plan = lanes.planning
+            ? compilePlan(args.schema, args.document, args.operationName)
+            : undefined;
+          const prepared: PreparedOperation = {
+            compiled: query,
+            plan,
+            operationType: operation.operation,
+            operationName: operation.name?.value,
           };
+          const entry: Ready = { key, operation: prepared };
+          const shape = plan && lanes.shapes && documentShape(args.document);
+          if (plan && shape) {
+            entry.shaped = {
+              key: shapeKey(args.operationName, shape.key),
+              value: { operation: { ...prepared, plan }, names: shape.names },
+            };
+          }
           const list = ready.get(request);
           if (list) list.push(entry);
           else ready.set(request, [entry]);
@@ -68,7 +84,10 @@ export function usePreparation(
         if (!PER_ANSWER_HEADERS.has(name)) headers.push(name, value);
       });
       lanes.headers.set(headersKey, headers);
-      for (const { key, operation } of list) lanes.prepared.set(key, operation);
+      for (const { key, operation, shaped } of list) {
+        lanes.prepared.set(key, operation);
+        if (shaped) lanes.shapes?.set(shaped.key, shaped.value);
+      }
     },
   };
 }

@@ -254,6 +254,7 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
       // A request the fast lane already executed keeps the context it ran with (its loaders, the
       // upstream calls it counted, the deprecations it saw), and the fast lane's watch on its client.
       if (lane?.executed) return lane.executed.context;
+      if (lane?.ranOn) return lane.ranOn;
       const context = createContext(
         request.headers.get('authorization') ?? undefined,
         deps,

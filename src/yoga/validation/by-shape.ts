@@ -1,14 +1,14 @@
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { documentShape } from '../../execution/shape.ts';
 import { createLru, type Lru } from '../../policy/lru.ts';
 
 /**
- * Shapes of valid documents remembered per schema. A key is at most MAX_SHAPE_LENGTH characters, so
- * the table holds a few MiB at most, and a flood of new shapes only evicts older ones.
+ * Shapes of valid documents remembered per schema. A key is at most MAX_SHAPE_LENGTH characters
+ * (execution/shape.ts; a larger document is validated every time), so the table holds a few MiB at
+ * most, and a flood of new shapes only evicts older ones.
  */
 const MAX_SHAPES = 512;
-/** Documents larger than this are validated every time (real operations are far smaller). */
-const MAX_SHAPE_LENGTH = 8192;
 
 /**
  * Validation once per document shape, not per document text: a client that writes a new alias into
@@ -35,7 +35,7 @@ export function useValidationByShape(): Plugin {
         setResult([]);
         return;
       }
-      const shape = shapeOf(documentAST);
+      const shape = documentShape(documentAST)?.key;
       if (shape === undefined) return;
       let valid = bySchema.get(schema);
       if (valid === undefined) {
@@ -56,53 +56,4 @@ export function useValidationByShape(): Plugin {
       };
     },
   };
-}
-
-/**
- * The document as text with every response name replaced by the order of its first appearance
- * and every alias marked as one: two documents share a shape when they differ only in what their
- * aliases are called. Undefined for a document too large to remember.
- */
-export function shapeOf(document: DocumentNode): string | undefined {
-  const names = new Map<string, number>();
-  const parts: string[] = [];
-  let length = 0;
-  const write = (text: string) => {
-    parts.push(text);
-    length += text.length;
-  };
-  const walk = (value: unknown): void => {
-    if (length > MAX_SHAPE_LENGTH) return;
-    if (Array.isArray(value)) {
-      write('[');
-      for (const item of value) walk(item);
-      write(']');
-      return;
-    }
-    if (typeof value !== 'object' || value === null) {
-      write(`${JSON.stringify(value)},`);
-      return;
-    }
-    const node = value as Record<string, unknown> & { kind?: string };
-    write('{');
-    const field = node.kind === 'Field';
-    if (field) {
-      const { alias, name } = node as unknown as { alias?: { value: string }; name: { value: string } };
-      const response = alias?.value ?? name.value;
-      let order = names.get(response);
-      if (order === undefined) {
-        order = names.size;
-        names.set(response, order);
-      }
-      write(`${alias ? 'alias' : 'response'}:${order},`);
-    }
-    for (const key in node) {
-      if (key === 'loc' || (field && key === 'alias')) continue;
-      write(`${key}:`);
-      walk(node[key]);
-    }
-    write('}');
-  };
-  walk(document);
-  return length > MAX_SHAPE_LENGTH ? undefined : parts.join('');
 }
