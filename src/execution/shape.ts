@@ -16,8 +16,20 @@ export interface DocumentShape {
   readonly names: readonly string[];
 }
 
+/** Shapes already written, by document: validation and preparation both ask for one. */
+const written = new WeakMap<DocumentNode, DocumentShape | null>();
+
 /** The document's shape; undefined for a document too large to remember. */
 export function documentShape(document: DocumentNode): DocumentShape | undefined {
+  let shape = written.get(document);
+  if (shape === undefined) {
+    shape = shapeOf(document) ?? null;
+    written.set(document, shape);
+  }
+  return shape ?? undefined;
+}
+
+function shapeOf(document: DocumentNode): DocumentShape | undefined {
   const names = new Map<string, number>();
   const parts: string[] = [];
   let length = 0;

@@ -92,18 +92,18 @@ async function serve(
   if (params.variables && hasUnsafeNumber(params.variables))
     return handOver(req, res, body, options, { parsed });
   const headers = lanes.headers.get(headersKey);
-  let prepared = headers && lanes.prepared.get(key);
-  // A text not seen before, of a shape that was prepared: the plan answers under its names.
+  const prepared = headers && lanes.prepared.get(key);
+  // A text not seen before, of a shape that has a plan: the plan answers under its names.
   const byShape =
     headers && prepared === undefined && lanes.shapes && isText(key)
       ? preparedByShape(lanes.shapes, params.query as string, params.operationName)
       : undefined;
-  prepared ??= byShape?.operation;
-  if (prepared === undefined || headers === undefined) {
+  const named = prepared ?? byShape?.operation;
+  if (named === undefined || headers === undefined) {
     return handOver(req, res, body, options, { parsed, toPrepare: { operation: key, headers: headersKey } });
   }
   // Only queries run over GET: Yoga answers anything else 405.
-  if (req.method === 'GET' && prepared.operationType !== 'query')
+  if (req.method === 'GET' && named.operationType !== 'query')
     return handOver(req, res, body, options, { parsed });
 
   // A refused request goes to Yoga, which answers the 429; the limit remembers its decision for
@@ -111,7 +111,7 @@ async function serve(
   if (options.rateLimit && (await options.rateLimit.check(req, req.headers.authorization)).limited)
     return handOver(req, res, body, options, { parsed });
   const served = { req, res, body, parsed, headers, started };
-  return run(served, prepared, byShape, params.variables ?? {}, options);
+  return run(served, prepared ?? (byShape as ByShape), params.variables ?? {}, options);
 }
 
 /** What `run` needs of the request it serves. */
@@ -125,15 +125,22 @@ interface Served {
   started: number;
 }
 
-/** Executes a prepared operation (by text, or by shape) and answers, or hands the result to Yoga. */
+/** What the log line, metrics and span name an operation by. */
+type Named = Pick<PreparedOperation, 'operationType' | 'operationName'>;
+
+/**
+ * Executes a prepared operation, or the plan found by a document's shape, and answers, or hands
+ * the result to Yoga.
+ */
 async function run(
   served: Served,
-  prepared: PreparedOperation,
-  byShape: ByShape | undefined,
+  operation: PreparedOperation | ByShape,
   variables: Record<string, unknown>,
   options: FastLaneOptions,
 ): Promise<void> {
   const { req, res, body, parsed } = served;
+  const byShape = 'names' in operation ? operation : undefined;
+  const prepared: Named = byShape ? byShape.operation : (operation as PreparedOperation);
   const context = createContext(req.headers.authorization, options.context, variables);
   cancelWhenClientGoes(res, context.loaders);
   const executeStarted = performance.now();
@@ -145,7 +152,7 @@ async function run(
   const planned = { count: 0 };
   const execute = byShape
     ? () => runByShape(byShape, context, variables, planned)
-    : () => runPrepared(prepared, context, variables, planned);
+    : () => runPrepared(operation as PreparedOperation, context, variables, planned);
   const result = await (span ? span.run(execute) : execute());
   if (result === undefined) {
     // The plan stepped aside for a document of its shape: Yoga runs the document itself, on this
@@ -173,7 +180,7 @@ async function run(
 function write(
   req: IncomingMessage,
   res: ServerResponse,
-  prepared: PreparedOperation,
+  prepared: Named,
   context: Context,
   result: ExecutionResult,
   learned: readonly string[],
@@ -220,7 +227,7 @@ function write(
 /** The operation line of a request whose client went away before its answer was written. */
 function logClientGone(
   req: IncomingMessage,
-  prepared: PreparedOperation,
+  prepared: Named,
   context: Context,
   started: number,
   options: FastLaneOptions,

@@ -41,17 +41,31 @@ export interface Lanes {
   /** Whether prepared operations get compiled plans (PLANS=on) or only compiled execution. */
   readonly planning: boolean;
   /**
-   * Prepared operations with a plan, by `shapeKey`: a document sent as text for the first time is
-   * served by the fast lane when one of its shape was prepared (execution/shape.ts), its answer
-   * written under its own response names. Undefined when plans are off, or when trusted documents
-   * are required (only the manifest's ids run there: no text may stand for one by its shape).
+   * Plans by document shape (execution/shape.ts), for documents sent as text the fast lane has not
+   * seen: a client that writes a new alias into each request sends a new text every time. Undefined
+   * when plans are off, or when trusted documents are required (only the manifest's ids run there:
+   * no text may stand for one by its shape).
    */
-  readonly shapes: Lru<ShapedOperation> | undefined;
+  readonly shapes: Shapes | undefined;
 }
 
-/** A prepared operation found by shape, and its document's response names (DocumentShape.names). */
+export interface Shapes {
+  /** The plan of each shape by `shapeKey`, made when a document of that shape ran the second time. */
+  readonly planned: Lru<ShapedOperation>;
+  /**
+   * Shapes that ran once and have no plan yet: as graphql-jit compiles a text on its second run,
+   * a shape is planned on its second sight, so a document seen once costs no plan.
+   */
+  readonly seen: Lru<true>;
+}
+
+/** A plan found by shape, and the response names of the document it was made from. */
 export interface ShapedOperation {
-  readonly operation: PreparedOperation & { readonly plan: Plan };
+  readonly plan: Plan;
+  readonly operationType: 'query' | 'mutation';
+  /** The operation's own name in the document, for logs and metrics; undefined when anonymous. */
+  readonly operationName: string | undefined;
+  /** DocumentShape.names of the planned document: the plan's response keys, in order. */
   readonly names: readonly string[];
 }
 
@@ -74,8 +88,9 @@ export function createLanes(planning = true, maxPrepared = MAX_PREPARED, byShape
   return {
     planning,
     prepared: createLru(maxPrepared),
-    // Entries share their operation with `prepared`; their keys are at most MAX_SHAPE_LENGTH.
-    shapes: planning && byShape ? createLru(maxPrepared) : undefined,
+    // Keys are at most MAX_SHAPE_LENGTH (8 KiB): each table holds a few MiB at most.
+    shapes:
+      planning && byShape ? { planned: createLru(maxPrepared), seen: createLru(maxPrepared) } : undefined,
     headers: createLru(MAX_HEADER_SETS),
     served: { fast: 0, yoga: 0, planned: 0 },
   };

@@ -1,7 +1,7 @@
-import { getOperationAST } from 'graphql';
+import { type ExecutionArgs, getOperationAST, type OperationDefinitionNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { CompiledExecution } from '../execution/compiled.ts';
-import { compilePlan } from '../execution/plan.ts';
+import { compilePlan, type Plan } from '../execution/plan.ts';
 import { documentShape } from '../execution/shape.ts';
 import type { LaneContext } from '../policy/hand-off.ts';
 import {
@@ -15,10 +15,13 @@ import {
 /** The one form the fast lane writes: a JSON body (never SSE or multipart/mixed parts). */
 const JSON_ANSWER = /^application\/(graphql-response\+)?json\b/i;
 
-/** What one operation Yoga ran may be prepared as, under its key (and its shape's, with a plan). */
+/**
+ * What one operation Yoga ran may be kept as: prepared under its key (once graphql-jit compiled
+ * it), its plan under its shape's key (once a document of that shape ran the second time).
+ */
 interface Ready {
   key: string;
-  operation: PreparedOperation;
+  operation?: PreparedOperation;
   shaped?: { key: string; value: ShapedOperation };
 }
 
@@ -43,26 +46,10 @@ export function usePreparation(
       return {
         onExecuteDone({ result }) {
           if (!('data' in result) || result.errors?.length || result.data == null) return;
-          const query = compiled.compiledFor(args.document, args.operationName);
           const operation = getOperationAST(args.document, args.operationName);
-          if (!query || !operation) return;
-          const plan = lanes.planning
-            ? compilePlan(args.schema, args.document, args.operationName)
-            : undefined;
-          const prepared: PreparedOperation = {
-            compiled: query,
-            plan,
-            operationType: operation.operation,
-            operationName: operation.name?.value,
-          };
-          const entry: Ready = { key, operation: prepared };
-          const shape = plan && lanes.shapes && documentShape(args.document);
-          if (plan && shape) {
-            entry.shaped = {
-              key: shapeKey(args.operationName, shape.key),
-              value: { operation: { ...prepared, plan }, names: shape.names },
-            };
-          }
+          if (!operation) return;
+          const entry = readyOf(lanes, compiled, args, operation, key);
+          if (entry === undefined) return;
           const list = ready.get(request);
           if (list) list.push(entry);
           else ready.set(request, [entry]);
@@ -85,9 +72,56 @@ export function usePreparation(
       });
       lanes.headers.set(headersKey, headers);
       for (const { key, operation, shaped } of list) {
-        lanes.prepared.set(key, operation);
-        if (shaped) lanes.shapes?.set(shaped.key, shaped.value);
+        if (operation) lanes.prepared.set(key, operation);
+        if (shaped) lanes.shapes?.planned.set(shaped.key, shaped.value);
       }
     },
   };
+}
+
+/** What a successful run of `operation` may be kept as (see Ready); undefined: nothing yet. */
+function readyOf(
+  lanes: Lanes,
+  compiled: CompiledExecution,
+  args: ExecutionArgs,
+  operation: OperationDefinitionNode,
+  key: string,
+): Ready | undefined {
+  let plan: Plan | undefined;
+  let planned = false;
+  const planOnce = () => {
+    if (!planned && lanes.planning) plan = compilePlan(args.schema, args.document, args.operationName);
+    planned = true;
+    return plan;
+  };
+  const query = compiled.compiledFor(args.document, args.operationName);
+  const entry: Ready = { key };
+  if (query) {
+    entry.operation = {
+      compiled: query,
+      plan: planOnce(),
+      operationType: operation.operation,
+      operationName: operation.name?.value,
+    };
+  }
+  const shapes = lanes.shapes;
+  const shape = shapes && documentShape(args.document);
+  if (shapes && shape) {
+    const shapedKey = shapeKey(args.operationName, shape.key);
+    const due = query !== undefined || shapes.seen.get(shapedKey) === true;
+    if (!due) shapes.seen.set(shapedKey, true);
+    const shapePlan = due && shapes.planned.get(shapedKey) === undefined ? planOnce() : undefined;
+    if (shapePlan) {
+      entry.shaped = {
+        key: shapedKey,
+        value: {
+          plan: shapePlan,
+          operationType: shapePlan.operation,
+          operationName: operation.name?.value,
+          names: shape.names,
+        },
+      };
+    }
+  }
+  return entry.operation || entry.shaped ? entry : undefined;
 }

@@ -220,6 +220,20 @@ describe('a new text of a prepared shape', () => {
   });
 });
 
+describe('a document seen once', () => {
+  it('costs no plan: its shape is planned when a second document of it runs, and the third is served', async () => {
+    const counter = (n: number) => ({ query: `{ once_${n}: pets(limit: 9) { id name } }` });
+    const byLane: string[] = [];
+    for (let n = 1; n <= 4; n++) {
+      const before = served(fast);
+      const [viaYoga, viaFast] = [await send(yoga, counter(n)), await send(fast, counter(n))];
+      expect(viaFast).toEqual(viaYoga);
+      byLane.push(served(fast).fast > before.fast ? 'fast' : 'yoga');
+    }
+    expect(byLane).toEqual(['yoga', 'yoga', 'fast', 'fast']);
+  });
+});
+
 describe('what a shape does not stand for', () => {
   it('another argument value is another shape: Yoga answers it and prepares it', async () => {
     const { fast: byFast, yoga: byYoga } = await compare(
