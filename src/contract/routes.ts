@@ -116,6 +116,23 @@ export function pathParameters(route: ContractRoute): string[] {
   return [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? '');
 }
 
+/** Each route's pattern under each prefix, compiled once: a test upstream matches every request. */
+const patterns = new WeakMap<ContractRoute, Map<string, RegExp>>();
+
+function patternOf(route: ContractRoute, prefix: string): RegExp {
+  let byPrefix = patterns.get(route);
+  if (byPrefix === undefined) {
+    byPrefix = new Map();
+    patterns.set(route, byPrefix);
+  }
+  let pattern = byPrefix.get(prefix);
+  if (pattern === undefined) {
+    pattern = pathPattern(route, prefix);
+    byPrefix.set(prefix, pattern);
+  }
+  return pattern;
+}
+
 /**
  * The route of `routes` a request is for, and its path parameters by name; undefined when none is.
  * `path` as it arrives (not percent-decoded), below `prefix`.
@@ -128,7 +145,7 @@ export function matchRoute<Route extends ContractRoute>(
 ): { route: Route; params: Record<string, string> } | undefined {
   for (const route of routes) {
     if (route.method !== method) continue;
-    const match = pathPattern(route, prefix).exec(path);
+    const match = patternOf(route, prefix).exec(path);
     if (match === null) continue;
     const names = pathParameters(route);
     return { route, params: Object.fromEntries(names.map((name, index) => [name, match[index + 1] ?? ''])) };
