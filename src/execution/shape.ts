@@ -1,4 +1,5 @@
-import type { DocumentNode } from 'graphql';
+import { type ASTNode, type DocumentNode, Kind } from 'graphql';
+import { QueryDocumentKeys } from 'graphql/language/ast.js';
 
 /** Documents larger than this get no shape (real operations are far smaller). */
 export const MAX_SHAPE_LENGTH = 8192;
@@ -16,63 +17,51 @@ export interface DocumentShape {
   readonly names: readonly string[];
 }
 
-/** Shapes already written, by document: validation and preparation both ask for one. */
-const written = new WeakMap<DocumentNode, DocumentShape | null>();
+/** What a node holds besides other nodes: a name's or value's text, a block string, an operation. */
+const SCALARS = ['value', 'block', 'operation'] as const;
 
-/** The document's shape; undefined for a document too large to remember. */
+/**
+ * Walks the nodes graphql-js defines for each kind (QueryDocumentKeys, its visitor's own map), so
+ * nothing else on a node counts: not where it stands (`loc`), nor what graphql-jit marks on nodes
+ * it compiled (`__internalShouldInclude`), which Yoga's parse cache then hands out with the
+ * document. Texts are written with their length, so no text can pass for the structure around it.
+ * Undefined for a document too large to remember.
+ */
 export function documentShape(document: DocumentNode): DocumentShape | undefined {
-  let shape = written.get(document);
-  if (shape === undefined) {
-    shape = shapeOf(document) ?? null;
-    written.set(document, shape);
-  }
-  return shape ?? undefined;
-}
-
-function shapeOf(document: DocumentNode): DocumentShape | undefined {
   const names = new Map<string, number>();
-  const parts: string[] = [];
-  let length = 0;
-  const write = (text: string) => {
-    parts.push(text);
-    length += text.length;
-  };
-  const walk = (value: unknown): void => {
-    if (length > MAX_SHAPE_LENGTH) return;
-    if (Array.isArray(value)) {
-      write('[');
-      for (const item of value) walk(item);
-      write(']');
-      return;
+  let key = '';
+  const walk = (node: ASTNode): void => {
+    if (key.length > MAX_SHAPE_LENGTH) return;
+    key += `(${node.kind}`;
+    const fields = node as unknown as Record<string, unknown>;
+    for (const scalar of SCALARS) {
+      const value = fields[scalar];
+      if (value !== undefined) key += ` ${scalar}=${String(value).length}:${String(value)}`;
     }
-    if (typeof value !== 'object' || value === null) {
-      write(`${JSON.stringify(value)},`);
-      return;
-    }
-    const node = value as Record<string, unknown> & { kind?: string };
-    write('{');
-    const field = node.kind === 'Field';
-    if (field) {
-      const { alias, name } = node as unknown as { alias?: { value: string }; name: { value: string } };
-      const response = alias?.value ?? name.value;
+    if (node.kind === Kind.FIELD) {
+      const response = (node.alias ?? node.name).value;
       let order = names.get(response);
       if (order === undefined) {
         order = names.size;
         names.set(response, order);
       }
-      write(`${alias ? 'alias' : 'response'}:${order},`);
+      key += node.alias ? ` alias=${order}` : ` response=${order}`;
     }
-    for (const key in node) {
-      // Not the document's own: where it stands, and what graphql-jit marks on nodes it compiled
-      // (`__internalShouldInclude`), which Yoga's parse cache then hands out with the document.
-      if (key === 'loc' || key.startsWith('__') || (field && key === 'alias')) continue;
-      write(`${key}:`);
-      walk(node[key]);
+    for (const child of QueryDocumentKeys[node.kind] as readonly string[]) {
+      if (node.kind === Kind.FIELD && child === 'alias') continue;
+      const value = fields[child] as ASTNode | readonly ASTNode[] | undefined;
+      if (value === undefined) continue;
+      key += ` ${child}:`;
+      if (Array.isArray(value)) {
+        key += '[';
+        for (const item of value) walk(item);
+        key += ']';
+      } else walk(value as ASTNode);
     }
-    write('}');
+    key += ')';
   };
   walk(document);
-  return length > MAX_SHAPE_LENGTH ? undefined : { key: parts.join(''), names: [...names.keys()] };
+  return key.length > MAX_SHAPE_LENGTH ? undefined : { key, names: [...names.keys()] };
 }
 
 /**

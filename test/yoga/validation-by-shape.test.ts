@@ -1,41 +1,10 @@
 // @tier unit
 
-import { type ASTVisitor, parse } from 'graphql';
+import type { ASTVisitor } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
-import { documentShape } from '../../src/execution/shape.ts';
 import { schema } from '../../src/schema/index.ts';
 import { useValidationByShape } from '../../src/yoga/validation/by-shape.ts';
-
-const shape = (text: string) => documentShape(parse(text))?.key;
-
-describe('a document’s shape', () => {
-  it('is the same for documents that differ only in what their aliases are called', () => {
-    expect(shape('{ a: pets(limit: 2) { id } }')).toBe(shape('{ zz_91: pets(limit: 2) { id } }'));
-    expect(shape('{ a: pets { x: id y: name } }')).toBe(shape('{ b: pets { p: id q: name } }'));
-  });
-
-  it('keeps which fields share a response name, where aliases stand, and everything else', () => {
-    const base = shape('{ a: pets(limit: 1) { id } b: pets(limit: 2) { id } }');
-    for (const other of [
-      // Two response names that are one: invalid where the first is valid.
-      '{ a: pets(limit: 1) { id } a: pets(limit: 2) { id } }',
-      '{ a: pets(limit: 1) { id } pets(limit: 2) { id } }',
-      '{ a: pets(limit: 1) { id } b: pets(limit: 3) { id } }',
-      '{ a: pets(limit: 1) { id } b: pets(limit: 2) { name } }',
-      'query Q { a: pets(limit: 1) { id } b: pets(limit: 2) { id } }',
-    ])
-      expect(shape(other), other).not.toBe(base);
-    // An alias that is another field's name shares its response name; a new alias does not.
-    expect(shape('{ pets { name: id name } }')).not.toBe(shape('{ pets { other: id name } }'));
-    expect(shape('{ pets { id } }')).not.toBe(shape('{ pets { a: id } }'));
-  });
-
-  it('is none for a document too large to remember', () => {
-    const fields = Array.from({ length: 600 }, (_, index) => `f${index}: id`).join(' ');
-    expect(shape(`{ pets { ${fields} } }`)).toBeUndefined();
-  });
-});
 
 describe('validation once per shape', () => {
   /** A Yoga with one more rule, which counts the documents it validates. */
