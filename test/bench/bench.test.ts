@@ -173,11 +173,11 @@ describe('npm run bench -- --smoke', () => {
 });
 
 describe('rounds on new processes, on CPUs of their own', () => {
-  const runsOf = async (extra: string[]) => {
+  const runsOf = async (workload: string, extra: string[]) => {
     const dir = mkdtempSync(join(tmpdir(), 'bench-rounds-'));
     try {
       const json = join(dir, 'runs.json');
-      const args = ['--smoke', '--rounds', '2', '--workload', 'create-pet', '--json', json, ...extra];
+      const args = ['--smoke', '--rounds', '2', '--workload', workload, '--json', json, ...extra];
       const { code, stdout, stderr } = await runBench(args);
       expect(code, `${stdout}\n${stderr}`).toBe(0);
       const { runs } = JSON.parse(readFileSync(json, 'utf8')) as {
@@ -195,7 +195,7 @@ describe('rounds on new processes, on CPUs of their own', () => {
   // baseline (two gateways from the same code, side by side), each asserting on its own part.
   let pinned: ReturnType<typeof runsOf> | undefined;
   const pinnedWithBaseline = () => {
-    pinned ??= runsOf(['--baseline', '.']);
+    pinned ??= runsOf('create-pet', ['--baseline', '.']);
     return pinned;
   };
 
@@ -236,7 +236,8 @@ describe('rounds on new processes, on CPUs of their own', () => {
   }, 120_000);
 
   it('keeps the first round’s processes with --same-processes; --no-pin leaves the CPUs to the scheduler', async () => {
-    const { runs, pids, stdout } = await runsOf(['--same-processes', '--no-pin']);
+    // cold: the fewest targets that show it (gateway, gateway-yoga, bare-proxy).
+    const { runs, pids, stdout } = await runsOf('cold', ['--same-processes', '--no-pin']);
     expect(stdout).toMatch(/every target in its own process, the same ones every round/);
     expect(stdout).toContain(
       'CPUs: the scheduler places targets, load generator and upstream alike (--no-pin)',
