@@ -62,6 +62,7 @@ function mcpRoute(options: EdgeOptions, yoga: YogaServer, logger: Logger): Handl
     maxBodyBytes: (options.limits ?? DEFAULT_LIMITS).maxBodyBytes,
     maxBatchMessages: (options.limits ?? DEFAULT_LIMITS).maxBatchOperations,
     ...(options.persistedOperations ? { persistedOperations: options.persistedOperations } : {}),
+    ...(options.schema ? { schema: options.schema } : {}),
     introspection: options.introspection ?? true,
     ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
     ...(options.acceptedKeys ? { acceptedKeys: options.acceptedKeys } : {}),

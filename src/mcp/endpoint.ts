@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { printSchema } from 'graphql';
+import { type GraphQLSchema, printSchema } from 'graphql';
 import type { Logger } from 'pino';
 import { nestsDeeperThan } from '../contract/json-depth.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -9,7 +9,7 @@ import type { Tracing } from '../observability/tracing.ts';
 import type { AcceptedKeys } from '../policy/accepted-keys.ts';
 import { originListed } from '../policy/origin.ts';
 import type { RateLimit } from '../policy/rate-limit.ts';
-import { schema } from '../schema/index.ts';
+import { schema as publicSchema } from '../schema/index.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { countMessages, keyRefusal, type Refusal } from './admission.ts';
@@ -51,6 +51,12 @@ export interface McpEndpointOptions {
   maxBatchMessages: number;
   /** The trusted-documents manifest: its operations become tools; with `require`, the only tools. */
   persistedOperations?: { mode: 'allow' | 'require'; documents: ReadonlyMap<string, string> };
+  /**
+   * The schema Yoga serves in place of the public one (YogaServerOptions.schema: a test's added
+   * mutation): the tools are made from it and it is the schema resource, so they offer what runs.
+   * @default the public schema, with FEDERATION=on too: the subgraph's additions are for a router.
+   */
+  schema?: GraphQLSchema;
   /** INTROSPECTION: off, no schema resource is offered, and no tool points to one. */
   introspection: boolean;
   /** RATE_LIMIT_PER_MINUTE: every JSON-RPC message counts, as each operation does on `/graphql`. */
@@ -69,6 +75,7 @@ export interface McpEndpointOptions {
 
 /** The tools a gateway offers: the built-in ones, the manifest's beside them, or the manifest's alone. */
 export function toolsFor(
+  schema: GraphQLSchema,
   persisted: McpEndpointOptions['persistedOperations'],
   schemaOffered: boolean,
 ): readonly ToolSpec[] {
@@ -230,7 +237,8 @@ async function answer(
 export function createMcpEndpoint(
   options: McpEndpointOptions,
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const tools = toolsFor(options.persistedOperations, options.introspection);
+  const schema = options.schema ?? publicSchema;
+  const tools = toolsFor(schema, options.persistedOperations, options.introspection);
   const schemaText = options.introspection ? printSchema(schema) : undefined;
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);

@@ -30,8 +30,8 @@ export interface ToolSpec {
 /**
  * The specification's four hints, each said outright (clients differ in the defaults they assume),
  * from the operation type as Apollo's MCP server sets them. A query only reads, so a repeat changes
- * nothing. The schema's one mutation, createPet, adds a pet and never changes or removes one (not
- * destructive), and each call adds another (not idempotent: a client asks before it). Every tool
+ * nothing. The public schema's one mutation, createPet, adds a pet and never changes or removes one
+ * (not destructive), and each call adds another (not idempotent: a client asks before it). Every tool
  * reaches this one store and nothing beyond it: a closed world.
  */
 export function annotationsOf(tool: ToolSpec): ToolAnnotations {

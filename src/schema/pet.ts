@@ -155,11 +155,13 @@ builder.queryType({
 });
 
 builder.mutationType({
-  description: 'Changing the animal store.',
+  // Said of the type, as every write is sent so (upstream/loaders.ts): each field says what it changes.
+  description: 'Changing the animal store. Each mutation is sent to the store exactly once: never retried.',
   fields: (t) => ({
     createPet: t.field({
       type: Pet,
-      description: 'Adds an animal (REST `POST /pets`). Sent exactly once: never retried.',
+      description:
+        'Adds an animal (REST `POST /pets`); its name must not be blank. Answers the animal with the id the store gave it.',
       args: { input: t.arg({ type: NewPetInput, required: true, description: 'The animal to add.' }) },
       ...fromUpstream(createPet),
     }),

@@ -1,6 +1,7 @@
 // @tier unit
 
-import { buildSchema, type GraphQLInputObjectType, printSchema } from 'graphql';
+import { MapperKind, mapSchema } from '@graphql-tools/utils';
+import { buildSchema, GraphQLInputObjectType, GraphQLObjectType, GraphQLString, printSchema } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { operationsAsTools } from '../../src/mcp/operations-as-tools.ts';
@@ -10,12 +11,27 @@ import { schema } from '../../src/schema/index.ts';
 // Tools' arguments and answers are the schema's, the built-in tools' as a manifest's: a change to the
 // schema reaches them without an edit of tools.ts.
 
-/** The schema with `NewPetInput` and `Pet` each given one more field. */
+/**
+ * The schema with `NewPetInput` and `Pet` each given one more field: copied type by type, so its
+ * fields keep their extensions (createPet's write declaration) and the shared schema is untouched.
+ */
 function grown() {
-  const sdl = printSchema(schema)
-    .replace(/input NewPetInput \{/, 'input NewPetInput {\n  """A name for friends."""\n  nickname: String')
-    .replace(/type Pet \{/, 'type Pet {\n  nickname: String');
-  return buildSchema(sdl);
+  return mapSchema(schema, {
+    [MapperKind.INPUT_OBJECT_TYPE]: (type) => {
+      if (type.name !== 'NewPetInput') return type;
+      const config = type.toConfig();
+      const nickname = { type: GraphQLString, description: 'A name for friends.' };
+      return new GraphQLInputObjectType({ ...config, fields: { nickname, ...config.fields } });
+    },
+    [MapperKind.OBJECT_TYPE]: (type) => {
+      if (type.name !== 'Pet') return type;
+      const config = type.toConfig();
+      return new GraphQLObjectType({
+        ...config,
+        fields: { nickname: { type: GraphQLString }, ...config.fields },
+      });
+    },
+  });
 }
 
 const jsonSchemaOf = (shape: z.ZodRawShape) =>
@@ -51,6 +67,31 @@ describe('the built-in tools, from the schema', () => {
       properties: { createPet: { properties: Record<string, unknown> } };
     };
     expect(Object.keys(output.properties.createPet.properties)).toContain('nickname');
+  });
+});
+
+describe('the write tools', () => {
+  it('are the mutations that declare an upstream write: one read from SDL declares none, so none is a tool', () => {
+    const undeclared = builtInTools(buildSchema(printSchema(schema)), false);
+    expect(undeclared.map((tool) => tool.name)).toEqual(['list_pets', 'run_query']);
+    const refused = toolOf(undeclared, 'run_query').request({ query: 'mutation { createPet { id } }' });
+    expect(refused).toEqual({
+      refused:
+        'run_query is read-only: this document holds a mutation. No tool here changes the store; subscriptions are not offered to assistants.',
+    });
+  });
+
+  it("say what the schema says of the field, then what every write shares, and point run_query's refusal to them", () => {
+    const tools = builtInTools(schema, false);
+    const create = toolOf(tools, 'create_pet');
+    const field = schema.getMutationType()?.getFields().createPet;
+    expect(create.description).toBe(
+      `${field?.description} It changes the store with the caller's API key and is sent once, never retried: ask the user before calling it.`,
+    );
+    expect(toolOf(tools, 'run_query').request({ query: 'mutation { createPet { id } }' })).toEqual({
+      refused:
+        'run_query is read-only: this document holds a mutation. To change the store use create_pet; subscriptions are not offered to assistants.',
+    });
   });
 });
 

@@ -9,6 +9,7 @@ import { int64Argument } from '../../src/schema/inputs.ts';
 import { fromUpstream } from '../../src/schema/upstream-field.ts';
 import { createMemoryCache, type ResponseCache } from '../../src/stores/response-cache.ts';
 import type { PetDto } from '../../src/upstream/bodies.ts';
+import { call, connectMcp } from '../mcp/client.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { post } from '../support/graphql.ts';
@@ -16,8 +17,9 @@ import { type SseSubscription, subscribeSse } from '../support/sse.ts';
 
 // One write path (src/upstream/loaders.ts `write`): a mutation declares its route, and what the
 // route changes decides what follows: sent once, this caller's cached lists and the named pet's
-// cached answer dropped, live lists asked again. Shown with a mutation the schema does not have,
-// added here with nothing but its route's declaration and its field's: no edit anywhere else.
+// cached answer dropped, live lists asked again, and an MCP tool offered to assistants. Shown with a
+// mutation the schema does not have, added here with nothing but its route's declaration and its
+// field's: no edit anywhere else.
 
 /** A route of this test's own: the contract has no way to change a pet's status. */
 const SET_STATUS = defineRoute({
@@ -146,5 +148,41 @@ describe('a mutation declared by its route and its field alone', () => {
     expect(await ask(ONE)).toMatchObject({ data: { pet: { id: '7', status: 'SOLD' } } });
     await live.waitForEvents(2, 5_000);
     expect(live.events[1]?.data).toEqual({ pets: [{ id: '7', status: 'SOLD' }] });
+  });
+});
+
+describe("the mutation's MCP tool, made from its declaration", () => {
+  it("is offered as set_pet_status with the field's arguments, a write a client asks before", async () => {
+    const assistant = await connectMcp(gateway.origin, KEY);
+    try {
+      const tool = (await assistant.listTools()).tools.find((each) => each.name === 'set_pet_status');
+      expect(tool?.inputSchema).toMatchObject({
+        properties: { id: { type: 'string' }, status: { enum: ['AVAILABLE', 'PENDING', 'SOLD'] } },
+        required: ['id', 'status'],
+        additionalProperties: false,
+      });
+      expect(Object.keys(tool?.inputSchema.properties ?? {}).sort()).toEqual(['id', 'status']);
+      expect(tool?.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false });
+      expect(tool?.description).toMatch(/sent once, never retried: ask the user before calling it\.$/);
+    } finally {
+      await assistant.close();
+    }
+  });
+
+  it('goes out as one PATCH and answers the pet', async () => {
+    const assistant = await connectMcp(gateway.origin, KEY);
+    try {
+      upstream.requests.length = 0;
+      const result = await call(assistant, 'set_pet_status', { id: '7', status: 'PENDING' });
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toEqual({
+        setPetStatus: { id: '7', name: 'Rex', categoryId: '1', status: 'PENDING' },
+      });
+      expect(patches().map((request) => [request.path, JSON.parse(request.body).status])).toEqual([
+        ['/v1/pets/7', 'pending'],
+      ]);
+    } finally {
+      await assistant.close();
+    }
   });
 });
