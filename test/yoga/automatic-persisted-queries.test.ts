@@ -1,7 +1,5 @@
 // @tier integration
 
-import { createHash } from 'node:crypto';
-import { request } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import {
@@ -9,86 +7,27 @@ import {
   createRedisDocumentStore,
   type DocumentStore,
 } from '../../src/stores/registered-documents.ts';
-import { createMemoryCache } from '../../src/stores/response-cache.ts';
-import { loadPersistedDocuments } from '../../src/yoga/request/persisted-documents.ts';
-import { type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
+import type { FakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
-import { post as postTo } from '../support/graphql.ts';
 import { haveRedisServer, type RunningRedis, startRedis } from '../support/redis.ts';
+import { code, get, persisted, post, sha256, startApqUpstream } from './apq-requests.ts';
 
 // Automatic persisted queries as Apollo's PersistedQueryLink and urql's persistedExchange speak
 // them, on the wire: what an unknown hash, a registration, a wrong hash and a refused mode answer.
-
-const TOKEN = 'apq-token';
-const AUTH = `Bearer ${TOKEN}`;
-const MANIFEST = new URL('../generated/persisted-documents.json', import.meta.url).pathname;
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-const persisted = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });
+// With trusted documents: apq-trusted-documents.test.ts; the caching headers: caching-headers.test.ts.
 
 let upstream: FakeUpstream;
 let store: DocumentStore;
-const gateways = {} as Record<'apq' | 'off' | 'allow' | 'require' | 'cached', RunningGateway>;
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: {
-    data?: unknown;
-    errors?: Array<{ message: string; extensions?: { code?: string } }>;
-  };
-}
-
-const post = (gateway: RunningGateway, body: unknown, accept = 'application/json'): Promise<Answer> =>
-  postTo(gateway.url, body, { authorization: AUTH, accept });
-
-async function get(
-  gateway: RunningGateway,
-  params: Record<string, unknown>,
-  accept = 'application/json',
-): Promise<Answer> {
-  const search = new URLSearchParams(
-    Object.entries(params).map(([name, value]) => [
-      name,
-      typeof value === 'string' ? value : JSON.stringify(value),
-    ]),
-  );
-  const response = await fetch(`${gateway.url}?${search}`, { headers: { accept, authorization: AUTH } });
-  return { status: response.status, headers: response.headers, body: await response.json() };
-}
-
-const code = (answer: Answer) => answer.body.errors?.[0]?.extensions?.code;
+const gateways = {} as Record<'apq' | 'off', RunningGateway>;
 
 beforeAll(async () => {
-  upstream = await startFakeUpstream();
-  upstream.tokens.add(TOKEN);
-  seedPets(upstream, TOKEN);
+  upstream = await startApqUpstream();
   store = createMemoryDocumentStore({ maxDocuments: 100 });
-  const documents = loadPersistedDocuments(MANIFEST);
   gateways.apq = await startGateway({
     upstreamUrl: upstream.url,
     gateway: { automaticPersistedQueries: store },
   });
   gateways.off = await startGateway({ upstreamUrl: upstream.url });
-  gateways.allow = await startGateway({
-    upstreamUrl: upstream.url,
-    gateway: {
-      automaticPersistedQueries: createMemoryDocumentStore(),
-      persistedOperations: { mode: 'allow', documents },
-    },
-  });
-  gateways.require = await startGateway({
-    upstreamUrl: upstream.url,
-    gateway: {
-      // Given on purpose: require mode must not use it.
-      automaticPersistedQueries: createMemoryDocumentStore(),
-      persistedOperations: { mode: 'require', documents },
-    },
-  });
-  gateways.cached = await startGateway({
-    upstreamUrl: upstream.url,
-    cache: { store: createMemoryCache(), ttlMs: 2500 },
-    gateway: { automaticPersistedQueries: createMemoryDocumentStore() },
-  });
 });
 
 afterAll(async () => {
@@ -256,120 +195,6 @@ describe('APQ off', () => {
       ]);
     }
     expect((await post(gateways.off, { query: text })).body.errors).toBeUndefined();
-  });
-});
-
-describe('trusted documents', () => {
-  const manifest = loadPersistedDocuments(MANIFEST);
-  const [listId, listText] = [...manifest].find(([, text]) => text.startsWith('query ListPets(')) ?? [
-    'ListPets is missing from the manifest',
-    '',
-  ];
-  const hex = listId.replace(/^sha256:/, '');
-
-  it('allow: a documentId or hash beside different text is refused, not run', async () => {
-    const other = '{ pets(limit: 1) { name } }';
-    for (const body of [
-      { documentId: listId, query: other },
-      { query: other, extensions: persisted(hex) },
-    ]) {
-      const answer = await post(gateways.allow, body);
-      expect(answer.status).toBe(400);
-      expect(code(answer)).toBe('PERSISTED_QUERY_HASH_MISMATCH');
-    }
-    expect(upstream.requests).toEqual([]);
-  });
-
-  it('allow: the id beside its own text runs', async () => {
-    const answer = await post(gateways.allow, {
-      documentId: listId,
-      query: listText,
-      variables: { limit: 1 },
-    });
-    expect(answer.body.errors).toBeUndefined();
-  });
-
-  it('allow: documents outside the manifest register by hash, one round trip after the first', async () => {
-    const text = 'query AllowApq { pets(limit: 2) { name } }';
-    expect(code(await post(gateways.allow, { extensions: persisted(sha256(text)) }))).toBe(
-      'PERSISTED_QUERY_NOT_FOUND',
-    );
-    await post(gateways.allow, { query: text, extensions: persisted(sha256(text)) });
-    expect((await post(gateways.allow, { extensions: persisted(sha256(text)) })).body.errors).toBeUndefined();
-  });
-
-  it('require: registration is refused and nothing is registered', async () => {
-    const text = 'query RequireApq { pets(limit: 2) { name } }';
-    const answer = await post(gateways.require, { query: text, extensions: persisted(sha256(text)) });
-    expect(answer.status).toBe(403);
-    expect(code(answer)).toBe('PERSISTED_OPERATION_REQUIRED');
-    const again = await post(gateways.require, { extensions: persisted(sha256(text)) });
-    expect(code(again)).toBe('PERSISTED_QUERY_NOT_FOUND');
-    expect(again.body.errors?.[0]?.message).toBe('PersistedQueryNotFound');
-  });
-
-  it('require: GraphiQL is not served (its documents would all be refused)', async () => {
-    const response = await fetch(gateways.require.url, { headers: { accept: 'text/html' } });
-    // A browser asking for HTML gets no page: 406, as for any HTML request to a GraphQL endpoint.
-    expect(response.status).toBe(406);
-    expect(response.headers.get('content-type') ?? '').not.toMatch(/html/);
-    await response.body?.cancel();
-    const allowed = await fetch(gateways.allow.url, { headers: { accept: 'text/html' } });
-    expect(allowed.headers.get('content-type')).toMatch(/html/);
-    await allowed.body?.cancel();
-  });
-});
-
-describe('caching headers', () => {
-  const vary = 'Accept, Accept-Encoding, Authorization, Origin';
-
-  it('a query: private, and max-age only from the response cache’s TTL', async () => {
-    const text = '{ pets(limit: 1) { id } }';
-    const plain = await post(gateways.apq, { query: text });
-    expect(plain.headers.get('cache-control')).toBe('private, no-cache');
-    expect(plain.headers.get('vary')).toBe(vary);
-    const cached = await post(gateways.cached, { query: text });
-    expect(cached.headers.get('cache-control')).toBe('private, max-age=2');
-    const overGet = await get(gateways.cached, { query: text });
-    expect(overGet.headers.get('cache-control')).toBe('private, max-age=2');
-  });
-
-  it('a mutation, a field error and a request error: no-store', async () => {
-    const mutation = await post(gateways.cached, {
-      query: 'mutation { createPet(input: { name: "Hdr", categoryId: "1" }) { id } }',
-    });
-    expect(mutation.body.errors).toBeUndefined();
-    const fieldError = await post(gateways.cached, { query: '{ pet(id: "404") { id } }' });
-    expect(fieldError.body.errors?.length).toBe(1);
-    const requestError = await post(gateways.cached, { query: '{ nope }' });
-    for (const answer of [mutation, fieldError, requestError]) {
-      expect(answer.headers.get('cache-control')).toBe('no-store');
-      expect(answer.headers.get('vary')).toBe(vary);
-    }
-  });
-
-  it('a request the listener refuses before GraphQL (two Authorization headers): no-store', async () => {
-    const answer = await new Promise<{ status: number; cacheControl: string | undefined }>(
-      (resolve, reject) => {
-        const req = request(gateways.apq.url, {
-          method: 'POST',
-          // A raw header list (so both are sent) gets no Host from Node: it is given here.
-          headers: [
-            ['host', new URL(gateways.apq.url).host],
-            ['content-type', 'application/json'],
-            ['authorization', AUTH],
-            ['authorization', AUTH],
-          ].flat(),
-        });
-        req.on('response', (res) => {
-          res.resume();
-          resolve({ status: res.statusCode ?? 0, cacheControl: res.headers['cache-control'] });
-        });
-        req.on('error', reject);
-        req.end('{"query":"{ pets { id } }"}');
-      },
-    );
-    expect(answer).toEqual({ status: 400, cacheControl: 'no-store' });
   });
 });
 

@@ -1,0 +1,149 @@
+import { createHash } from 'node:crypto';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { request } from 'undici';
+import { DEFAULT_LIMITS } from '../../src/config.ts';
+import { createLogger } from '../../src/observability/logging.ts';
+import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
+import type { RateLimit } from '../../src/policy/rate-limit.ts';
+import { createMemoryDocumentStore } from '../../src/stores/registered-documents.ts';
+import type { ResponseCacheOptions } from '../../src/upstream/cached-calls.ts';
+import { type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
+import { type RunningGateway, startGateway } from '../support/gateway.ts';
+
+// The sides the fast lane's tests compare: gateways on one fake upstream that differ only in the
+// lane that answers, each with its own log and metrics, and one way to send them a request and
+// read its answer byte for byte.
+
+export const TOKEN = 'lanes-token';
+export const AUTH = `Bearer ${TOKEN}`;
+export const DOCUMENT_ID = 'sha256:lanes-list';
+const PERSISTED = '{ pets(limit: 2) { id name } }';
+
+export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+export const persistedQuery = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });
+export const APQ_LIST = 'query ApqList($limit: Int) { pets(limit: $limit) { id name status } }';
+export const APQ_PET = 'query ApqPet($id: ID!) { pet(id: $id) { id name } }';
+export const APQ_ADD =
+  'mutation ApqAdd($name: String!) { createPet(input: { name: $name, categoryId: "2" }) { name } }';
+
+export interface Side {
+  gateway: RunningGateway;
+  logs: string[];
+  metrics: Metrics;
+}
+
+/** The fake upstream every side calls, with the token the requests carry and the seeded pets. */
+export async function startLanesUpstream(): Promise<FakeUpstream> {
+  const upstream = await startFakeUpstream();
+  upstream.tokens.add(TOKEN);
+  seedPets(upstream, TOKEN);
+  return upstream;
+}
+
+export async function side(
+  upstream: FakeUpstream,
+  fastLane: boolean,
+  rateLimit?: RateLimit,
+  cache?: ResponseCacheOptions,
+  plans = true,
+): Promise<Side> {
+  const logs: string[] = [];
+  const metrics = createMetrics();
+  const gateway = await startGateway({
+    upstreamUrl: upstream.url,
+    ...(cache ? { cache } : {}),
+    timeoutMs: 400,
+    // A name maximum, as NAME_MAX_LENGTH sets one: both lanes refuse past it alike.
+    limits: { ...DEFAULT_LIMITS, nameMaxLength: 200 },
+    // One attempt, no breaker surprises: a fault must hit both sides identically.
+    client: { maxRetries: 0 },
+    gateway: {
+      fastLane,
+      plans,
+      metrics,
+      logger: createLogger('info', { write: (line: string) => void logs.push(line) }),
+      persistedOperations: { mode: 'allow', documents: new Map([[DOCUMENT_ID, PERSISTED]]) },
+      // Each side registers APQ documents in a store of its own.
+      automaticPersistedQueries: createMemoryDocumentStore(),
+      ...(rateLimit ? { rateLimit } : {}),
+    },
+  });
+  return { gateway, logs, metrics };
+}
+
+/** An operation's parameters, or a batch of them. */
+export type Body = Record<string, unknown> | Array<Record<string, unknown>>;
+
+/** One request sent alike to every side. */
+export interface Case {
+  name: string;
+  body: Body;
+  /** A body with the same document that succeeds, sent first so the fast lane prepares it. @default body */
+  warm?: Body;
+  /** Sent once to each side before warming (an APQ registration, over POST). */
+  register?: Body;
+  /** @default 'POST' */
+  method?: 'GET';
+  headers?: Record<string, string>;
+  /** Installs an upstream fault before each side's request. */
+  setup?: (upstream: FakeUpstream) => void;
+  /** The first error's code; undefined for a success, which the fast lane must serve itself. */
+  code?: string;
+  /** The request never reaches the fast lane's execution (Yoga serves it whole). */
+  yogaOnly?: boolean;
+  /** A success no plan can answer (the compiled path does). @default false */
+  unplanned?: boolean;
+}
+
+export interface Answer {
+  status: number;
+  body: string;
+  /** The body decompressed. */
+  text: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export async function send(
+  target: Side,
+  body: Body,
+  extra: Record<string, string> = {},
+  method: 'GET' | 'POST' = 'POST',
+): Promise<Answer> {
+  const headers: Record<string, string> = {
+    ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
+    authorization: AUTH,
+    'x-request-id': 'lanes-1',
+    ...extra,
+  };
+  if (headers.authorization === '') delete headers.authorization;
+  // Over GET the parameters go in the query string, JSON ones as JSON (GraphQL over HTTP).
+  const search = new URLSearchParams(
+    Object.entries(Array.isArray(body) ? {} : body).map(([name, value]) => [
+      name,
+      typeof value === 'string' ? value : JSON.stringify(value),
+    ]),
+  );
+  const response = await request(method === 'GET' ? `${target.gateway.url}?${search}` : target.gateway.url, {
+    method,
+    headers,
+    ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
+  });
+  const { date: _date, ...rest } = response.headers;
+  const raw = Buffer.from(await response.body.arrayBuffer());
+  const encoding = rest['content-encoding'];
+  // Compressed answers are compared as bytes, and read decompressed.
+  const decoded = encoding === 'gzip' ? gunzipSync(raw) : encoding === 'br' ? brotliDecompressSync(raw) : raw;
+  return {
+    status: response.statusCode,
+    body: encoding ? raw.toString('base64') : raw.toString(),
+    text: decoded.toString(),
+    headers: rest,
+  };
+}
+
+export function operationLines(logs: string[]) {
+  return logs
+    .map((line) => JSON.parse(line))
+    .filter((line) => line.msg === 'operation' || line.msg === 'deprecated field used')
+    .map(({ time: _t, durationMs: _d, pid: _p, hostname: _h, ...rest }) => rest);
+}
