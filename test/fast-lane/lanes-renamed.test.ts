@@ -1,0 +1,101 @@
+// @tier integration
+
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { FakeUpstream } from '../support/fake-upstream.ts';
+import { persistedCases } from './cases-persisted.ts';
+import { planCases } from './cases-plans.ts';
+import { refusalCases } from './cases-refusals.ts';
+import { requestCases } from './cases-requests.ts';
+import { renamedDocument } from './renamed.ts';
+import {
+  type Answer,
+  type Case,
+  operationLines,
+  type Side,
+  send,
+  side,
+  startLanesUpstream,
+} from './sides.ts';
+
+// The lanes' corpus again, each document prepared as it is and then sent renamed: its aliases
+// called otherwise and the text printed anew (renamed.ts), a text no side has seen, of a shape the
+// defaults' fast lane has planned. That side serves it by shape (src/fast-lane/by-shape.ts) where
+// the original is a plan's success; everything else, there and on the other sides, is Yoga's. The
+// answers, upstream calls and log lines must be those of a gateway with the fast lane off.
+
+let upstream: FakeUpstream;
+let yoga: Side;
+let compiled: Side;
+let fast: Side;
+
+/** The cases whose body is one document sent as text, with that text renamed. */
+const renamed = [...requestCases, ...planCases, ...refusalCases, ...persistedCases].flatMap((c): Case[] => {
+  if (Array.isArray(c.body) || typeof c.body.query !== 'string') return [];
+  const query = renamedDocument(c.body.query);
+  return query === undefined ? [] : [{ ...c, warm: c.warm ?? c.body, body: { ...c.body, query } }];
+});
+
+/** A plan's success is served by shape; no shape stands for a document sent with a hash. */
+const servedByShape = (c: Case) =>
+  c.code === undefined &&
+  !c.yogaOnly &&
+  !c.unplanned &&
+  (c.body as { extensions?: unknown }).extensions === undefined;
+
+beforeAll(async () => {
+  upstream = await startLanesUpstream();
+  yoga = await side(upstream, false);
+  compiled = await side(upstream, true, undefined, undefined, false);
+  fast = await side(upstream, true);
+});
+
+afterAll(async () => {
+  for (const { gateway } of [yoga, compiled, fast]) await gateway.close();
+  await upstream.close();
+});
+
+beforeEach(() => {
+  upstream.clearFaults();
+  upstream.requests.length = 0;
+});
+
+describe('a renamed document is answered exactly as Yoga answers it', () => {
+  it('holds most of the corpus', () => {
+    expect(renamed.length).toBeGreaterThan(30);
+    expect(
+      renamed.filter((c) => c.body !== c.warm && c.code === undefined && !c.yogaOnly).length,
+    ).toBeGreaterThan(15);
+  });
+
+  it.each(renamed)('$name', async (c) => {
+    const sides = [yoga, compiled, fast];
+    if (c.register) for (const target of sides) await send(target, c.register, c.headers);
+    for (let run = 0; run < 3; run++) {
+      for (const target of sides)
+        await send(target, c.warm as NonNullable<Case['warm']>, c.headers, c.method);
+    }
+    for (const target of sides) target.logs.length = 0;
+    const before = { ...(fast.gateway.lanes?.served ?? { fast: 0, yoga: 0, planned: 0 }) };
+
+    const answers: Answer[] = [];
+    const calls: string[][] = [];
+    for (const target of sides) {
+      upstream.clearFaults();
+      upstream.requests.length = 0;
+      c.setup?.(upstream);
+      answers.push(await send(target, c.body, c.headers, c.method));
+      calls.push(upstream.requests.map((r) => `${r.method} ${r.path} ${r.body}`));
+    }
+    const [viaYoga, viaCompiled, viaFast] = answers as [Answer, Answer, Answer];
+    expect(viaCompiled).toEqual(viaYoga);
+    expect(viaFast).toEqual(viaYoga);
+    expect(calls[1]).toEqual(calls[0]);
+    expect(calls[2]).toEqual(calls[0]);
+    expect(operationLines(fast.logs)).toEqual(operationLines(yoga.logs));
+    expect(operationLines(fast.logs).length).toBeGreaterThan(0);
+    const byShape = servedByShape(c);
+    const served = fast.gateway.lanes?.served ?? before;
+    expect(served.fast - before.fast).toBe(byShape ? 1 : 0);
+    expect(served.planned - before.planned).toBe(byShape ? 1 : 0);
+  });
+});
