@@ -7,15 +7,7 @@ import { planCases } from './cases-plans.ts';
 import { refusalCases } from './cases-refusals.ts';
 import { requestCases } from './cases-requests.ts';
 import { renamedDocument } from './renamed.ts';
-import {
-  type Answer,
-  type Case,
-  operationLines,
-  type Side,
-  send,
-  side,
-  startLanesUpstream,
-} from './sides.ts';
+import { type Case, type Side, sendAlike, side, startLanesUpstream, warmUp } from './sides.ts';
 
 // The lanes' corpus again, each document prepared as it is and then sent renamed: its aliases
 // called otherwise and the text printed anew (renamed.ts), a text no side has seen, of a shape the
@@ -69,30 +61,9 @@ describe('a renamed document is answered exactly as Yoga answers it', () => {
 
   it.each(renamed)('$name', async (c) => {
     const sides = [yoga, compiled, fast];
-    if (c.register) for (const target of sides) await send(target, c.register, c.headers);
-    for (let run = 0; run < 3; run++) {
-      for (const target of sides)
-        await send(target, c.warm as NonNullable<Case['warm']>, c.headers, c.method);
-    }
-    for (const target of sides) target.logs.length = 0;
+    await warmUp(sides, c);
     const before = { ...(fast.gateway.lanes?.served ?? { fast: 0, yoga: 0, planned: 0 }) };
-
-    const answers: Answer[] = [];
-    const calls: string[][] = [];
-    for (const target of sides) {
-      upstream.clearFaults();
-      upstream.requests.length = 0;
-      c.setup?.(upstream);
-      answers.push(await send(target, c.body, c.headers, c.method));
-      calls.push(upstream.requests.map((r) => `${r.method} ${r.path} ${r.body}`));
-    }
-    const [viaYoga, viaCompiled, viaFast] = answers as [Answer, Answer, Answer];
-    expect(viaCompiled).toEqual(viaYoga);
-    expect(viaFast).toEqual(viaYoga);
-    expect(calls[1]).toEqual(calls[0]);
-    expect(calls[2]).toEqual(calls[0]);
-    expect(operationLines(fast.logs)).toEqual(operationLines(yoga.logs));
-    expect(operationLines(fast.logs).length).toBeGreaterThan(0);
+    await sendAlike(upstream, sides, c);
     const byShape = servedByShape(c);
     const served = fast.gateway.lanes?.served ?? before;
     expect(served.fast - before.fast).toBe(byShape ? 1 : 0);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
+import { expect } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/config.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
@@ -146,4 +147,41 @@ export function operationLines(logs: string[]) {
     .map((line) => JSON.parse(line))
     .filter((line) => line.msg === 'operation' || line.msg === 'deprecated field used')
     .map(({ time: _t, durationMs: _d, pid: _p, hostname: _h, ...rest }) => rest);
+}
+
+/**
+ * Warms each side with the case: registered first where it registers, then its warm-up (or its
+ * body) three times, so the fast lane holds it prepared; the logs are cleared after.
+ */
+export async function warmUp(sides: readonly Side[], c: Case): Promise<void> {
+  if (c.register) for (const target of sides) await send(target, c.register, c.headers);
+  for (let run = 0; run < 3; run++) {
+    for (const target of sides) await send(target, c.warm ?? c.body, c.headers, c.method);
+  }
+  for (const target of sides) target.logs.length = 0;
+}
+
+/**
+ * Sends the case's body to each side in turn, its fault set up afresh for each. Every side's
+ * answer, upstream calls and log lines must be the first side's (Yoga's); returns the answers, in
+ * the sides' order.
+ */
+export async function sendAlike(upstream: FakeUpstream, sides: readonly Side[], c: Case): Promise<Answer[]> {
+  const answers: Answer[] = [];
+  const calls: string[][] = [];
+  for (const target of sides) {
+    upstream.clearFaults();
+    upstream.requests.length = 0;
+    c.setup?.(upstream);
+    answers.push(await send(target, c.body, c.headers, c.method));
+    calls.push(upstream.requests.map((r) => `${r.method} ${r.path} ${r.body}`));
+  }
+  const [first, ...others] = sides as [Side, ...Side[]];
+  others.forEach((target, i) => {
+    expect(answers[i + 1]).toEqual(answers[0]);
+    expect(calls[i + 1]).toEqual(calls[0]);
+    expect(operationLines(target.logs)).toEqual(operationLines(first.logs));
+  });
+  expect(operationLines(first.logs).length).toBeGreaterThan(0);
+  return answers;
 }
