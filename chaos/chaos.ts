@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import { sample } from './metrics-text.ts';
 import { collectGarbage, type Started, startCommand, startNode } from './processes.ts';
-import { answerProofs, memoryProof, type Proof } from './proofs.ts';
+import { answerProofs, type Memory, memoryProof, type Proof } from './proofs.ts';
 import {
   checkStored,
   createDirect,
@@ -59,6 +59,99 @@ export const MIN_DURATION_SECONDS = Math.ceil((FIRST_KILL_MS + DOWN_MS + UP_MS) 
  */
 export const AFTER_MS = 12_000;
 
+/** The reference service on `port`, over the database at `dbPath`, noted in `processes` to be stopped. */
+async function startPetstore(port: number, dbPath: string, processes: Started[]): Promise<Started> {
+  const petstore = startNode('src/petstore/main.ts', {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PETSTORE_DB: dbPath,
+  });
+  processes.push(petstore);
+  await petstore.waitFor(/petstore listening on/);
+  return petstore;
+}
+
+/** The gateway, as `node src/main.ts` with `workers` workers, in front of `upstreamUrl`. */
+function startGateway(upstreamUrl: string, workers: number): Started {
+  // One process: its inspector (loopback, a port of its own) lets the run collect garbage before it
+  // reads memory. Workers would each need their own, and /metrics sums them: they are left to V8.
+  return startCommand(
+    process.execPath,
+    [...(workers === 1 ? ['--inspect=127.0.0.1:0'] : []), 'src/main.ts'],
+    { PORT: '0', HOST: '127.0.0.1', UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'warn', WORKERS: String(workers) },
+    'src/main.ts',
+  );
+}
+
+/** The heap used and the resident memory a gateway's /metrics text reports. */
+export function memoryIn(text: string): Memory {
+  return {
+    heap: sample(text, 'pet_gateway_nodejs_heap_size_used_bytes') ?? 0,
+    rss: sample(text, 'pet_gateway_process_resident_memory_bytes') ?? 0,
+  };
+}
+
+/**
+ * Stops the reference service (SIGKILL and SIGTERM in turn) and restarts it after DOWN_MS, UP_MS
+ * apart, while a whole cycle still fits in `durationMs` from `runStart`. Resolves with the signals.
+ */
+async function killAndRestart(
+  first: Started,
+  restart: () => Promise<Started>,
+  timing: { runStart: number; durationMs: number },
+  log: (line: string) => void,
+): Promise<string[]> {
+  const { runStart, durationMs } = timing;
+  const kills: string[] = [];
+  let petstore = first;
+  let at = FIRST_KILL_MS;
+  let n = 0;
+  while (at + DOWN_MS + UP_MS <= durationMs) {
+    await sleep(runStart + at - Date.now());
+    const signal: NodeJS.Signals = n++ % 2 === 0 ? 'SIGKILL' : 'SIGTERM';
+    await petstore.stop(signal);
+    kills.push(signal);
+    log(`reference service stopped (${signal}) at ${((Date.now() - runStart) / 1000).toFixed(1)} s`);
+    await sleep(DOWN_MS);
+    petstore = await restart();
+    log(`reference service restarted at ${((Date.now() - runStart) / 1000).toFixed(1)} s`);
+    at = Date.now() - runStart + UP_MS;
+  }
+  return kills;
+}
+
+/**
+ * Lists sent with `key` until the breaker reads closed, for 15 s at most: it closes on the first
+ * successful probe after its open time. The last /metrics text read.
+ */
+async function settle(
+  send: ReturnType<typeof createSender>['send'],
+  key: Key,
+  scrape: () => Promise<string>,
+): Promise<string> {
+  const settleUntil = Date.now() + 15_000;
+  let metricsText = await scrape();
+  while (Date.now() < settleUntil) {
+    await send(key, 'list', key.authorization);
+    metricsText = await scrape();
+    if (sample(metricsText, 'pet_gateway_upstream_breaker_state') === 0) break;
+    await sleep(250);
+  }
+  return metricsText;
+}
+
+/** "breaker opened and closed", from the gateway's /metrics text once the run settled. */
+function breakerProof(metricsText: string): Proof {
+  const transitions = (state: string) =>
+    sample(metricsText, 'pet_gateway_upstream_breaker_transitions_total', `state="${state}"`) ?? 0;
+  const breakerState = sample(metricsText, 'pet_gateway_upstream_breaker_state');
+  return {
+    name: 'breaker opened and closed',
+    passed: transitions('open') > 0 && transitions('closed') > 0 && breakerState === 0,
+    detail: `transitions: open ${transitions('open')}, half-open ${transitions('half-open')}, closed ${transitions('closed')}; now ${breakerState === 0 ? 'closed' : `state ${breakerState}`}`,
+  };
+}
+
 /**
  * Runs the gateway (as `node src/main.ts`) on the reference service (as `node src/petstore/main.ts`,
  * a file-backed SQLite database) on loopback, drives mixed traffic from many keys while killing and
@@ -68,6 +161,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const durationMs = (options.durationSeconds ?? 60) * 1000;
   const keyCount = options.keys ?? 200;
   const concurrency = options.concurrency ?? 16;
+  const workers = options.workers ?? 1;
   const log = options.log ?? (() => {});
   const started = Date.now();
   const run = randomBytes(3).toString('hex');
@@ -76,30 +170,13 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const processes: Started[] = [];
 
   const keys = createKeys(dbPath, keyCount, run);
+  const firstKey = keys[0] as Key;
   log(`created ${keyCount} keys in ${dbPath}`);
 
   const petstorePort = await freePort();
-  const startPetstore = async () => {
-    const petstore = startNode('src/petstore/main.ts', {
-      PORT: String(petstorePort),
-      HOST: '127.0.0.1',
-      PETSTORE_DB: dbPath,
-    });
-    processes.push(petstore);
-    await petstore.waitFor(/petstore listening on/);
-    return petstore;
-  };
-  let petstore = await startPetstore();
-  const upstreamUrl = `http://127.0.0.1:${petstorePort}/v1`;
-  const workers = options.workers ?? 1;
-  // One process: its inspector (loopback, a port of its own) lets the run collect garbage before it
-  // reads memory. Workers would each need their own, and /metrics sums them: they are left to V8.
-  const gateway = startCommand(
-    process.execPath,
-    [...(workers === 1 ? ['--inspect=127.0.0.1:0'] : []), 'src/main.ts'],
-    { PORT: '0', HOST: '127.0.0.1', UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'warn', WORKERS: String(workers) },
-    'src/main.ts',
-  );
+  const restartPetstore = () => startPetstore(petstorePort, dbPath, processes);
+  const petstore = await restartPetstore();
+  const gateway = startGateway(`http://127.0.0.1:${petstorePort}/v1`, workers);
   processes.push(gateway);
   const rest = new Pool(`http://127.0.0.1:${petstorePort}`, { connections: 16 });
   let pool: Pool | undefined;
@@ -107,25 +184,14 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   try {
     const [, graphqlUrl] = await gateway.waitFor(/ at (http:\/\/\S+)\/graphql/);
     const origin = graphqlUrl as string;
-    pool = new Pool(origin, { connections: concurrency + 2 });
-    const gatewayPool = pool;
-    const scrape = async () => {
-      const { body } = await gatewayPool.request({ path: '/metrics', method: 'GET' });
-      return body.text();
-    };
-    const memory = async () => {
-      const text = await scrape();
-      return {
-        heap: sample(text, 'pet_gateway_nodejs_heap_size_used_bytes') ?? 0,
-        rss: sample(text, 'pet_gateway_process_resident_memory_bytes') ?? 0,
-      };
-    };
-
+    const gatewayPool = new Pool(origin, { connections: concurrency + 2 });
+    pool = gatewayPool;
+    const scrape = async () => (await gatewayPool.request({ path: '/metrics', method: 'GET' })).body.text();
+    const memory = async () => memoryIn(await scrape());
     const { send, tally } = createSender(gatewayPool, run);
-    const { outcomes, failures } = tally;
 
     // Every pet the gateway creates from here on gets a larger id than this one.
-    const startSentinel = await createDirect(rest, keys[0] as Key, `chaos-${run}-sentinel-start`);
+    const startSentinel = await createDirect(rest, firstKey, `chaos-${run}-sentinel-start`);
     // Warm-up, then the "before" memory: the lowest heap over a second of light traffic.
     log(`gateway at ${origin}, warming up`);
     await traffic(keys, 4, 1_500, send, run);
@@ -133,61 +199,24 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
 
     // The run: traffic from every key, and the reference service killed and restarted under it.
     log(`running ${durationMs / 1000} s of traffic with ${keyCount} keys, killing the reference service`);
-    const kills: string[] = [];
     const runStart = Date.now();
-    const monkey = (async () => {
-      let at = FIRST_KILL_MS;
-      let n = 0;
-      while (at + DOWN_MS + UP_MS <= durationMs) {
-        await sleep(runStart + at - Date.now());
-        const signal: NodeJS.Signals = n++ % 2 === 0 ? 'SIGKILL' : 'SIGTERM';
-        await petstore.stop(signal);
-        kills.push(signal);
-        log(`reference service stopped (${signal}) at ${((Date.now() - runStart) / 1000).toFixed(1)} s`);
-        await sleep(DOWN_MS);
-        petstore = await startPetstore();
-        log(`reference service restarted at ${((Date.now() - runStart) / 1000).toFixed(1)} s`);
-        at = Date.now() - runStart + UP_MS;
-      }
-    })();
+    const monkey = killAndRestart(petstore, restartPetstore, { runStart, durationMs }, log);
     const requests = await traffic(keys, concurrency, durationMs, send, run, true);
-    await monkey;
+    const kills = await monkey;
 
-    // Settle: the breaker closes on the first successful probe after its open time.
-    const settleUntil = Date.now() + 15_000;
-    let metricsText = await scrape();
-    while (Date.now() < settleUntil) {
-      await send(keys[0], 'list', (keys[0] as Key).authorization);
-      metricsText = await scrape();
-      if (sample(metricsText, 'pet_gateway_upstream_breaker_state') === 0) break;
-      await sleep(250);
-    }
+    const metricsText = await settle(send, firstKey, scrape);
     if (workers === 1) await collectGarbage(gateway);
     const afterMs = options.afterMs ?? AFTER_MS;
     const after = await lowestMemory(memory, afterMs, () => sleep(afterMs));
-    const endSentinel = await createDirect(rest, keys[0] as Key, `chaos-${run}-sentinel-end`);
+    const endSentinel = await createDirect(rest, firstKey, `chaos-${run}-sentinel-end`);
 
     // Every pet created during the run has an id between the sentinels: ids are SQLite rowids,
     // given in increasing order, and the store deletes nothing. Read each one through REST.
     log(`reading pets ${startSentinel + 1n}..${endSentinel - 1n} through REST`);
-    const stored = await checkStored(rest, keys, run, startSentinel, endSentinel, failures);
-
-    const transitions = (state: string) =>
-      sample(metricsText, 'pet_gateway_upstream_breaker_transitions_total', `state="${state}"`) ?? 0;
-    const breakerState = sample(metricsText, 'pet_gateway_upstream_breaker_state');
-
-    const proofs: Proof[] = [
-      ...answerProofs(tally, stored),
-      {
-        name: 'breaker opened and closed',
-        passed: transitions('open') > 0 && transitions('closed') > 0 && breakerState === 0,
-        detail: `transitions: open ${transitions('open')}, half-open ${transitions('half-open')}, closed ${transitions('closed')}; now ${breakerState === 0 ? 'closed' : `state ${breakerState}`}`,
-      },
-      memoryProof(before, after),
-    ];
+    const stored = await checkStored(rest, keys, run, startSentinel, endSentinel, tally.failures);
     return {
-      proofs,
-      outcomes,
+      proofs: [...answerProofs(tally, stored), breakerProof(metricsText), memoryProof(before, after)],
+      outcomes: tally.outcomes,
       requests,
       keysUsed: keys.filter((key) => key.sent > 0).length,
       kills,

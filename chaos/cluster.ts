@@ -3,8 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { AFTER_MS } from './chaos.ts';
-import { sample } from './metrics-text.ts';
+import { AFTER_MS, memoryIn } from './chaos.ts';
 import { NGINX, startNginx } from './nginx.ts';
 import { breakersClosed, get, postGraphql, redisStates, scrape, waitUntil } from './probes.ts';
 import { collectGarbage, type Started, startCommand, startNode } from './processes.ts';
@@ -243,6 +242,50 @@ async function spendLimit(balancer: Pool, key: Key): Promise<Map<number, number>
   return statuses;
 }
 
+/** The programs the cluster run starts besides Node: fails at once when one is missing. */
+function requirePrograms(): void {
+  for (const program of [REDIS_SERVER, NGINX]) {
+    if (!existsSync(program))
+      throw new Error(`${program} not found: .ci/run installs redis-server and nginx`);
+  }
+}
+
+/** A directory of the run's own, the reference service's database in it, and the keys created there. */
+function prepareRun(keyCount: number, run: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'pet-gateway-cluster-'));
+  // nginx's workers run as an unprivileged user when it is started as root.
+  chmodSync(dir, 0o755);
+  const dbPath = join(dir, 'petstore.db');
+  const keys = createKeys(dbPath, keyCount, run);
+  const [limitKey] = createKeys(dbPath, 1, run, 'limit');
+  return { dir, dbPath, keys, limitKey: limitKey as Key };
+}
+
+/**
+ * A sender through nginx. Each key sends from an address of its own (198.18.0.0/15, for
+ * benchmarks), unknown keys all from one: one junk flood, and a crowd it must not hold back (the
+ * refused-keys bound is per address).
+ */
+function balancedSender(balancer: Pool, keys: Key[], run: string) {
+  const addresses = new Map(keys.map((key, i) => [key, `198.18.${i >> 8}.${i & 255}`]));
+  return createSender(balancer, run, {
+    balancer: true,
+    forwardedFor: (key) => (key ? (addresses.get(key) ?? '198.19.0.1') : '203.0.113.66'),
+  });
+}
+
+/** Probes until every instance's breaker reads closed, for 15 s at most: their last /metrics texts. */
+async function settleBreakers(probe: () => Promise<unknown>, ports: number[]): Promise<string[]> {
+  let breakerTexts: string[] = [];
+  for (const until = Date.now() + 15_000; Date.now() < until; ) {
+    await probe();
+    breakerTexts = await Promise.all(ports.map((port) => scrape(port)));
+    if (breakersClosed(breakerTexts)) break;
+    await sleep(250);
+  }
+  return breakerTexts;
+}
+
 /**
  * Two or more gateway instances (`node src/main.ts`) behind nginx (deploy/nginx.conf, pointed at
  * them), sharing one redis-server for the response cache, the rate limit and the APQ store, in front
@@ -252,10 +295,7 @@ async function spendLimit(balancer: Pool, key: Key): Promise<Map<number, number>
  * Redis is back, and p99 latency while Redis is down stays within 2× of healthy.
  */
 export async function runClusterChaos(options: ClusterChaosOptions = {}): Promise<ClusterChaosReport> {
-  for (const program of [REDIS_SERVER, NGINX]) {
-    if (!existsSync(program))
-      throw new Error(`${program} not found: .ci/run installs redis-server and nginx`);
-  }
+  requirePrograms();
   const durationMs = (options.durationSeconds ?? 40) * 1000;
   const keyCount = options.keys ?? 200;
   const concurrency = options.concurrency ?? 16;
@@ -264,13 +304,9 @@ export async function runClusterChaos(options: ClusterChaosOptions = {}): Promis
   const log = options.log ?? (() => {});
   const started = Date.now();
   const run = randomBytes(3).toString('hex');
-  const dir = mkdtempSync(join(tmpdir(), 'pet-gateway-cluster-'));
-  // nginx's workers run as an unprivileged user when it is started as root.
-  chmodSync(dir, 0o755);
-  const dbPath = join(dir, 'petstore.db');
+  const { dir, dbPath, keys, limitKey } = prepareRun(keyCount, run);
+  const firstKey = keys[0] as Key;
   const events: string[] = [];
-  const keys = createKeys(dbPath, keyCount, run);
-  const [limitKey] = createKeys(dbPath, 1, run, 'limit');
   log(`created ${keyCount} keys in ${dbPath}`);
 
   const cluster = await startCluster(dir, dbPath, instances);
@@ -284,58 +320,36 @@ export async function runClusterChaos(options: ClusterChaosOptions = {}): Promis
     await waitUntil('every instance has Redis', async () =>
       (await redisStates(ports.gateways)).every((s) => s === 'up'),
     );
-    // Each key from an address of its own (198.18.0.0/15, for benchmarks), unknown keys all from
-    // one: one junk flood, and a crowd it must not hold back (the refused-keys bound is per address).
-    const addresses = new Map(keys.map((key, i) => [key, `198.18.${i >> 8}.${i & 255}`]));
-    const { send, tally } = createSender(balancer, run, {
-      balancer: true,
-      forwardedFor: (key) => (key ? (addresses.get(key) ?? '198.19.0.1') : '203.0.113.66'),
-    });
-    const memory = async () => {
-      const text = (await get(steady, '/metrics')).text;
-      return {
-        heap: sample(text, 'pet_gateway_nodejs_heap_size_used_bytes') ?? 0,
-        rss: sample(text, 'pet_gateway_process_resident_memory_bytes') ?? 0,
-      };
-    };
-    const probe = () => send(keys[0], 'list', (keys[0] as Key).authorization);
+    const { send, tally } = balancedSender(balancer, keys, run);
+    const memory = async () => memoryIn((await get(steady, '/metrics')).text);
+    const probe = () => send(firstKey, 'list', firstKey.authorization);
 
-    const startSentinel = await createDirect(rest, keys[0] as Key, `chaos-${run}-sentinel-start`);
+    const startSentinel = await createDirect(rest, firstKey, `chaos-${run}-sentinel-start`);
     log(`${instances} gateways behind nginx at http://127.0.0.1:${ports.nginx}, warming up`);
     await traffic(keys, 4, 1_500, send, run, false, OPS);
     const before = await lowestMemory(memory, 1_000, () => traffic(keys, 2, 1_000, send, run, false, OPS));
 
     const runStart = Date.now();
     log(`running ${durationMs / 1000} s of traffic with ${keyCount} keys through nginx`);
-    const faults = runFaults(
-      cluster,
-      { runStart, durationMs, redisDownMs: options.redisDownMs ?? 4_000 },
-      probe,
-      (line) => {
-        events.push(`${((Date.now() - runStart) / 1000).toFixed(1)} s: ${line}`);
-        log(line);
-      },
-    );
+    const event = (line: string) => {
+      events.push(`${((Date.now() - runStart) / 1000).toFixed(1)} s: ${line}`);
+      log(line);
+    };
+    const redisDownMs = options.redisDownMs ?? 4_000;
+    const faults = runFaults(cluster, { runStart, durationMs, redisDownMs }, probe, event);
     // Traffic lasts at least as long as the faults.
     const requests = await traffic(keys, concurrency, durationMs, send, run, true, OPS);
     const more = await trafficUntil(faults, keys, concurrency, send, run);
 
-    // Settle: every breaker closed.
-    let breakerTexts: string[] = [];
-    for (const until = Date.now() + 15_000; Date.now() < until; ) {
-      await probe();
-      breakerTexts = await Promise.all(ports.gateways.map((port) => scrape(port)));
-      if (breakersClosed(breakerTexts)) break;
-      await sleep(250);
-    }
+    const breakerTexts = await settleBreakers(probe, ports.gateways);
     // The shared limit, with Redis back. Per instance (Redis unused) each would allow RATE_LIMIT.
-    const limitStatuses = await spendLimit(balancer, limitKey as Key);
+    const limitStatuses = await spendLimit(balancer, limitKey);
 
     // V8 collects the old generation when it sees fit, which an idle instance behind a load
     // balancer may put off for longer than the run waits: collect first, then watch.
     await collectGarbage(cluster.gateways[1] as Started);
     const after = await lowestMemory(memory, afterMs, () => sleep(afterMs));
-    const endSentinel = await createDirect(rest, keys[0] as Key, `chaos-${run}-sentinel-end`);
+    const endSentinel = await createDirect(rest, firstKey, `chaos-${run}-sentinel-end`);
     log(`reading pets ${startSentinel + 1n}..${endSentinel - 1n} through REST`);
     const stored = await checkStored(rest, keys, run, startSentinel, endSentinel, tally.failures);
     return {

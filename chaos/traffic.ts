@@ -61,23 +61,163 @@ export interface Tally {
   balancerErrors: number[];
 }
 
+export interface SenderOptions {
+  balancer?: boolean;
+  /**
+   * Behind the load balancer, the address each caller sends from (as `X-Forwarded-For`, which
+   * nginx extends and the gateway reads from it): a crowd has many addresses, not one.
+   */
+  forwardedFor?: (key: Key | undefined) => string;
+}
+
+/** What a sender keeps between requests: where it sends, how, and what it has counted. */
+interface Sender {
+  pool: Pool;
+  run: string;
+  options: SenderOptions;
+  codes: Set<string>;
+  tally: Tally;
+  count: (outcome: string) => void;
+}
+
+/** A GraphQL answer as far as the checks read it. */
+interface GraphqlAnswer {
+  data?: Record<string, unknown> | null;
+  errors?: Array<{ extensions?: { code?: unknown } }>;
+}
+
+/** One request of `op`: its body, and what a key's answer is checked against. */
+function operation(op: Op, key: Key | undefined, run: string) {
+  let query = LIST;
+  let variables: Record<string, unknown> = {};
+  let sentName: string | undefined;
+  let askedId: string | undefined;
+  if (op === 'create') {
+    query = CREATE;
+    sentName = key ? `chaos-${run}-${key.tag}-${key.sequence++}` : `chaos-${run}-intruder`;
+    variables = { input: { name: sentName, categoryId: '1', status: 'AVAILABLE' } };
+  } else if (op === 'pet') {
+    const own = key ? [...key.acked.keys()] : [];
+    askedId = own.length > 0 ? own[Math.floor(Math.random() * own.length)] : '1';
+    query = PET;
+    variables = { id: askedId };
+  }
+  const body: Record<string, unknown> = op === 'apq' ? { extensions: APQ_EXTENSIONS } : { query, variables };
+  return { body, sentName, askedId };
+}
+
+/**
+ * POSTs `body` and reads its answer, as an APQ client does: a hash the store does not hold is sent
+ * again with its text. Undefined, counted, when there is no JSON answer to check.
+ */
+async function exchange(
+  sender: Sender,
+  request: { key: Key | undefined; op: Op; authorization: string; body: Record<string, unknown> },
+  startedAt: number,
+  startedMs: number,
+): Promise<{ status: number; answer: GraphqlAnswer } | undefined> {
+  const { pool, options, tally, count } = sender;
+  const { key, op, authorization } = request;
+  let body = request.body;
+  for (;;) {
+    let status: number;
+    let text: string;
+    try {
+      const response = await pool.request({
+        path: '/graphql',
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization,
+          ...(options.forwardedFor ? { 'x-forwarded-for': options.forwardedFor(key) } : {}),
+        },
+        body: JSON.stringify(body),
+        headersTimeout: 30_000,
+        bodyTimeout: 30_000,
+      });
+      status = response.statusCode;
+      text = await response.body.text();
+      tally.latencies.push({ at: startedAt, ms: performance.now() - startedMs });
+    } catch (error) {
+      count(`no answer (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      tally.failures.undocumented.push(`${op}: no answer from the gateway`);
+      return undefined;
+    }
+    let answer: GraphqlAnswer;
+    try {
+      answer = JSON.parse(text);
+    } catch {
+      if (options.balancer && status === 502) {
+        tally.balancerErrors.push(startedAt);
+        count('HTTP 502 from the load balancer');
+        return undefined;
+      }
+      count(`HTTP ${status}, not JSON`);
+      tally.failures.undocumented.push(`${op}: HTTP ${status}, body not JSON`);
+      return undefined;
+    }
+    const notFound = answer.errors?.[0]?.extensions?.code === 'PERSISTED_QUERY_NOT_FOUND';
+    if (op !== 'apq' || !notFound || 'query' in body) return { status, answer };
+    count('PERSISTED_QUERY_NOT_FOUND, then sent with its text');
+    body = { query: APQ, extensions: APQ_EXTENSIONS };
+  }
+}
+
+/** Counts an answer by outcome and notes what no answer may hold: its error codes and its field. */
+function checkAnswer(sender: Sender, key: Key | undefined, op: Op, status: number, answer: GraphqlAnswer) {
+  const { codes, options, count } = sender;
+  const { undocumented } = sender.tally.failures;
+  const errorCodes = (answer.errors ?? []).map((error) =>
+    typeof error.extensions?.code === 'string' ? error.extensions.code : 'no code',
+  );
+  const field = answer.data?.[op === 'list' || op === 'apq' ? 'pets' : op === 'pet' ? 'pet' : 'createPet'];
+  count(errorCodes.length > 0 ? errorCodes.join('+') : field ? 'data' : 'no data, no error');
+  for (const code of errorCodes) {
+    if (!codes.has(code) || code === 'INTERNAL_SERVER_ERROR' || code === 'INTERNAL') {
+      undocumented.push(`${op}: HTTP ${status}, code ${code}`);
+    }
+  }
+  // Behind the balancer each key has its own address, the unknown keys another: their refusals
+  // must never hold a real caller back.
+  if (key && options.forwardedFor && errorCodes.includes('REFUSED_KEYS_LIMITED'))
+    undocumented.push(`${op}: a valid key refused REFUSED_KEYS_LIMITED (another address's junk keys)`);
+  if (errorCodes.length === 0 && !field) undocumented.push(`${op}: HTTP ${status}, no data and no error`);
+  if (status >= 500 && errorCodes.length === 0) undocumented.push(`${op}: HTTP ${status} without a code`);
+  return { errorCodes, field };
+}
+
+/** Checks a key got only its own pets: the name it created, the pets it was told are its own. */
+function checkOwn(
+  sender: Sender,
+  key: Key,
+  sent: { op: Op; sentName: string | undefined; askedId: string | undefined },
+  answered: { errorCodes: string[]; field: unknown },
+): void {
+  const { checked, failures } = sender.tally;
+  const { op, sentName, askedId } = sent;
+  const { errorCodes, field } = answered;
+  const ownPrefix = `chaos-${sender.run}-${key.tag}-`;
+  if (op === 'create' && field) {
+    const pet = field as { id: string; name: string };
+    checked.own++;
+    if (pet.name !== sentName) failures.leaks.push(`createPet by ${key.tag} answered "${pet.name}"`);
+    else key.acked.set(pet.id, pet.name);
+  } else if (op === 'pet' && askedId !== undefined && key.acked.has(askedId)) {
+    const pet = field as { id: string; name: string } | null | undefined;
+    if (pet) checked.own++;
+    if (pet && (pet.name !== key.acked.get(askedId) || !pet.name.startsWith(ownPrefix))) {
+      failures.leaks.push(`pet(${askedId}) for ${key.tag} answered "${pet.name}"`);
+    }
+    if (errorCodes.includes('PET_NOT_FOUND'))
+      failures.lost.push(`pet ${askedId}, acknowledged, answered PET_NOT_FOUND`);
+  }
+}
+
 /**
  * Sends one operation through `pool` (the gateway, or the load balancer in front of several) and
  * checks its answer: JSON, data or documented codes, and never another key's data.
  */
-export function createSender(
-  pool: Pool,
-  run: string,
-  options: {
-    balancer?: boolean;
-    /**
-     * Behind the load balancer, the address each caller sends from (as `X-Forwarded-For`, which
-     * nginx extends and the gateway reads from it): a crowd has many addresses, not one.
-     */
-    forwardedFor?: (key: Key | undefined) => string;
-  } = {},
-) {
-  const codes = documentedCodes();
+export function createSender(pool: Pool, run: string, options: SenderOptions = {}) {
   const tally: Tally = {
     outcomes: new Map(),
     failures: { undocumented: [], leaks: [], lost: [] },
@@ -85,115 +225,23 @@ export function createSender(
     latencies: [],
     balancerErrors: [],
   };
-  const { outcomes, failures, checked } = tally;
+  const { outcomes } = tally;
   const count = (outcome: string) => outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
-  const gatewayPool = pool;
+  const sender: Sender = { pool, run, options, codes: documentedCodes(), tally, count };
   const send = async (key: Key | undefined, op: Op, authorization: string) => {
     const startedAt = Date.now();
     const startedMs = performance.now();
     if (key) key.sent++;
-    let query = LIST;
-    let variables: Record<string, unknown> = {};
-    let sentName: string | undefined;
-    let askedId: string | undefined;
-    if (op === 'create') {
-      query = CREATE;
-      sentName = key ? `chaos-${run}-${key.tag}-${key.sequence++}` : `chaos-${run}-intruder`;
-      variables = { input: { name: sentName, categoryId: '1', status: 'AVAILABLE' } };
-    } else if (op === 'pet') {
-      const own = key ? [...key.acked.keys()] : [];
-      askedId = own.length > 0 ? own[Math.floor(Math.random() * own.length)] : '1';
-      query = PET;
-      variables = { id: askedId };
-    }
-    let body: Record<string, unknown> = op === 'apq' ? { extensions: APQ_EXTENSIONS } : { query, variables };
-    let status: number;
-    let answer: {
-      data?: Record<string, unknown> | null;
-      errors?: Array<{ extensions?: { code?: unknown } }>;
-    };
-    for (;;) {
-      let text: string;
-      try {
-        const response = await gatewayPool.request({
-          path: '/graphql',
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            authorization,
-            ...(options.forwardedFor ? { 'x-forwarded-for': options.forwardedFor(key) } : {}),
-          },
-          body: JSON.stringify(body),
-          headersTimeout: 30_000,
-          bodyTimeout: 30_000,
-        });
-        status = response.statusCode;
-        text = await response.body.text();
-        tally.latencies.push({ at: startedAt, ms: performance.now() - startedMs });
-      } catch (error) {
-        count(`no answer (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
-        failures.undocumented.push(`${op}: no answer from the gateway`);
-        return;
-      }
-      try {
-        answer = JSON.parse(text);
-      } catch {
-        if (options.balancer && status === 502) {
-          tally.balancerErrors.push(startedAt);
-          count('HTTP 502 from the load balancer');
-          return;
-        }
-        count(`HTTP ${status}, not JSON`);
-        failures.undocumented.push(`${op}: HTTP ${status}, body not JSON`);
-        return;
-      }
-      // As an APQ client does: a hash the store does not hold is sent again with its text.
-      const notFound = answer.errors?.[0]?.extensions?.code === 'PERSISTED_QUERY_NOT_FOUND';
-      if (op !== 'apq' || !notFound || 'query' in body) break;
-      count('PERSISTED_QUERY_NOT_FOUND, then sent with its text');
-      body = { query: APQ, extensions: APQ_EXTENSIONS };
-    }
-    const errorCodes = (answer.errors ?? []).map((error) =>
-      typeof error.extensions?.code === 'string' ? error.extensions.code : 'no code',
-    );
-    const field = answer.data?.[op === 'list' || op === 'apq' ? 'pets' : op === 'pet' ? 'pet' : 'createPet'];
-    count(errorCodes.length > 0 ? errorCodes.join('+') : field ? 'data' : 'no data, no error');
-    for (const code of errorCodes) {
-      if (!codes.has(code) || code === 'INTERNAL_SERVER_ERROR' || code === 'INTERNAL') {
-        failures.undocumented.push(`${op}: HTTP ${status}, code ${code}`);
-      }
-    }
-    // Behind the balancer each key has its own address, the unknown keys another: their refusals
-    // must never hold a real caller back.
-    if (key && options.forwardedFor && errorCodes.includes('REFUSED_KEYS_LIMITED'))
-      failures.undocumented.push(
-        `${op}: a valid key refused REFUSED_KEYS_LIMITED (another address's junk keys)`,
-      );
-    if (errorCodes.length === 0 && !field)
-      failures.undocumented.push(`${op}: HTTP ${status}, no data and no error`);
-    if (status >= 500 && errorCodes.length === 0)
-      failures.undocumented.push(`${op}: HTTP ${status} without a code`);
-
+    const { body, sentName, askedId } = operation(op, key, run);
+    const exchanged = await exchange(sender, { key, op, authorization, body }, startedAt, startedMs);
+    if (exchanged === undefined) return;
+    const answered = checkAnswer(sender, key, op, exchanged.status, exchanged.answer);
     if (key === undefined) {
-      checked.intruder++;
-      if (field) failures.leaks.push(`an unknown key got data from ${op}`);
+      tally.checked.intruder++;
+      if (answered.field) tally.failures.leaks.push(`an unknown key got data from ${op}`);
       return;
     }
-    const ownPrefix = `chaos-${run}-${key.tag}-`;
-    if (op === 'create' && field) {
-      const pet = field as { id: string; name: string };
-      checked.own++;
-      if (pet.name !== sentName) failures.leaks.push(`createPet by ${key.tag} answered "${pet.name}"`);
-      else key.acked.set(pet.id, pet.name);
-    } else if (op === 'pet' && askedId !== undefined && key.acked.has(askedId)) {
-      const pet = field as { id: string; name: string } | null | undefined;
-      if (pet) checked.own++;
-      if (pet && (pet.name !== key.acked.get(askedId) || !pet.name.startsWith(ownPrefix))) {
-        failures.leaks.push(`pet(${askedId}) for ${key.tag} answered "${pet.name}"`);
-      }
-      if (errorCodes.includes('PET_NOT_FOUND'))
-        failures.lost.push(`pet ${askedId}, acknowledged, answered PET_NOT_FOUND`);
-    }
+    checkOwn(sender, key, { op, sentName, askedId }, answered);
   };
   return { send, tally };
 }

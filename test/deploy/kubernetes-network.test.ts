@@ -99,7 +99,10 @@ describe.each(RENDERED)('deploy/kubernetes/%s', (_name, objects) => {
       deployment.spec.template.spec.topologySpreadConstraints.map((spread) => spread.topologyKey),
     ).toEqual(expect.arrayContaining(['kubernetes.io/hostname', 'topology.kubernetes.io/zone']));
   });
+});
 
+// The NetworkPolicy's own rules, beside the ports and selectors above.
+describe.each(RENDERED)('deploy/kubernetes/%s', (_name, objects) => {
   it('NetworkPolicy: in from the ingress controller’s namespace only; out to DNS, upstream, Redis, OTLP only', () => {
     const { container, settings, secretRefs } = gateway(objects);
     const policy = find<KubeObject & { spec: { policyTypes: string[]; ingress: Rule[]; egress: Rule[] } }>(
