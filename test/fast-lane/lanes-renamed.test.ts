@@ -7,7 +7,7 @@ import { planCases } from './cases-plans.ts';
 import { refusalCases } from './cases-refusals.ts';
 import { requestCases } from './cases-requests.ts';
 import { renamedDocument } from './renamed.ts';
-import { type Case, type Side, sendAlike, side, startLanesUpstream, warmUp } from './sides.ts';
+import { type Case, closeThreeSides, type Side, sendAlike, startThreeSides, warmUp } from './sides.ts';
 
 // The lanes' corpus again, each document prepared as it is and then sent renamed: its aliases
 // called otherwise and the text printed anew (renamed.ts), a text no side has seen, of a shape the
@@ -35,16 +35,10 @@ const servedByShape = (c: Case) =>
   (c.body as { extensions?: unknown }).extensions === undefined;
 
 beforeAll(async () => {
-  upstream = await startLanesUpstream();
-  yoga = await side(upstream, false);
-  compiled = await side(upstream, true, undefined, undefined, false);
-  fast = await side(upstream, true);
+  ({ upstream, yoga, compiled, fast } = await startThreeSides());
 });
 
-afterAll(async () => {
-  for (const { gateway } of [yoga, compiled, fast]) await gateway.close();
-  await upstream.close();
-});
+afterAll(() => closeThreeSides({ upstream, yoga, compiled, fast }));
 
 beforeEach(() => {
   upstream.clearFaults();

@@ -8,7 +8,16 @@ import { persistedCases } from './cases-persisted.ts';
 import { planCases } from './cases-plans.ts';
 import { refusalCases } from './cases-refusals.ts';
 import { requestCases } from './cases-requests.ts';
-import { type Answer, AUTH, type Side, send, sendAlike, side, startLanesUpstream, warmUp } from './sides.ts';
+import {
+  type Answer,
+  AUTH,
+  closeThreeSides,
+  type Side,
+  send,
+  sendAlike,
+  startThreeSides,
+  warmUp,
+} from './sides.ts';
 
 // One behaviour, three paths. The same requests go to a gateway with FAST_LANE off (Yoga answers
 // everything), to one whose fast lane runs compiled execution only (PLANS=off), and to one with the
@@ -29,18 +38,10 @@ let fast: Side;
 const cases = [...requestCases, ...planCases, ...refusalCases, ...persistedCases];
 
 beforeAll(async () => {
-  upstream = await startLanesUpstream();
-  yoga = await side(upstream, false);
-  compiled = await side(upstream, true, undefined, undefined, false);
-  fast = await side(upstream, true);
+  ({ upstream, yoga, compiled, fast } = await startThreeSides());
 });
 
-afterAll(async () => {
-  await yoga.gateway.close();
-  await compiled.gateway.close();
-  await fast.gateway.close();
-  await upstream.close();
-});
+afterAll(() => closeThreeSides({ upstream, yoga, compiled, fast }));
 
 beforeEach(() => {
   upstream.clearFaults();

@@ -72,6 +72,32 @@ export async function side(
   return { gateway, logs, metrics };
 }
 
+/**
+ * The three sides the corpus goes to, on one upstream: Yoga alone (FAST_LANE=off), the fast lane
+ * with compiled execution only (PLANS=off), and the defaults (plans).
+ */
+export interface ThreeSides {
+  upstream: FakeUpstream;
+  yoga: Side;
+  compiled: Side;
+  fast: Side;
+}
+
+export async function startThreeSides(): Promise<ThreeSides> {
+  const upstream = await startLanesUpstream();
+  return {
+    upstream,
+    yoga: await side(upstream, false),
+    compiled: await side(upstream, true, undefined, undefined, false),
+    fast: await side(upstream, true),
+  };
+}
+
+export async function closeThreeSides({ upstream, yoga, compiled, fast }: ThreeSides): Promise<void> {
+  for (const { gateway } of [yoga, compiled, fast]) await gateway.close();
+  await upstream.close();
+}
+
 /** An operation's parameters, or a batch of them. */
 export type Body = Record<string, unknown> | Array<Record<string, unknown>>;
 
