@@ -35,8 +35,9 @@ export function documentShape(document: DocumentNode): DocumentShape | undefined
     key += `(${node.kind}`;
     const fields = node as unknown as Record<string, unknown>;
     for (const scalar of SCALARS) {
-      const value = fields[scalar];
-      if (value !== undefined) key += ` ${scalar}=${String(value).length}:${String(value)}`;
+      if (fields[scalar] === undefined) continue;
+      const text = String(fields[scalar]);
+      key += ` ${scalar}=${text.length}:${text}`;
     }
     if (node.kind === Kind.FIELD) {
       const response = (node.alias ?? node.name).value;

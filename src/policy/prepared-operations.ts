@@ -132,7 +132,7 @@ export function operationKey(
   operationName: string | null | undefined,
   hash?: string,
 ): string | undefined {
-  const name = operationName == null ? '\u0001' : `=${operationName}`;
+  const name = nameKey(operationName);
   if (hash !== undefined) {
     return hash.length > MAX_PREPARED_DOCUMENT_LENGTH ? undefined : `h\u0000${name}\u0000${hash}`;
   }
@@ -142,16 +142,23 @@ export function operationKey(
       : `id\u0000${name}\u0000${documentId}`;
   }
   if (query === undefined || query.length > MAX_PREPARED_DOCUMENT_LENGTH) return undefined;
-  return `q\u0000${name}\u0000${query}`;
+  return `${BY_TEXT}${name}\u0000${query}`;
 }
+
+/** How an operation key begins when it names the document by its text. */
+const BY_TEXT = 'q\u0000';
+
+/** The operation name asked for, `null`/absent kept apart from the empty string as graphql-js does. */
+const nameKey = (operationName: string | null | undefined): string =>
+  operationName == null ? '\u0001' : `=${operationName}`;
 
 /**
  * The key of a prepared operation's shape (`Lanes.shapes`): the operation name asked for, kept
  * apart as in `operationKey`, and the document's shape.
  */
 export function shapeKey(operationName: string | null | undefined, shape: string): string {
-  return `${operationName == null ? '\u0001' : `=${operationName}`}\u0000${shape}`;
+  return `${nameKey(operationName)}\u0000${shape}`;
 }
 
 /** Whether an operation key names a document by its text (not by a persisted id or hash). */
-export const isText = (key: string): boolean => key.startsWith('q\u0000');
+export const isText = (key: string): boolean => key.startsWith(BY_TEXT);

@@ -2,10 +2,7 @@
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FakeUpstream } from '../support/fake-upstream.ts';
-import { persistedCases } from './cases-persisted.ts';
-import { planCases } from './cases-plans.ts';
-import { refusalCases } from './cases-refusals.ts';
-import { requestCases } from './cases-requests.ts';
+import { CASES } from './cases.ts';
 import { renamedDocument } from './renamed.ts';
 import { type Case, closeThreeSides, type Side, sendAlike, startThreeSides, warmUp } from './sides.ts';
 
@@ -21,7 +18,7 @@ let compiled: Side;
 let fast: Side;
 
 /** The cases whose body is one document sent as text, with that text renamed. */
-const renamed = [...requestCases, ...planCases, ...refusalCases, ...persistedCases].flatMap((c): Case[] => {
+const renamed = CASES.flatMap((c): Case[] => {
   if (Array.isArray(c.body) || typeof c.body.query !== 'string') return [];
   const query = renamedDocument(c.body.query);
   return query === undefined ? [] : [{ ...c, warm: c.warm ?? c.body, body: { ...c.body, query } }];
@@ -48,9 +45,7 @@ beforeEach(() => {
 describe('a renamed document is answered exactly as Yoga answers it', () => {
   it('holds most of the corpus', () => {
     expect(renamed.length).toBeGreaterThan(30);
-    expect(
-      renamed.filter((c) => c.body !== c.warm && c.code === undefined && !c.yogaOnly).length,
-    ).toBeGreaterThan(15);
+    expect(renamed.filter(servedByShape).length).toBeGreaterThan(15);
   });
 
   it.each(renamed)('$name', async (c) => {

@@ -4,10 +4,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Metrics } from '../../src/observability/metrics.ts';
 import type { FakeUpstream } from '../support/fake-upstream.ts';
-import { persistedCases } from './cases-persisted.ts';
-import { planCases } from './cases-plans.ts';
-import { refusalCases } from './cases-refusals.ts';
-import { requestCases } from './cases-requests.ts';
+import { CASES } from './cases.ts';
 import {
   type Answer,
   AUTH,
@@ -34,9 +31,6 @@ let upstream: FakeUpstream;
 let yoga: Side;
 let compiled: Side;
 let fast: Side;
-
-const cases = [...requestCases, ...planCases, ...refusalCases, ...persistedCases];
-
 beforeAll(async () => {
   ({ upstream, yoga, compiled, fast } = await startThreeSides());
 });
@@ -49,7 +43,7 @@ beforeEach(() => {
 });
 
 describe('the fast lane answers exactly as Yoga does', () => {
-  it.each(cases)('$name', async (c) => {
+  it.each(CASES)('$name', async (c) => {
     const sides = [yoga, compiled, fast];
     await warmUp(sides, c);
     const lanes = fast.gateway.lanes;
