@@ -4,6 +4,7 @@ import {
   type GraphQLArgument,
   type GraphQLInputField,
   type GraphQLInputType,
+  type GraphQLObjectType,
   type GraphQLSchema,
   getNamedType,
   isInputObjectType,
@@ -19,8 +20,10 @@ import {
   visitWithTypeInfo,
 } from 'graphql';
 import type { z } from 'zod';
+import type { WriteRoute } from '../contract/routes.ts';
+import { declaredWriteRoute } from '../schema/upstream-field.ts';
 import { inputSchemaOf, objectSchemaOf } from './graphql-to-zod.ts';
-import type { ToolSpec } from './tool.ts';
+import { type ToolSpec, writesThrough } from './tool.ts';
 
 /*
  * A trusted-documents manifest as MCP tools: each operation in it is a tool named after the
@@ -165,9 +168,20 @@ function toolsOfDocument(schema: GraphQLSchema, id: string, text: string): ToolS
         input: inputOf(schema, operation, argumentOf),
         output: objectSchemaOf(root, operation.selectionSet, fragments),
         readOnly: operation.operation === OperationTypeNode.QUERY,
+        writes: writesThrough(routesWritten(root, operation)),
         request: (args) => ({ documentId: id, ...(operationName ? { operationName } : {}), variables: args }),
       } satisfies ToolSpec,
     ];
+  });
+}
+
+/** The routes an operation's root fields declare they write through (none for a query). */
+function routesWritten(root: GraphQLObjectType, operation: OperationDefinitionNode): WriteRoute[] {
+  return operation.selectionSet.selections.flatMap((selection) => {
+    if (selection.kind !== Kind.FIELD) return [];
+    const field = root.getFields()[selection.name.value];
+    const route = field && declaredWriteRoute(field);
+    return route ? [route] : [];
   });
 }
 

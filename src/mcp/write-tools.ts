@@ -1,12 +1,13 @@
 import { type GraphQLField, type GraphQLSchema, getNamedType, isInputObjectType } from 'graphql';
-import { UPSTREAM_EXTENSION, type UpstreamField } from '../schema/upstream-field.ts';
+import type { WriteRoute } from '../contract/routes.ts';
+import { declaredWriteRoute } from '../schema/upstream-field.ts';
 import { operationOf, selectionOf } from './documents.ts';
 import { inputShapeOf } from './graphql-to-zod.ts';
 import { toolNameOf } from './operations-as-tools.ts';
-import type { ToolSpec } from './tool.ts';
+import { type ToolSpec, writesThrough } from './tool.ts';
 
 /*
- * One tool per mutation that declares an upstream write (`fromUpstream({ call: 'write', … })`,
+ * One tool per mutation that declares an upstream write (`fromUpstream(writeThrough(route, …))`,
  * schema/upstream-field.ts), read off the schema as the plan reads the declaration: a mutation the
  * schema gains is offered to assistants with no edit here, as it is sent once, drops what it
  * changed from the caches and wakes live lists with no edit elsewhere.
@@ -20,11 +21,6 @@ export const WRITE_TOOL_SENTENCE =
 const TITLES: Readonly<Record<string, string>> = { createPet: 'Create a pet' };
 
 type Field = GraphQLField<unknown, unknown>;
-
-function declaresWrite(field: Field): boolean {
-  const declaration = field.extensions?.[UPSTREAM_EXTENSION] as UpstreamField<unknown> | undefined;
-  return declaration?.call === 'write';
-}
 
 /** `setPetStatus` → `Set pet status`. */
 function titleOf(name: string): string {
@@ -43,7 +39,7 @@ function inputObjectOf(field: Field) {
   return isInputObjectType(type) ? type : undefined;
 }
 
-function writeTool(schema: GraphQLSchema, field: Field): ToolSpec {
+function writeTool(schema: GraphQLSchema, field: Field, route: WriteRoute): ToolSpec {
   const operationName = field.name.charAt(0).toUpperCase() + field.name.slice(1);
   const declared = field.args.map((arg) => `$${arg.name}: ${String(arg.type)}`).join(', ');
   const passed = field.args.map((arg) => `${arg.name}: $${arg.name}`).join(', ');
@@ -59,6 +55,7 @@ function writeTool(schema: GraphQLSchema, field: Field): ToolSpec {
     input: inputShapeOf(input ? Object.values(input.getFields()) : field.args),
     output,
     readOnly: false,
+    writes: writesThrough([route]),
     request: (args) => ({ query: text, operationName, variables: input ? { input: args } : args }),
   };
 }
@@ -66,5 +63,8 @@ function writeTool(schema: GraphQLSchema, field: Field): ToolSpec {
 /** A tool for each mutation of `schema` that declares an upstream write, in the schema's order. */
 export function writeTools(schema: GraphQLSchema): ToolSpec[] {
   const fields = Object.values(schema.getMutationType()?.getFields() ?? {});
-  return fields.filter(declaresWrite).map((field) => writeTool(schema, field));
+  return fields.flatMap((field) => {
+    const route = declaredWriteRoute(field);
+    return route ? [writeTool(schema, field, route)] : [];
+  });
 }

@@ -12,7 +12,7 @@ import { PET_DEPRECATION_REASON, PET_REPLACEMENT_LIMITS } from './deprecation.ts
 import { rethrowForClient, sunset, toGraphQLError } from './errors.ts';
 import { int64Argument, int64Key, limitArgument, nameArgument, nameWithin } from './inputs.ts';
 import { openLiveList } from './live.ts';
-import { fromUpstream, type UpstreamField } from './upstream-field.ts';
+import { fromUpstream, type UpstreamField, writeThrough } from './upstream-field.ts';
 
 export const PetStatus = builder.enumType('PetStatus', {
   description: 'Availability of an animal in the store.',
@@ -100,14 +100,11 @@ const getPet: UpstreamField<{ id: string }, 'getPet'> = {
  * `createPet(input)` → `POST /pets`, exactly once. What follows a create (cached lists dropped, live
  * lists asked again) is the route's declared `changes`, not this field's.
  */
-const createPet: UpstreamField<
+const createPet = writeThrough<
   { input: { name: string; categoryId: string; status?: string | null } },
-  'write',
   PetDto
-> = {
-  call: 'write',
+>(ROUTES.createPet, {
   request: ({ input }) => ({
-    route: ROUTES.createPet,
     body: {
       name: nameArgument(input.name, 'input.name'),
       categoryId: int64Argument(input.categoryId, 'input.categoryId'),
@@ -115,7 +112,7 @@ const createPet: UpstreamField<
     },
   }),
   within: (request, ctx) => nameWithin(request.body?.name ?? '', ctx.nameMaxLength, 'input.name'),
-};
+});
 
 builder.queryType({
   description: 'Reading the animal store.',

@@ -1,3 +1,5 @@
+import type { WriteRoute } from '../contract/routes.ts';
+import type { WriteRequest } from '../upstream/bodies.ts';
 import type { Loaders, UpstreamCalls } from '../upstream/loaders.ts';
 import type { Context } from './context.ts';
 import { rethrowForClient } from './errors.ts';
@@ -34,6 +36,11 @@ export interface UpstreamField<
    */
   readonly call: Call;
   /**
+   * A write's route, readable without building a request (what an MCP tool tells a model it
+   * changes); `writeThrough` sets it and names it in every request, so it is written once.
+   */
+  readonly route?: Call extends 'write' ? WriteRoute : never;
+  /**
    * The call's request from the field's arguments (as graphql-js coerced them). Throws a
    * GraphQLError for a value the contract refuses: then no call is made.
    */
@@ -56,6 +63,14 @@ export interface UpstreamField<
 /** The key under which a field's `UpstreamField` sits in its GraphQL extensions. */
 export const UPSTREAM_EXTENSION = 'upstream';
 
+/** The route a field declares it writes through (`writeThrough`), if it declares one. */
+export function declaredWriteRoute(field: {
+  readonly extensions?: Readonly<Record<string, unknown>> | null;
+}): WriteRoute | undefined {
+  const declaration = field.extensions?.[UPSTREAM_EXTENSION] as UpstreamField<unknown> | undefined;
+  return declaration?.call === 'write' ? declaration.route : undefined;
+}
+
 /**
  * A root field's options from its declaration, spread into `t.field({...})`: the declaration in the
  * field's extensions, for the planner, and the resolver derived from it. The field names its
@@ -70,6 +85,20 @@ export function fromUpstream<
     extensions: { [UPSTREAM_EXTENSION]: field },
     resolve: resolveUpstream(field) as (root: unknown, args: Args, ctx: Context) => Promise<Result>,
   };
+}
+
+/**
+ * A write's declaration with its route said once: the field's `route`, and the route of every
+ * request `request` builds (which gives only the path's parameters and the body).
+ */
+export function writeThrough<Args, Result extends UpstreamCallTypes['write']['result']>(
+  route: WriteRoute,
+  field: Omit<UpstreamField<Args, 'write', Result>, 'call' | 'route' | 'request'> & {
+    readonly request: (args: Args) => Omit<WriteRequest, 'route'>;
+  },
+): UpstreamField<Args, 'write', Result> {
+  const { request } = field;
+  return { ...field, call: 'write', route, request: (args) => ({ route, ...request(args) }) };
 }
 
 /** The field's resolver: `before`, the request and its limits (`within`), `calling`, then the call through the request's loaders. */

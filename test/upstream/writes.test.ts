@@ -4,9 +4,11 @@ import { type GraphQLEnumType, GraphQLID, GraphQLNonNull, GraphQLObjectType, Gra
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PetStatus as PetStatusValue } from '../../src/contract/animal-store.ts';
 import { defineRoute } from '../../src/contract/routes.ts';
+import { operationsAsTools } from '../../src/mcp/operations-as-tools.ts';
+import { annotationsOf } from '../../src/mcp/tool.ts';
 import { schema as publicSchema } from '../../src/schema/index.ts';
 import { int64Argument } from '../../src/schema/inputs.ts';
-import { fromUpstream } from '../../src/schema/upstream-field.ts';
+import { fromUpstream, writeThrough } from '../../src/schema/upstream-field.ts';
 import { createMemoryCache, type ResponseCache } from '../../src/stores/response-cache.ts';
 import type { PetDto } from '../../src/upstream/bodies.ts';
 import { call, connectMcp } from '../mcp/client.ts';
@@ -51,15 +53,15 @@ function withSetPetStatus(base: GraphQLSchema): GraphQLSchema {
           id: { type: new GraphQLNonNull(GraphQLID) },
           status: { type: new GraphQLNonNull(base.getType('PetStatus') as GraphQLEnumType) },
         },
-        ...fromUpstream<{ id: string; status: string }, 'write', PetDto>({
-          call: 'write',
-          request: ({ id, status }) => ({
-            route: SET_STATUS,
-            params: { petId: int64Argument(id, 'id') },
-            // The body schema the route names; only `status` is read by this test's upstream.
-            body: { name: '', categoryId: '0', status: status as PetStatusValue },
+        ...fromUpstream(
+          writeThrough<{ id: string; status: string }, PetDto>(SET_STATUS, {
+            request: ({ id, status }) => ({
+              params: { petId: int64Argument(id, 'id') },
+              // The body schema the route names; only `status` is read by this test's upstream.
+              body: { name: '', categoryId: '0', status: status as PetStatusValue },
+            }),
           }),
-        }),
+        ),
       },
     },
   });
@@ -162,11 +164,28 @@ describe("the mutation's MCP tool, made from its declaration", () => {
         additionalProperties: false,
       });
       expect(Object.keys(tool?.inputSchema.properties ?? {}).sort()).toEqual(['id', 'status']);
-      expect(tool?.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false });
+      // It changes a pet that exists (the route's `changes.item`): destructive, as MCP means it.
+      expect(tool?.annotations).toMatchObject({
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+      });
       expect(tool?.description).toMatch(/sent once, never retried: ask the user before calling it\.$/);
     } finally {
       await assistant.close();
     }
+  });
+
+  it('makes a manifest operation that sets a status destructive too, and one that only adds not', () => {
+    const manifest = new Map([
+      ['sha256:sold', 'mutation SoldOut($id: ID!) { setPetStatus(id: $id, status: SOLD) { id } }'],
+      ['sha256:add', 'mutation Add($input: NewPet!) { createPet(input: $input) { id } }'],
+    ]);
+    const hints = operationsAsTools(manifest, schema).map((tool) => [tool.name, annotationsOf(tool)]);
+    expect(Object.fromEntries(hints)).toMatchObject({
+      sold_out: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+      add: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+    });
   });
 
   it('goes out as one PATCH and answers the pet', async () => {
