@@ -10,7 +10,7 @@ import { isText, operationKey, type PreparedOperation } from '../policy/prepared
 import { type Context, createContext } from '../schema/context.ts';
 import { writeAnswer } from './answer.ts';
 import { serveBatch } from './batch.ts';
-import { type ByShape, preparedByShape } from './by-shape.ts';
+import { preparedByShape } from './by-shape.ts';
 import { type FastLaneOptions, handOver, headerValue } from './hand-over.ts';
 import { getParams, type PlainParams, plainBody, plainGet, plainRequest } from './plain-request.ts';
 import { runByShape, runPrepared } from './run-prepared.ts';
@@ -92,26 +92,56 @@ async function serve(
   if (params.variables && hasUnsafeNumber(params.variables))
     return handOver(req, res, body, options, { parsed });
   const headers = lanes.headers.get(headersKey);
-  const prepared = headers && lanes.prepared.get(key);
-  // A text not seen before, of a shape that has a plan: the plan answers under its names.
-  const byShape =
-    headers && prepared === undefined && lanes.shapes && isText(key)
-      ? preparedByShape(lanes.shapes, params.query as string, params.operationName)
-      : undefined;
-  const named = prepared ?? byShape?.operation;
-  if (named === undefined || headers === undefined) {
+  const variables = params.variables ?? {};
+  const found = headers && lookUp(params, key, variables, options);
+  if (found === undefined || headers === undefined) {
     return handOver(req, res, body, options, { parsed, toPrepare: { operation: key, headers: headersKey } });
   }
   // Only queries run over GET: Yoga answers anything else 405.
-  if (req.method === 'GET' && named.operationType !== 'query')
+  if (req.method === 'GET' && found.named.operationType !== 'query')
     return handOver(req, res, body, options, { parsed });
 
   // A refused request goes to Yoga, which answers the 429; the limit remembers its decision for
   // this request, so Yoga's check does not count it again (nor does it for a result with errors).
   if (options.rateLimit && (await options.rateLimit.check(req, req.headers.authorization)).limited)
     return handOver(req, res, body, options, { parsed });
-  const served = { req, res, body, parsed, headers, started };
-  return run(served, prepared ?? (byShape as ByShape), params.variables ?? {}, options);
+  return run({ req, res, body, parsed, variables, headers, started }, found, options);
+}
+
+/** An operation the fast lane can run: what it is named by, and how it runs on a context. */
+interface Found {
+  readonly named: Named;
+  /**
+   * Runs it on the request's context: undefined when its plan steps aside and no compiled form
+   * exists (an operation found by shape), so Yoga runs the document on that context.
+   */
+  readonly execute: (context: Context, planned: { count: number }) => Promise<ExecutionResult | undefined>;
+}
+
+/** The prepared operation under `key`, else, for a text not seen before, the plan of its shape. */
+function lookUp(
+  params: PlainParams,
+  key: string,
+  variables: Record<string, unknown>,
+  { lanes }: FastLaneOptions,
+): Found | undefined {
+  const prepared = lanes.prepared.get(key);
+  if (prepared) {
+    return {
+      named: prepared,
+      execute: (context, planned) => runPrepared(prepared, context, variables, planned),
+    };
+  }
+  // A text not seen before, of a shape that has a plan: the plan answers under its names.
+  const byShape =
+    lanes.shapes && isText(key)
+      ? preparedByShape(lanes.shapes, params.query as string, params.operationName)
+      : undefined;
+  if (byShape === undefined) return undefined;
+  return {
+    named: byShape.operation,
+    execute: (context, planned) => runByShape(byShape, context, variables, planned),
+  };
 }
 
 /** What `run` needs of the request it serves. */
@@ -120,6 +150,7 @@ interface Served {
   res: ServerResponse;
   body: Buffer | undefined;
   parsed: GraphQLParams;
+  variables: Record<string, unknown>;
   /** The answer's headers, learned from Yoga's. */
   headers: readonly string[];
   started: number;
@@ -132,15 +163,9 @@ type Named = Pick<PreparedOperation, 'operationType' | 'operationName'>;
  * Executes a prepared operation, or the plan found by a document's shape, and answers, or hands
  * the result to Yoga.
  */
-async function run(
-  served: Served,
-  operation: PreparedOperation | ByShape,
-  variables: Record<string, unknown>,
-  options: FastLaneOptions,
-): Promise<void> {
-  const { req, res, body, parsed } = served;
-  const byShape = 'names' in operation ? operation : undefined;
-  const prepared: Named = byShape ? byShape.operation : (operation as PreparedOperation);
+async function run(served: Served, found: Found, options: FastLaneOptions): Promise<void> {
+  const { req, res, body, parsed, variables } = served;
+  const prepared = found.named;
   const context = createContext(req.headers.authorization, options.context, variables);
   cancelWhenClientGoes(res, context.loaders);
   const executeStarted = performance.now();
@@ -150,9 +175,7 @@ async function run(
     prepared.operationName,
   );
   const planned = { count: 0 };
-  const execute = byShape
-    ? () => runByShape(byShape, context, variables, planned)
-    : () => runPrepared(operation as PreparedOperation, context, variables, planned);
+  const execute = () => found.execute(context, planned);
   const result = await (span ? span.run(execute) : execute());
   if (result === undefined) {
     // The plan stepped aside for a document of its shape: Yoga runs the document itself, on this
