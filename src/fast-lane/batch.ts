@@ -4,14 +4,14 @@ import { hasUnsafeNumber } from '../contract/int64.ts';
 import { CLIENT_GONE_STATUS, logOperation } from '../observability/operation-line.ts';
 import { type RequestId, requestIdOf } from '../observability/request-id.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
-import { operationKey, type PreparedOperation } from '../policy/prepared-operations.ts';
+import { operationKey } from '../policy/prepared-operations.ts';
 import type { RateLimitDecision } from '../policy/rate-limit.ts';
 import { type Context, createContext } from '../schema/context.ts';
 import type { Loaders } from '../upstream/loaders.ts';
 import { writeAnswer } from './answer.ts';
 import { type FastLaneOptions, handOver, headerValue } from './hand-over.ts';
 import type { PlainParams } from './plain-request.ts';
-import { runPrepared } from './run-prepared.ts';
+import { type Named, type Runnable, runnableOf } from './run-prepared.ts';
 
 const ALLOWED: readonly RateLimitDecision[] = [];
 
@@ -35,9 +35,9 @@ export async function serveBatch(
 ): Promise<void> {
   const batchHeaders = `batch\u0000${headersKey}`;
   const learned = options.lanes.headers.get(batchHeaders);
-  const { prepared, keys } = preparedQueries(entries, options);
+  const { runnable, keys } = runnableQueries(entries, options);
   if (options.tracing) return handOver(req, res, body, options);
-  if (prepared === undefined || learned === undefined) {
+  if (runnable === undefined || learned === undefined) {
     // Yoga prepares the entries it runs without errors, and learns the batch answer's headers.
     return handOver(req, res, body, options, { toPrepareBatch: { operations: keys, headers: batchHeaders } });
   }
@@ -57,34 +57,34 @@ export async function serveBatch(
   const executeStarted = performance.now();
   const planned = { count: 0 };
   const results = await Promise.all(
-    prepared.map((operation, index) =>
-      runPrepared(operation, contexts[index] as Context, entries[index]?.variables ?? {}, planned),
-    ),
+    runnable.map((operation, index) => operation.execute(contexts[index] as Context, planned)),
   );
   const executeSeconds = (performance.now() - executeStarted) / 1000;
-  const plain = results.every((result) => !result.errors?.length && result.data != null);
+  // An entry found by shape whose plan stepped aside (undefined) is Yoga's, and so is its batch.
+  const plain = results.every((result) => result && !result.errors?.length && result.data != null);
   if (!res.destroyed && (!plain || contexts.some((context) => context.deprecations.size > 0))) {
     return handOver(req, res, body, options, { batch: { loaders: share.loaders, decisions } });
   }
   share.loaders?.release();
   const requestIds = entries.map(() => requestIdOf(headerValue(req, 'x-request-id')));
   if (!res.destroyed) {
-    writeArray(req, res, results, learned, requestIds[0] as RequestId, options);
+    writeArray(req, res, results as ExecutionResult[], learned, requestIds[0] as RequestId, options);
     // A request answered by plans alone, as for one operation.
-    if (planned.count === prepared.length) options.lanes.served.planned++;
+    if (planned.count === runnable.length) options.lanes.served.planned++;
   }
-  logAndCount(req, prepared, share.loaders, requestIds, started, executeSeconds, res.destroyed, options);
+  const named = runnable.map((operation) => operation.named);
+  logAndCount(req, named, share.loaders, requestIds, started, executeSeconds, res.destroyed, options);
 }
 
 /**
- * Each entry's prepared query, or undefined when one is not one the fast lane may run; and each
- * entry's operation key (undefined where it can never be prepared), for Yoga to prepare.
+ * What the fast lane runs for each entry (runnableOf), or undefined when one is not a query it may
+ * run; and each entry's operation key (undefined where it can never be prepared), for Yoga to prepare.
  */
-function preparedQueries(
+function runnableQueries(
   entries: readonly PlainParams[],
   options: FastLaneOptions,
-): { prepared: PreparedOperation[] | undefined; keys: Array<string | undefined> } {
-  let prepared: PreparedOperation[] | undefined = [];
+): { runnable: Runnable[] | undefined; keys: Array<string | undefined> } {
+  let runnable: Runnable[] | undefined = [];
   const keys: Array<string | undefined> = [];
   for (const entry of entries) {
     // A JSON number past 2^53 was rounded by the parse: Yoga's lane refuses it where an ID is expected.
@@ -98,12 +98,16 @@ function preparedQueries(
           entry.extensions?.persistedQuery?.sha256Hash,
         );
     keys.push(key);
-    const operation = key === undefined ? undefined : options.lanes.prepared.get(key);
+    // Once one entry is not the fast lane's, the rest are not looked up (nor parsed by shape).
+    const operation =
+      key === undefined || runnable === undefined
+        ? undefined
+        : runnableOf(entry, key, entry.variables ?? {}, options.lanes);
     // Reads only: a batch that may hold a mutation runs its entries in order, in Yoga's lane.
-    if (operation === undefined || operation.operationType !== 'query') prepared = undefined;
-    else prepared?.push(operation);
+    if (operation === undefined || operation.named.operationType !== 'query') runnable = undefined;
+    else runnable?.push(operation);
   }
-  return { prepared, keys };
+  return { runnable, keys };
 }
 
 /** The batch's answer: one JSON array, with the headers Yoga's answer carries. */
@@ -126,7 +130,7 @@ function writeArray(
  */
 function logAndCount(
   req: IncomingMessage,
-  prepared: readonly PreparedOperation[],
+  prepared: readonly Named[],
   loaders: Loaders | undefined,
   requestIds: readonly RequestId[],
   started: number,

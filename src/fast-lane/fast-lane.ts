@@ -6,14 +6,13 @@ import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from '../obser
 import { requestIdOf } from '../observability/request-id.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
 import { clientIdentity, deprecationHeaders } from '../policy/deprecation-headers.ts';
-import { isText, operationKey, type PreparedOperation } from '../policy/prepared-operations.ts';
+import { operationKey } from '../policy/prepared-operations.ts';
 import { type Context, createContext } from '../schema/context.ts';
 import { writeAnswer } from './answer.ts';
 import { serveBatch } from './batch.ts';
-import { preparedByShape } from './by-shape.ts';
 import { type FastLaneOptions, handOver, headerValue } from './hand-over.ts';
 import { getParams, type PlainParams, plainBody, plainGet, plainRequest } from './plain-request.ts';
-import { runByShape, runPrepared } from './run-prepared.ts';
+import { type Named, type Runnable, runnableOf } from './run-prepared.ts';
 
 export type { FastLaneOptions, YogaHandler } from './hand-over.ts';
 
@@ -93,7 +92,7 @@ async function serve(
     return handOver(req, res, body, options, { parsed });
   const headers = lanes.headers.get(headersKey);
   const variables = params.variables ?? {};
-  const found = headers && lookUp(params, key, variables, options);
+  const found = headers && runnableOf(params, key, variables, options.lanes);
   if (found === undefined || headers === undefined) {
     return handOver(req, res, body, options, { parsed, toPrepare: { operation: key, headers: headersKey } });
   }
@@ -108,42 +107,6 @@ async function serve(
   return run({ req, res, body, parsed, variables, headers, started }, found, options);
 }
 
-/** An operation the fast lane can run: what it is named by, and how it runs on a context. */
-interface Found {
-  readonly named: Named;
-  /**
-   * Runs it on the request's context: undefined when its plan steps aside and no compiled form
-   * exists (an operation found by shape), so Yoga runs the document on that context.
-   */
-  readonly execute: (context: Context, planned: { count: number }) => Promise<ExecutionResult | undefined>;
-}
-
-/** The prepared operation under `key`, else, for a text not seen before, the plan of its shape. */
-function lookUp(
-  params: PlainParams,
-  key: string,
-  variables: Record<string, unknown>,
-  { lanes }: FastLaneOptions,
-): Found | undefined {
-  const prepared = lanes.prepared.get(key);
-  if (prepared) {
-    return {
-      named: prepared,
-      execute: (context, planned) => runPrepared(prepared, context, variables, planned),
-    };
-  }
-  // A text not seen before, of a shape that has a plan: the plan answers under its names.
-  const byShape =
-    lanes.shapes && isText(key)
-      ? preparedByShape(lanes.shapes, params.query as string, params.operationName)
-      : undefined;
-  if (byShape === undefined) return undefined;
-  return {
-    named: byShape.operation,
-    execute: (context, planned) => runByShape(byShape, context, variables, planned),
-  };
-}
-
 /** What `run` needs of the request it serves. */
 interface Served {
   req: IncomingMessage;
@@ -156,14 +119,11 @@ interface Served {
   started: number;
 }
 
-/** What the log line, metrics and span name an operation by. */
-type Named = Pick<PreparedOperation, 'operationType' | 'operationName'>;
-
 /**
  * Executes a prepared operation, or the plan found by a document's shape, and answers, or hands
  * the result to Yoga.
  */
-async function run(served: Served, found: Found, options: FastLaneOptions): Promise<void> {
+async function run(served: Served, found: Runnable, options: FastLaneOptions): Promise<void> {
   const { req, res, body, parsed, variables } = served;
   const prepared = found.named;
   const context = createContext(req.headers.authorization, options.context, variables);

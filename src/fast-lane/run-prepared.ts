@@ -1,15 +1,58 @@
 import type { ExecutionResult } from 'graphql';
 import { runPlan } from '../execution/run-plan.ts';
-import type { PreparedOperation } from '../policy/prepared-operations.ts';
+import { isText, type Lanes, type PreparedOperation } from '../policy/prepared-operations.ts';
 import type { Context } from '../schema/context.ts';
-import type { ByShape } from './by-shape.ts';
+import { type ByShape, preparedByShape } from './by-shape.ts';
+import type { PlainParams } from './plain-request.ts';
+
+/** What the log line, metrics and span name an operation by. */
+export type Named = Pick<PreparedOperation, 'operationType' | 'operationName'>;
+
+/** An operation the fast lane can run: what it is named by, and how it runs on a context. */
+export interface Runnable {
+  readonly named: Named;
+  /**
+   * Runs it on the request's context: undefined when its plan steps aside and no compiled form
+   * exists (an operation found by shape), so Yoga runs the document on that context.
+   */
+  readonly execute: (context: Context, planned: { count: number }) => Promise<ExecutionResult | undefined>;
+}
+
+/**
+ * What the fast lane runs for one operation's parameters, both of its paths (one operation, a
+ * batch's entries): the prepared operation under `key`, else, for a text not seen before, the
+ * plan of its shape; undefined when neither exists (Yoga runs it, and may prepare it).
+ */
+export function runnableOf(
+  params: PlainParams,
+  key: string,
+  variables: Record<string, unknown>,
+  lanes: Lanes,
+): Runnable | undefined {
+  const prepared = lanes.prepared.get(key);
+  if (prepared) {
+    return {
+      named: prepared,
+      execute: (context, planned) => runPrepared(prepared, context, variables, planned),
+    };
+  }
+  const byShape =
+    lanes.shapes && isText(key)
+      ? preparedByShape(lanes.shapes, params.query as string, params.operationName)
+      : undefined;
+  if (byShape === undefined) return undefined;
+  return {
+    named: byShape.operation,
+    execute: (context, planned) => runByShape(byShape, context, variables, planned),
+  };
+}
 
 /**
  * Runs a prepared operation: its plan when it has one and the plan can answer, else its compiled
  * form; `planned` counts the operations a plan answered. Both of the fast lane's paths (one
  * operation, a batch's entries) run through it.
  */
-export async function runPrepared(
+async function runPrepared(
   operation: PreparedOperation,
   context: Context,
   variables: Record<string, unknown>,
@@ -34,7 +77,7 @@ export async function runPrepared(
  * document, so Yoga runs it on the same context, and any POST the plan made is answered again
  * there, not sent again.
  */
-export async function runByShape(
+async function runByShape(
   byShape: ByShape,
   context: Context,
   variables: Record<string, unknown>,
