@@ -25,9 +25,14 @@ const SECONDS = numberOption('seconds', values.seconds, 20);
 const POLL_MS = numberOption('poll-ms', values['poll-ms'], 5000);
 const keys = apiKeys(KEYS);
 
-const upstream = await startTarget('static-upstream', TARGET, { BENCH_API_KEYS: keys.join(',') }, [], {
-  args: ['static-upstream'],
-});
+const upstream = await startTarget(
+  'static-upstream',
+  TARGET,
+  { BENCH_API_KEYS: keys.join(',') },
+  {
+    args: ['static-upstream'],
+  },
+);
 const gateway: TargetProcess = await startTarget(
   'gateway',
   TARGET,
@@ -41,8 +46,7 @@ const gateway: TargetProcess = await startTarget(
     MAX_CONNECTIONS: String(STREAMS + 100),
     MAX_CONNECTIONS_PER_ADDRESS: String(STREAMS + 100),
   },
-  ['--max-semi-space-size=16'],
-  { args: ['gateway'] },
+  { execArgv: ['--max-semi-space-size=16'], args: ['gateway'] },
 );
 
 const agent = new http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
