@@ -11,8 +11,8 @@ import { agent, CALLS_CHECK_OPS, measure, type Pair, prepare, warmUp } from './m
 import { measuringOrder } from './order.ts';
 import { pinSelf } from './pinning.ts';
 import { summariseProfiles } from './profile.ts';
+import { crossWorkloadRatios, workloadRatios } from './ratios.ts';
 import {
-  crossWorkloadRatios,
   formatGoals,
   formatRatios,
   formatTable,
@@ -21,7 +21,6 @@ import {
   type RunResult,
   type Summary,
   summarise,
-  workloadRatios,
 } from './report.ts';
 import { DEFAULT_KEYS, parseSettings, type Settings, USAGE, UsageError } from './settings.ts';
 import { profileDir, restartHops, type Stack, startStack, stopStack, targetsOf } from './stack.ts';
