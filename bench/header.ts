@@ -5,15 +5,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import type { Settings } from './settings.ts';
 
 /** What the header says about the run (and --json writes as its meta). */
-export interface Meta {
-  command: string;
-  date: string;
-  node: string;
-  cpu: string;
-  cores: number;
-  load: string;
-  keys: string;
-}
+export type Meta = ReturnType<typeof describeRun>;
 
 export function printHeader(meta: Meta, settings: Settings): void {
   const { rounds, duration, warmup, connections, gatewayNodeArgs, pin } = settings;
@@ -46,7 +38,7 @@ export function printHeader(meta: Meta, settings: Settings): void {
   );
 }
 
-export function describeRun(argv: string[], settings: Settings, started: Date): Meta {
+export function describeRun(argv: string[], settings: Settings, started: Date) {
   const args = argv.join(' ');
   const { keys, wrk } = settings;
   const steady = settings.workloads.filter((w) => w.rate !== undefined).map((w) => w.name);

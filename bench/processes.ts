@@ -3,20 +3,11 @@
  * harness (test/support/process.ts), its URL and stats read over IPC.
  */
 import { spawnWatched } from '../test/support/process.ts';
-import type { ChildMessage, ChildStats } from './child.ts';
+import type { ChildMessage } from './child.ts';
 import { processTreeCpuMicros } from './cpu-time.ts';
 import { onTargetCpus, type Pinning } from './pinning.ts';
 
-export interface TargetProcess {
-  name: string;
-  /** What the child announced: its base URL. */
-  url: string;
-  pid: number;
-  stats(): Promise<ChildStats>;
-  /** CPU of its process tree so far in µs, from /proc, else as it reports it. */
-  cpuMicros(): Promise<number>;
-  stop(): Promise<void>;
-}
+export type TargetProcess = Awaited<ReturnType<typeof startTarget>>;
 
 /** Every target's process: `node bench/target.ts <kind>`. */
 export const TARGET = 'bench/target.ts';
@@ -39,7 +30,7 @@ export async function startTarget(
   file: string,
   env: Record<string, string | undefined>,
   options: TargetOptions = {},
-): Promise<TargetProcess> {
+) {
   // A log reader of its own, as a container runtime's: the gateway pays for every write and the
   // reader's wake-ups as in production, and the reader's CPU is neither the gateway's nor the load's.
   const reader = options.readStdout
@@ -85,9 +76,11 @@ export async function startTarget(
   };
   return {
     name,
+    /** What the child announced: its base URL. */
     url: (ready as { url: string }).url,
     pid,
     stats,
+    /** CPU of its process tree so far in µs, from /proc, else as it reports it. */
     cpuMicros: async () => processTreeCpuMicros(pid) ?? (await stats()).cpuMicros,
     // SIGTERM ends it (and, by its exit, a binary it runs); SIGKILL to its group if it is slow.
     stop: async () => void (await target.stop('SIGTERM', 3_000)),

@@ -3,8 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { findWrk } from './load.ts';
-import { choosePinning, type Pinning } from './pinning.ts';
-import { apiKeys, WORKLOADS, type Workload } from './workloads.ts';
+import { choosePinning } from './pinning.ts';
+import { apiKeys, WORKLOADS } from './workloads.ts';
 
 /** Bearer keys per run unless --keys says otherwise: a crowd, as real traffic is (the goals assume it). */
 export const DEFAULT_KEYS = 200;
@@ -37,29 +37,8 @@ export const USAGE = `Usage: npm run bench -- [options]
                        start script, as npm start runs it), e.g. --gateway-node-args="--max-semi-space-size=0"
                        for V8's own young-generation size; the other Node targets keep Node's defaults`;
 
-export interface Settings {
-  smoke: boolean;
-  generator: 'auto' | 'wrk' | 'autocannon';
-  /** The wrk binary, when it makes the load (see runLoad). */
-  wrk: string | undefined;
-  rounds: number;
-  /** Whether each round after the first starts every hop again (see restartHops). */
-  freshProcesses: boolean;
-  /** The CPUs for the targets and for the rest; undefined: the scheduler places all, `unpinned` says why. */
-  pin: Pinning | undefined;
-  unpinned: string | undefined;
-  duration: number;
-  warmup: number;
-  connections: number;
-  keys: string[];
-  workloads: Workload[];
-  json: string | undefined;
-  chart: string | undefined;
-  profile: boolean;
-  gatewayNodeArgs: string[];
-  /** Another checkout whose gateway runs beside this one (gateway-baseline). */
-  baseline: string | undefined;
-}
+/** What a run follows, parsed from its command line. */
+export type Settings = ReturnType<typeof parseSettings>;
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -80,7 +59,7 @@ export function numberOption(
   return value;
 }
 
-export function parseSettings(argv: string[]): Settings {
+export function parseSettings(argv: string[]) {
   const text = { type: 'string' } as const;
   const flag = { type: 'boolean', default: false } as const;
   const { values } = parseArgs({
@@ -113,7 +92,7 @@ export function parseSettings(argv: string[]): Settings {
   const names = values.workload ?? [];
   const unknown = names.find((name) => !WORKLOADS.some((w) => w.name === name));
   if (unknown !== undefined) throw new UsageError(`unknown workload "${unknown}"`);
-  const generator = values.generator as Settings['generator'];
+  const generator = values.generator as 'auto' | 'wrk' | 'autocannon';
   if (!['auto', 'wrk', 'autocannon'].includes(generator)) {
     throw new UsageError(`--generator must be auto, wrk or autocannon, got "${generator}"`);
   }
@@ -132,9 +111,12 @@ export function parseSettings(argv: string[]): Settings {
   return {
     smoke,
     generator,
+    /** The wrk binary, when it makes the load (see runLoad). */
     wrk,
     rounds: numberOption('rounds', values.rounds, smoke ? 1 : 3),
+    /** Whether each round after the first starts every hop again (see restartHops). */
     freshProcesses: !values['same-processes'],
+    /** The CPUs for the targets and for the rest; undefined: the scheduler places all, `unpinned` says why. */
     pin: typeof pinning === 'string' ? undefined : pinning,
     unpinned: typeof pinning === 'string' ? pinning : undefined,
     duration: numberOption('duration', values.duration, smoke ? 1 : 4),
@@ -146,6 +128,7 @@ export function parseSettings(argv: string[]): Settings {
     chart: values.chart,
     profile: values.profile,
     gatewayNodeArgs: nodeArgs(values['gateway-node-args'] ?? startFlags()),
+    /** Another checkout whose gateway runs beside this one (gateway-baseline). */
     baseline,
   };
 }

@@ -133,9 +133,8 @@ const TARGETS: Record<string, () => Promise<void>> = {
     announce(`${origin}/graphql`, { memory: processMemory(program.child.pid as number) });
   },
   async 'hive-mesh'() {
-    const { composeSupergraph, hiveGateway, hiveLogger } = await import('./hive-mesh.ts');
-    const log = hiveLogger();
-    announce(`${await serve(hiveGateway(await composeSupergraph(upstreamUrl(), log), log))}/graphql`);
+    const { createHiveMesh } = await import('./hive-mesh.ts');
+    announce(`${await serve(await createHiveMesh(upstreamUrl()))}/graphql`);
   },
   /** BENCH_PET_IDS `small` (default) or `int64` (ids beyond 2^53). */
   async 'static-upstream'() {
