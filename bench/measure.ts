@@ -124,27 +124,22 @@ export async function measure(pair: Pair, round: number, settings: Settings): Pr
     if (total > 0) othersCpuShare = Math.max(0, othersBusy / total);
   }
   await settle(settings);
+  const { seconds, generatorCpuMicros, ...counts } = load;
   return {
+    ...counts,
     workload: workload.name,
     upstream: workload.upstream,
     target,
     round,
     pid: proc.pid,
     cpus: allowedCpus(proc.pid),
-    generator: load.generator,
-    requests: load.requests,
-    rps: load.requests / load.seconds,
-    p50Ms: load.p50Ms,
-    p99Ms: load.p99Ms,
-    errors: load.errors,
-    non2xx: load.non2xx,
-    graphqlErrors: load.graphqlErrors,
+    rps: load.requests / seconds,
     cpuMicrosPerRequest: perRequest(after.target - before.target),
     upstreamCpuMicrosPerRequest:
       before.upstream === undefined || after.upstream === undefined
         ? undefined
         : perRequest(after.upstream - before.upstream),
-    generatorCpuMicrosPerRequest: perRequest(load.generatorCpuMicros),
+    generatorCpuMicrosPerRequest: perRequest(generatorCpuMicros),
     othersCpuShare,
     peakRssBytes: stats.peakRss,
     upstreamKeys: upstreamStats.keysSeen,

@@ -1,9 +1,9 @@
 /** The bench's figures: runs summarised, the table, the ratios' table, and the goals judged. */
-import type { GeneratorName } from './load.ts';
+import type { LoadResult } from './load.ts';
 import type { TargetKind, UpstreamKind } from './workloads.ts';
 
-/** One load run of one target, with the target's own CPU and memory over that run. */
-export interface RunResult {
+/** One load run of one target (the load's own figures), with the CPU and memory of every process over it. */
+export interface RunResult extends Omit<LoadResult, 'seconds' | 'generatorCpuMicros'> {
   workload: string;
   upstream: UpstreamKind;
   target: TargetKind;
@@ -12,16 +12,7 @@ export interface RunResult {
   pid: number;
   /** The CPUs the target's process was allowed during the run, where /proc says. */
   cpus: string | undefined;
-  generator: GeneratorName;
-  requests: number;
   rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  /** Socket errors and timeouts. */
-  errors: number;
-  non2xx: number;
-  /** 2xx answers whose body carried a GraphQL `errors` entry. */
-  graphqlErrors: number;
   /** For `direct`, the upstream's. */
   cpuMicrosPerRequest: number;
   /** Undefined for `direct`: the same process. */
