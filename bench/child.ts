@@ -84,11 +84,10 @@ export function processMemory(pid: number): MemorySource {
   };
 }
 
-/** What a target reports besides its own CPU and memory, or instead of them. */
-export interface Counters {
-  calls?: () => number;
-  keysSeen?: () => number;
+/** What a target reports instead of its own memory (a binary's), and its counts (the static upstream's). */
+interface Counters {
   memory?: MemorySource;
+  counts?: () => Pick<ChildStats, 'calls' | 'keysSeen'>;
 }
 
 /**
@@ -110,8 +109,7 @@ export function announce(url: string, counters: Counters = {}): void {
       rss: memory.rss(),
       peakRss: memory.takePeakRss(),
       cpuMicros: cpu.user + cpu.system,
-      ...(counters.calls ? { calls: counters.calls() } : {}),
-      ...(counters.keysSeen ? { keysSeen: counters.keysSeen() } : {}),
+      ...counters.counts?.(),
     } satisfies ChildMessage);
   });
   send({ type: 'ready', url } satisfies ChildMessage);

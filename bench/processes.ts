@@ -70,12 +70,11 @@ export async function startTarget(
   const pid = target.child.pid ?? 0;
   const stats = async () => {
     const answer = next('stats', 5_000);
-    target.child.send({ type: 'stats' });
+    if (target.child.connected) target.child.send({ type: 'stats' });
     const { type: _, ...figures } = (await answer) as ChildMessage & { type: 'stats' };
     return figures;
   };
   return {
-    name,
     /** What the child announced: its base URL. */
     url: (ready as { url: string }).url,
     pid,

@@ -143,10 +143,8 @@ const TARGETS: Record<string, () => Promise<void>> = {
       apiKeys(),
       process.env.BENCH_PET_IDS === 'int64' ? 'int64' : 'small',
     );
-    announce(`${await serve(upstream.handler)}/v1`, {
-      calls: upstream.calls,
-      keysSeen: upstream.takeKeysSeen,
-    });
+    const counts = () => ({ calls: upstream.calls(), keysSeen: upstream.takeKeysSeen() });
+    announce(`${await serve(upstream.handler)}/v1`, { counts });
   },
   /**
    * The reference service. It takes one configured key only, so several are stored, hashed, in a
