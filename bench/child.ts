@@ -3,7 +3,7 @@
  * answers `stats` with its CPU and memory so far, so the parent measures each target apart.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { childrenOf } from './cpu-time.ts';
+import { processTree } from './cpu-time.ts';
 
 /** What a target reports between runs; `peakRss` is the highest RSS since the previous report. */
 export interface ChildStats {
@@ -53,17 +53,11 @@ function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 
 /** RSS of `pid` and every descendant (the gateway's primary and its workers), summed. */
 export function treeMemory(pid: number): MemorySource {
-  return sampled(() => {
-    let total = 0;
-    const pending = [pid];
-    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-      const rss = statusBytes(next, 'VmRSS');
-      if (Number.isNaN(rss)) continue;
-      total += rss;
-      pending.push(...childrenOf(next));
-    }
-    return total;
-  });
+  return sampled(() =>
+    processTree(pid)
+      .map((each) => statusBytes(each, 'VmRSS'))
+      .reduce((total, rss) => (Number.isNaN(rss) ? total : total + rss), 0),
+  );
 }
 
 /**

@@ -45,32 +45,32 @@ function ticksOf(pid: number): { own: number; reaped: number } | undefined {
   return Number.isNaN(ticks.own + ticks.reaped) ? undefined : ticks;
 }
 
-export function childrenOf(pid: number): number[] {
-  let tasks: string[] = [];
-  try {
-    tasks = readdirSync(`/proc/${pid}/task`);
-  } catch {}
-  return tasks.flatMap((tid) =>
-    (read(`/proc/${pid}/task/${tid}/children`) ?? '').split(' ').filter(Boolean).map(Number),
-  );
+/** `pid` and every live descendant (a gateway's workers, Tailcall's binary, what they start). */
+export function processTree(pid: number): number[] {
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) {
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${tree[i]}/task`);
+    } catch {}
+    for (const tid of tasks) {
+      tree.push(
+        ...(read(`/proc/${tree[i]}/task/${tid}/children`) ?? '').split(' ').filter(Boolean).map(Number),
+      );
+    }
+  }
+  return tree;
 }
 
 /**
- * User + system CPU of `pid`, every live descendant and what their exited children used, in µs.
- * One tick (10 ms) of resolution is well under a microsecond per request over a run of seconds.
+ * User + system CPU of `pid`, every live descendant and what their exited children used, in µs (a
+ * child that exits between two reads is in its parent's `reaped` next time). One tick (10 ms) of
+ * resolution is well under a microsecond per request over a run of seconds.
  */
 export function processTreeCpuMicros(pid: number): number | undefined {
-  const root = ticksOf(pid);
+  const [root, ...descendants] = processTree(pid).map(ticksOf);
   if (root === undefined) return undefined;
-  let ticks = root.own + root.reaped;
-  const pending = childrenOf(pid);
-  for (let child = pending.pop(); child !== undefined; child = pending.pop()) {
-    // A child that exited between the two reads is counted by its parent's `reaped` next time.
-    const t = ticksOf(child);
-    if (t === undefined) continue;
-    ticks += t.own + t.reaped;
-    pending.push(...childrenOf(child));
-  }
+  const ticks = [root, ...descendants].reduce((sum, t) => sum + (t ? t.own + t.reaped : 0), 0);
   return ticks * microsPerTick();
 }
 
