@@ -4,32 +4,27 @@ declare module 'autocannon' {
     method?: string;
     headers?: Record<string, string> | undefined;
     body?: string | Buffer | undefined;
-    setupRequest?: (request: AutocannonRequest, context: Record<string, unknown>) => AutocannonRequest;
+    setupRequest?: (request: AutocannonRequest) => AutocannonRequest;
   }
 
-  interface AutocannonOptions {
-    url: string;
-    connections?: number;
-    duration?: number;
-    /** Requests per second over all connections; unset = as fast as the target answers. */
-    overallRate?: number;
-    method?: string;
-    headers?: Record<string, string>;
-    body?: string | Buffer;
-    requests?: AutocannonRequest[];
-    /** A response whose body fails this counts as a mismatch, not as a 2xx. */
-    verifyBody?: (body: string) => boolean;
-  }
-
-  interface AutocannonResult {
+  function autocannon(
+    options: AutocannonRequest & {
+      url: string;
+      connections?: number;
+      duration?: number;
+      /** Requests per second over all connections; unset = as fast as the target answers. */
+      overallRate?: number;
+      requests?: AutocannonRequest[];
+      /** A response whose body fails this counts as a mismatch, not as a 2xx. */
+      verifyBody?: (body: string) => boolean;
+    },
+  ): Promise<{
     duration: number;
     errors: number;
     mismatches: number;
     non2xx: number;
     latency: { p50: number; p99: number };
     requests: { total: number };
-  }
-
-  function autocannon(options: AutocannonOptions): Promise<AutocannonResult>;
+  }>;
   export default autocannon;
 }

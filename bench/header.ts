@@ -1,77 +1,79 @@
-/**
- * The report's header: what was run, when, on what machine, with which load and keys.
- */
+/** The report's header: what was run, when, on what machine, with which load and keys. */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import type { Settings } from './settings.ts';
 
-/** What the report's header says about the run (and --json writes as its meta). */
-export interface Meta {
-  command: string;
-  date: string;
-  node: string;
-  cpu: string;
-  cores: number;
-  load: string;
-  keys: string;
-}
+/** What the header says about the run (and --json writes as its meta). */
+export type Meta = ReturnType<typeof describeRun>;
 
 export function printHeader(meta: Meta, settings: Settings): void {
-  console.log('# pet-gateway benchmark');
-  console.log(`command: ${meta.command}`);
-  console.log(`date: ${meta.date}  node: ${meta.node}  cpu: ${meta.cpu} × ${meta.cores}`);
+  const { rounds, duration, warmup, connections, gatewayNodeArgs, pin } = settings;
+  const processes =
+    settings.freshProcesses && rounds > 1
+      ? 'new ones each round (warmed up again)'
+      : 'the same ones every round';
+  const flags = gatewayNodeArgs.length > 0 ? `; gateway node flags: ${gatewayNodeArgs.join(' ')}` : '';
   console.log(
-    `settings: ${settings.rounds} round(s) × ${settings.duration} s per target, ${settings.warmup} s warm-up per process, ` +
-      `${settings.connections} connections; every target in its own process` +
-      (settings.freshProcesses && settings.rounds > 1
-        ? ', new ones each round (warmed up again)'
-        : ', the same ones every round') +
-      (settings.gatewayNodeArgs.length > 0
-        ? `; gateway node flags: ${settings.gatewayNodeArgs.join(' ')}`
-        : ''),
+    [
+      '# pet-gateway benchmark',
+      `command: ${meta.command}`,
+      `date: ${meta.date}  node: ${meta.node}  cpu: ${meta.cpu} × ${meta.cores}`,
+      `settings: ${rounds} round(s) × ${duration} s per target, ${warmup} s warm-up per process, ` +
+        `${connections} connections; every target in its own process, ${processes}${flags}`,
+      `load: ${meta.load}`,
+      pin
+        ? `CPUs: each target on ${pin.targets}; the load generator, upstream and log readers on ${pin.load}`
+        : `CPUs: the scheduler places targets, load generator and upstream alike (${settings.unpinned})`,
+      `keys: ${meta.keys}`,
+      // Other work on the machine skews every figure; the load average at start says whether there was any.
+      `load average at start: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')} (1, 5, 15 min)`,
+      '',
+      'workloads:',
+      ...settings.workloads.map((w) => `- ${w.name}: ${w.title}`),
+      '',
+    ].join('\n'),
   );
-  console.log(`load: ${meta.load}`);
-  console.log(
-    settings.pin
-      ? `CPUs: each target on ${settings.pin.targets}; the load generator, upstream and log readers on ${settings.pin.load}`
-      : `CPUs: the scheduler places targets, load generator and upstream alike (${settings.unpinned})`,
-  );
-  console.log(`keys: ${meta.keys}`);
-  // Other work on the machine skews every figure; the load average at start says whether there was any.
-  console.log(
-    `load average at start: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')} (1, 5, 15 min)`,
-  );
-  console.log('');
-  console.log('workloads:');
-  for (const w of settings.workloads) console.log(`- ${w.name}: ${w.title}`);
-  console.log('');
 }
 
-/** The run's description, from its command line, settings and load generator. */
-export function describeRun(
-  argv: string[],
-  settings: Settings,
-  wrk: string | undefined,
-  started: Date,
-): Meta {
+export function describeRun(argv: string[], settings: Settings, started: Date) {
+  const args = argv.join(' ');
+  const { keys, wrk } = settings;
+  const steady = settings.workloads.filter((w) => w.rate !== undefined).map((w) => w.name);
+  let load: string;
+  if (wrk === undefined) {
+    load =
+      settings.generator === 'autocannon'
+        ? 'autocannon in this process (--generator autocannon)'
+        : 'autocannon in this process. Note: wrk is not on PATH; autocannon takes CPU from the targets on ' +
+          'a machine with few cores (apt-get install wrk)';
+  } else {
+    // `wrk -v` prints its version line, then the usage, and exits 1.
+    const version = /^wrk (\S+)/.exec(spawnSync(wrk, ['-v'], { encoding: 'utf8' }).stdout ?? '')?.[1];
+    load =
+      `wrk ${version ?? 'version unknown'}, 1 thread, in its own process` +
+      (steady.length > 0
+        ? `; ${steady.join(', ')}: autocannon in this process (a fixed rate: wrk has none, and wrk2 is not packaged in Debian)`
+        : '');
+  }
   return {
-    command: commandLine(argv),
+    command:
+      process.env.npm_lifecycle_event === 'bench'
+        ? `npm run bench${args ? ` -- ${args}` : ''}`
+        : `node bench/run.ts${args ? ` ${args}` : ''}`,
     date: started.toISOString(),
     node: process.version,
     cpu: cpuModel(),
     cores: availableParallelism(),
-    load: describeLoad(wrk, settings),
-    keys: describeKeys(settings.keys),
+    load,
+    keys:
+      keys.length === 1
+        ? `1 bearer key (${keys[0]}) on every request: one caller`
+        : `${keys.length} bearer keys (${keys[0]} … ${keys.at(-1)}) taken in turn by successive ` +
+          'requests, every upstream accepting each: a crowd of callers',
   };
-}
-
-function wrkVersion(wrk: string): string {
-  // `wrk -v` prints its version line, then the usage, and exits 1.
-  const first = spawnSync(wrk, ['-v'], { encoding: 'utf8' }).stdout?.split('\n', 1)[0] ?? '';
-  return /^wrk (\S+)/.exec(first)?.[1] ?? 'version unknown';
 }
 
 function cpuModel(): string {
@@ -83,36 +85,4 @@ function cpuModel(): string {
   } catch {
     return 'unknown';
   }
-}
-
-function commandLine(argv: string[]): string {
-  const args = argv.join(' ');
-  if (process.env.npm_lifecycle_event === 'bench') return `npm run bench${args ? ` -- ${args}` : ''}`;
-  return `node bench/run.ts${args ? ` ${args}` : ''}`;
-}
-
-/** Who the requests come from, for the report's header. */
-function describeKeys(keys: readonly string[]): string {
-  if (keys.length === 1) return `1 bearer key (${keys[0]}) on every request: one caller`;
-  return (
-    `${keys.length} bearer keys (${keys[0]} … ${keys[keys.length - 1]}) taken in turn by successive ` +
-    'requests, every upstream accepting each: a crowd of callers'
-  );
-}
-
-/** How the load is made, for the report's header. */
-function describeLoad(wrk: string | undefined, settings: Settings): string {
-  const steady = settings.workloads.filter((w) => w.rate !== undefined).map((w) => w.name);
-  if (wrk === undefined) {
-    return settings.generator === 'autocannon'
-      ? 'autocannon in this process (--generator autocannon)'
-      : 'autocannon in this process. Note: wrk is not on PATH; autocannon takes CPU from the targets on ' +
-          'a machine with few cores (apt-get install wrk)';
-  }
-  return (
-    `wrk ${wrkVersion(wrk)}, 1 thread, in its own process` +
-    (steady.length > 0
-      ? `; ${steady.join(', ')}: autocannon in this process (a fixed rate: wrk has none, and wrk2 is not packaged in Debian)`
-      : '')
-  );
 }

@@ -1,34 +1,33 @@
 /**
- * `npm run bench:live`: the `live` workload. N SSE subscribers (`subscription { pets }`) over M
- * keys held open against one gateway process for a fixed time, the static upstream behind it, each
- * in its own process. Reported: the gateway's RSS before and with the streams open (and per 1,000
- * streams), its CPU per second while they are held, the upstream calls per second the polls make,
- * and the events delivered. Flags: --streams (2000), --keys (200), --seconds (20), --poll-ms (5000).
+ * `npm run bench:live`: N SSE subscribers (`subscription { pets }`) over M keys held open against one
+ * gateway process for a fixed time, the static upstream behind it. Reported: the gateway's RSS before
+ * and with the streams open (and per 1,000 streams), its CPU per second while they are held, the
+ * upstream calls per second the polls make, and the events delivered. Flags: --streams (2000),
+ * --keys (200), --seconds (20), --poll-ms (5000).
  */
 import http from 'node:http';
 import { parseArgs } from 'node:util';
-import { startTarget, TARGET, type TargetProcess } from './processes.ts';
+import { startTarget, TARGET } from './processes.ts';
 import { numberOption } from './settings.ts';
 import { apiKeys } from './workloads.ts';
 
-const { values } = parseArgs({
-  options: {
-    streams: { type: 'string' },
-    keys: { type: 'string' },
-    seconds: { type: 'string' },
-    'poll-ms': { type: 'string' },
-  },
-});
+const text = { type: 'string' } as const;
+const { values } = parseArgs({ options: { streams: text, keys: text, seconds: text, 'poll-ms': text } });
 const STREAMS = numberOption('streams', values.streams, 2000);
 const KEYS = numberOption('keys', values.keys, 200);
 const SECONDS = numberOption('seconds', values.seconds, 20);
 const POLL_MS = numberOption('poll-ms', values['poll-ms'], 5000);
 const keys = apiKeys(KEYS);
 
-const upstream = await startTarget('static-upstream', TARGET, { BENCH_API_KEYS: keys.join(',') }, [], {
-  args: ['static-upstream'],
-});
-const gateway: TargetProcess = await startTarget(
+const upstream = await startTarget(
+  'static-upstream',
+  TARGET,
+  { BENCH_API_KEYS: keys.join(',') },
+  {
+    args: ['static-upstream'],
+  },
+);
+const gateway = await startTarget(
   'gateway',
   TARGET,
   {
@@ -41,8 +40,7 @@ const gateway: TargetProcess = await startTarget(
     MAX_CONNECTIONS: String(STREAMS + 100),
     MAX_CONNECTIONS_PER_ADDRESS: String(STREAMS + 100),
   },
-  ['--max-semi-space-size=16'],
-  { args: ['gateway'] },
+  { execArgv: ['--max-semi-space-size=16'], args: ['gateway'] },
 );
 
 const agent = new http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
@@ -51,37 +49,30 @@ let firstEvents = 0;
 const requests: http.ClientRequest[] = [];
 /** Opens one stream; resolves at its first event. Limits vary per stream so the polls are distinct per key. */
 function open(index: number): Promise<void> {
-  const key = keys[index % KEYS] as string;
-  const limit = 1 + Math.floor(index / KEYS);
-  const body = JSON.stringify({ query: `subscription { pets(limit: ${limit}) { id name } }` });
+  const body = JSON.stringify({
+    query: `subscription { pets(limit: ${1 + Math.floor(index / KEYS)}) { id name } }`,
+  });
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'text/event-stream',
+    authorization: `Bearer ${keys[index % KEYS]}`,
+    'content-length': Buffer.byteLength(body),
+  };
   return new Promise((resolve, reject) => {
-    const request = http.request(
-      gateway.url,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          accept: 'text/event-stream',
-          authorization: `Bearer ${key}`,
-          'content-length': Buffer.byteLength(body),
-        },
-      },
-      (response) => {
-        let first = true;
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => {
-          const count = chunk.split('event: next').length - 1;
-          events += count;
-          if (first && count > 0) {
-            first = false;
-            firstEvents++;
-            resolve();
-          }
-        });
-        response.on('error', () => {});
-      },
-    );
+    const request = http.request(gateway.url, { method: 'POST', agent, headers }, (response) => {
+      let first = true;
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        const count = chunk.split('event: next').length - 1;
+        events += count;
+        if (first && count > 0) {
+          first = false;
+          firstEvents++;
+          resolve();
+        }
+      });
+      response.on('error', () => {});
+    });
     request.on('error', reject);
     request.end(body);
     requests.push(request);
@@ -105,7 +96,7 @@ const after = await gateway.stats();
 for (const request of requests) request.destroy();
 
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
-const perThousand = ((held.rss - before.rss) / STREAMS) * 1000;
+const perSecond = (count: number) => (count / SECONDS).toFixed(1);
 console.log(
   `live: ${STREAMS} SSE streams over ${KEYS} keys, LIVE_POLL_MS=${POLL_MS}, held ${SECONDS} s; node ${process.version}`,
 );
@@ -113,8 +104,9 @@ console.log(
   '| streams | keys | open in s | RSS before MB | RSS held MB | RSS per 1,000 streams MB | peak RSS MB | CPU ms/s held | upstream calls/s | events/s held | first events |',
 );
 console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+const perThousand = ((held.rss - before.rss) / STREAMS) * 1000;
 console.log(
-  `| ${STREAMS} | ${KEYS} | ${openSeconds.toFixed(1)} | ${mb(before.rss)} | ${mb(held.rss)} | ${mb(perThousand)} | ${mb(after.peakRss)} | ${((cpu1 - cpu0) / 1000 / SECONDS).toFixed(1)} | ${((calls1 - calls0) / SECONDS).toFixed(1)} | ${((events - events0) / SECONDS).toFixed(1)} | ${firstEvents} |`,
+  `| ${STREAMS} | ${KEYS} | ${openSeconds.toFixed(1)} | ${mb(before.rss)} | ${mb(held.rss)} | ${mb(perThousand)} | ${mb(after.peakRss)} | ${perSecond((cpu1 - cpu0) / 1000)} | ${perSecond(calls1 - calls0)} | ${perSecond(events - events0)} | ${firstEvents} |`,
 );
 await gateway.stop();
 await upstream.stop();

@@ -1,13 +1,7 @@
 /**
- * The load generators behind one interface: wrk when it is installed, autocannon (in this process)
- * otherwise, and autocannon for a fixed-rate workload in any case: wrk has no rate limit, and wrk2,
- * which has one, is not packaged in Debian.
- *
- * wrk (C, Debian's `wrk` package) takes a few percent of a core where autocannon, a Node process
- * beside the targets, takes a large share of a 2-core machine's CPU from them. One thread; each run
- * gets a Lua script (in a temp file) that sets the method, headers and body, builds a unique body
- * per request when the workload needs one, checks every answer, and prints the results as one JSON
- * line.
+ * The load generators behind one interface: wrk when it is installed (C, a few percent of a core,
+ * where autocannon, a Node process, takes a large share of a 2-core machine from the targets), and
+ * autocannon otherwise or for a fixed rate (wrk has none; wrk2 is not packaged in Debian).
  */
 import { execFile } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,7 +19,6 @@ export interface LoadResult {
   generator: GeneratorName;
   /** Completed requests, whatever their status. */
   requests: number;
-  /** How long the load ran. */
   seconds: number;
   p50Ms: number;
   p99Ms: number;
@@ -38,22 +31,17 @@ export interface LoadResult {
   generatorCpuMicros: number;
 }
 
-/** One run to make: `spec` sent to `url` for `seconds`, over `connections`. */
+/** `spec` sent to `url` for `seconds` over `connections`, at `rate` req/s (unset: as fast as answered). */
 export interface Load {
   url: string;
   spec: RequestSpec;
   seconds: number;
   connections: number;
-  /** Requests/s over all connections; unset = as fast as the target answers. */
   rate?: number;
-  /** The bearer keys the requests take in turn (see apiKeys). */
+  /** The bearer keys the requests take in turn. */
   keys: readonly string[];
 }
 
-/**
- * Runs one load: with wrk (given its path) unless the load has a fixed rate, which only autocannon
- * can offer.
- */
 export function runLoad(wrk: string | undefined, load: Load): Promise<LoadResult> {
   return wrk !== undefined && load.rate === undefined ? runWrk(wrk, load) : runAutocannon(load);
 }
@@ -65,12 +53,14 @@ export function nextBody(spec: RequestSpec): string | undefined {
   return bodyText(spec, `c${tokenCounter++}`);
 }
 
+// A 200 carrying GraphQL errors is not a success; REST bodies never contain this key. Both
+// generators read every target's answers this way, so reading costs each the same.
+const ERRORS_KEY = '"errors"';
+
 async function runAutocannon(load: Load): Promise<LoadResult> {
   const { spec, keys } = load;
-  const [firstKey = ''] = keys;
-  // A request built per request only when something in it changes: one key and a fixed body keep
-  // autocannon's prebuilt request, as before keys rotated.
-  const perRequest = keys.length > 1 || typeof spec.body === 'object';
+  // Built per request only when something in it changes: otherwise autocannon's prebuilt request.
+  const counted = typeof spec.body === 'object';
   const headers = keys.map((key) => headersOf(spec, key));
   let turn = 0;
   const cpuBefore = process.cpuUsage();
@@ -80,23 +70,22 @@ async function runAutocannon(load: Load): Promise<LoadResult> {
     duration: load.seconds,
     ...(load.rate === undefined ? {} : { overallRate: load.rate }),
     method: spec.method,
-    headers: headersOf(spec, firstKey),
+    headers: headersOf(spec, keys[0] ?? ''),
     ...(typeof spec.body === 'string' ? { body: spec.body } : {}),
-    ...(perRequest
+    ...(keys.length > 1 || counted
       ? {
           requests: [
             {
               setupRequest: (req) => ({
                 ...req,
                 headers: headers[turn++ % headers.length],
-                ...(typeof spec.body === 'object' ? { body: nextBody(spec) } : {}),
+                ...(counted ? { body: nextBody(spec) } : {}),
               }),
             },
           ],
         }
       : {}),
-    // A 200 carrying GraphQL errors is not a success; REST bodies never contain this key.
-    verifyBody: (text) => !text.includes('"errors"'),
+    verifyBody: (text) => !text.includes(ERRORS_KEY),
   });
   // The whole bench process: autocannon is all it does while the load runs.
   const cpu = process.cpuUsage(cpuBefore);
@@ -113,28 +102,20 @@ async function runAutocannon(load: Load): Promise<LoadResult> {
   };
 }
 
-const execFileAsync = promisify(execFile);
-
-/** Marks the line `done()` prints, among wrk's own report. */
-const RESULT_MARKER = 'BENCH_WRK_RESULT ';
-/** As autocannon's default, so a slow answer counts as a timeout under either generator. */
-const TIMEOUT_SECONDS = 10;
-
 /** The path of `wrk` on PATH, or undefined. */
 export function findWrk(): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    const file = join(dir, 'wrk');
     try {
-      accessSync(file, constants.X_OK);
-      return file;
+      if (dir === '') continue;
+      accessSync(join(dir, 'wrk'), constants.X_OK);
+      return join(dir, 'wrk');
     } catch {}
   }
   return undefined;
 }
 
 /** A Lua string literal holding `text`'s UTF-8 bytes exactly. */
-function luaString(text: string): string {
+function lua(text: string): string {
   let out = '"';
   for (const byte of Buffer.from(text, 'utf8')) {
     const printable = byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c;
@@ -143,116 +124,90 @@ function luaString(text: string): string {
   return `${out}"`;
 }
 
+/** Marks the line `done()` prints, among wrk's own report. */
+const RESULT_MARKER = 'BENCH_WRK_RESULT ';
 let runCounter = 0;
 
-/** A Lua table constructor holding `headers`. */
-function luaTable(headers: Record<string, string>): string {
-  return `{ ${Object.entries(headers)
-    .map(([name, value]) => `[${luaString(name)}] = ${luaString(value)}`)
-    .join(', ')} }`;
-}
-
-/** The Lua script for one run of `spec`, its requests taking `keys` in turn. */
+/**
+ * The Lua script for one run: method, headers and body; with several keys or a counted body, a
+ * `request()` taking the keys in turn (a fixed body's request built once per key, a counted body's
+ * every time, its tokens unique across this bench's runs); answers counted; results as one JSON line.
+ */
 function wrkScript(spec: RequestSpec, keys: readonly string[]): string {
-  const lines = [`wrk.method = ${luaString(spec.method)}`];
-  const [firstKey = ''] = keys;
-  for (const [name, value] of Object.entries(headersOf(spec, firstKey))) {
-    lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
-  }
-  const body = spec.body;
-  if (typeof body === 'string') lines.push(`wrk.body = ${luaString(body)}`);
+  const headers = (key: string) =>
+    `{ ${Object.entries(headersOf(spec, key))
+      .map(([name, value]) => `[${lua(name)}] = ${lua(value)}`)
+      .join(', ')} }`;
+  const lines = [
+    `wrk.method = ${lua(spec.method)}`,
+    `local keyed, built, n = { ${keys.map(headers).join(', ')} }, {}, 0`,
+    'for name, value in pairs(keyed[1]) do wrk.headers[name] = value end',
+  ];
+  const { body } = spec;
+  if (typeof body === 'string') lines.push(`wrk.body = ${lua(body)}`);
   if (typeof body === 'object') {
-    // Tokens unique across this bench's wrk runs (each wrk counts from 0), like autocannon's.
-    // wrk.format fills in Host (from wrk.headers) and Content-Length in the table it is given.
     lines.push(
-      `local before, after, run = ${luaString(body.before)}, ${luaString(body.after)}, ${luaString(`w${++runCounter}_`)}`,
-      `local headers = { ${keys.map((key) => luaTable(headersOf(spec, key))).join(', ')} }`,
-      'local n = 0',
-      'function request()',
-      '  n = n + 1',
-      '  return wrk.format(nil, nil, headers[n % #headers + 1], before .. run .. n .. after)',
-      'end',
+      `local before, after, run = ${lua(body.before)}, ${lua(body.after)}, ${lua(`w${++runCounter}_`)}`,
     );
-  } else if (keys.length > 1) {
-    // The same request but for its key: built once per key in init, then only picked in turn.
+  }
+  if (typeof body === 'object' || keys.length > 1) {
+    // wrk.format fills in Host (from wrk.headers) and Content-Length.
     lines.push(
-      `local keyed = { ${keys.map((key) => luaTable(headersOf(spec, key))).join(', ')} }`,
-      'local requests, n = {}, 0',
       'function request()',
       '  n = n + 1',
       '  local i = n % #keyed + 1',
-      '  local r = requests[i]',
-      '  if r == nil then r = wrk.format(nil, nil, keyed[i], nil); requests[i] = r end',
-      '  return r',
+      '  if run ~= nil then return wrk.format(nil, nil, keyed[i], before .. run .. n .. after) end',
+      '  if built[i] == nil then built[i] = wrk.format(nil, nil, keyed[i], nil) end',
+      '  return built[i]',
       'end',
     );
   }
   lines.push(
-    'local threads = {}',
-    'function setup(thread) threads[#threads + 1] = thread end',
+    // One thread (-t1): its counters are read back from it once the run is done.
+    'local thread',
+    'function setup(t) thread = t end',
     'function init(args) non2xx = 0; graphqlErrors = 0 end',
-    // As autocannon's verifyBody: a 200 carrying GraphQL errors is not a success; REST bodies never
-    // contain this key. Every target's answers are read the same way, so wrk costs each the same.
     'function response(status, headers, body)',
     '  if status < 200 or status > 299 then non2xx = non2xx + 1',
-    `  elseif body ~= nil and string.find(body, ${luaString('"errors"')}, 1, true) then graphqlErrors = graphqlErrors + 1 end`,
+    `  elseif body ~= nil and string.find(body, ${lua(ERRORS_KEY)}, 1, true) then graphqlErrors = graphqlErrors + 1 end`,
     'end',
     'function done(summary, latency, requests)',
-    '  local non2xx, graphqlErrors = 0, 0',
-    '  for _, t in ipairs(threads) do',
-    '    non2xx = non2xx + t:get("non2xx")',
-    '    graphqlErrors = graphqlErrors + t:get("graphqlErrors")',
-    '  end',
     '  local e = summary.errors',
-    `  io.write(${luaString(RESULT_MARKER)}, string.format(`,
-    `    ${luaString('{"requests":%d,"durationMicros":%d,"p50Micros":%d,"p90Micros":%d,"p99Micros":%d,"maxMicros":%d,"socketErrors":%d,"timeouts":%d,"non2xx":%d,"graphqlErrors":%d}')},`,
-    '    summary.requests, summary.duration, latency:percentile(50), latency:percentile(90),',
-    '    latency:percentile(99), latency.max, e.connect + e.read + e.write, e.timeout, non2xx, graphqlErrors), "\\n")',
+    `  io.write(${lua(RESULT_MARKER)}, string.format(`,
+    `    ${lua('{"requests":%d,"micros":%d,"p50":%d,"p99":%d,"errors":%d,"non2xx":%d,"graphqlErrors":%d}')},`,
+    '    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),',
+    '    e.connect + e.read + e.write + e.timeout, thread:get("non2xx"), thread:get("graphqlErrors")), "\\n")',
     'end',
   );
   return `${lines.join('\n')}\n`;
 }
 
-/** What `done()` prints. */
-interface WrkSummary {
-  requests: number;
-  durationMicros: number;
-  p50Micros: number;
-  p90Micros: number;
-  p99Micros: number;
-  maxMicros: number;
-  socketErrors: number;
-  timeouts: number;
-  non2xx: number;
-  graphqlErrors: number;
-}
+const execFileAsync = promisify(execFile);
 
-/** Runs wrk once, for whole seconds (wrk's resolution), and returns what it measured. */
+/** Runs wrk once, for whole seconds (its resolution), with a timeout of 10 s as autocannon's. */
 async function runWrk(wrk: string, load: Load): Promise<LoadResult> {
-  const { url, spec, seconds, connections } = load;
   const dir = mkdtempSync(join(tmpdir(), 'pet-gateway-wrk-'));
   const script = join(dir, 'load.lua');
-  writeFileSync(script, wrkScript(spec, load.keys));
-  const args = ['-t1', `-c${connections}`, `-d${Math.max(1, Math.ceil(seconds))}s`];
-  args.push('--timeout', `${TIMEOUT_SECONDS}s`, '-s', script, url);
+  writeFileSync(script, wrkScript(load.spec, load.keys));
+  const args = ['-t1', `-c${load.connections}`, `-d${Math.max(1, Math.ceil(load.seconds))}s`];
+  args.push('--timeout', '10s', '-s', script, load.url);
   try {
     const cpuBefore = reapedChildrenCpuMicros();
-    // execFile settles on `close`: both streams drained and the child waited for, so its CPU time
-    // is in this process's reaped-children account.
+    // execFile settles once the child is waited for: its CPU is then in our reaped-children account.
     const { stdout } = await execFileAsync(wrk, args).catch((error: { stdout?: string; stderr?: string }) => {
       throw new Error(`wrk ${args.join(' ')} failed:\n${error.stdout ?? ''}${error.stderr ?? error}`);
     });
     const cpuAfter = reapedChildrenCpuMicros();
     const line = stdout.split('\n').find((l) => l.startsWith(RESULT_MARKER));
     if (line === undefined) throw new Error(`wrk ${args.join(' ')}: no result line:\n${stdout}`);
-    const result = JSON.parse(line.slice(RESULT_MARKER.length)) as WrkSummary;
+    const result = JSON.parse(line.slice(RESULT_MARKER.length));
     return {
       generator: 'wrk',
       requests: result.requests,
-      seconds: result.durationMicros / 1e6,
-      p50Ms: result.p50Micros / 1000,
-      p99Ms: result.p99Micros / 1000,
-      errors: result.socketErrors + result.timeouts,
+      seconds: result.micros / 1e6,
+      p50Ms: result.p50 / 1000,
+      p99Ms: result.p99 / 1000,
+      errors: result.errors,
       non2xx: result.non2xx,
       graphqlErrors: result.graphqlErrors,
       generatorCpuMicros:

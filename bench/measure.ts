@@ -1,107 +1,84 @@
 /**
- * Measuring one target: a request sent alone to check its answer, the upstream calls one operation
- * makes, and a run under load with the CPU every process used during it.
+ * Measuring one target of one workload: its answer checked and its upstream calls counted before
+ * the load, then a run under load with the CPU every process used during it.
  */
 import { Agent, request } from 'undici';
 import { machineCpuMicros, processTreeCpuMicros } from './cpu-time.ts';
 import { nextBody, runLoad } from './load.ts';
 import { allowedCpus } from './pinning.ts';
-import type { TargetProcess } from './processes.ts';
 import type { RunResult } from './report.ts';
 import type { Settings } from './settings.ts';
-import { processFor, type Stack, targetsOf } from './stack.ts';
-import { headersOf, type RequestSpec, type TargetKind, type Workload } from './workloads.ts';
+import { processFor, type Stack } from './stack.ts';
+import { headersOf, petIdsOf, type RequestSpec, type TargetKind, type Workload } from './workloads.ts';
+
+/** One target of one workload, on the stack of the workload's upstream. */
+export interface Pair {
+  stack: Stack;
+  workload: Workload;
+  target: TargetKind;
+  spec: RequestSpec;
+}
 
 /** Sequential operations sent to count upstream calls per operation exactly. */
 export const CALLS_CHECK_OPS = 20;
-/** A short pause between runs so the previous run's sockets are closed (not in a smoke run). */
-const SETTLE_MS = 200;
-
-export const settle = (settings: Settings) =>
-  new Promise((resolve) => setTimeout(resolve, settings.smoke ? 0 : SETTLE_MS));
 
 export const agent = new Agent();
 
-let keyTurn = 0;
+/** Lets the previous run's sockets close (not in a smoke run). */
+const settle = (settings: Settings) =>
+  new Promise((resolve) => setTimeout(resolve, settings.smoke ? 0 : 200));
+
+// The process is looked up at each use: restartHops replaces it between rounds.
+const urlOf = (pair: Pair) => processFor(pair.stack, pair.target).url + pair.spec.path;
 
 /**
- * Targets that are not this checkout's: a wrong answer from one of them is reported beside its
- * figures (and in every ratio to it), not taken for a broken harness. The --baseline checkout may
- * lack a workload's feature (batch5 before batches existed). Tailcall returns ids as JSON
- * numbers, which the checks read from their source text, so it passes them unless it rounds;
- * Hive Gateway + Mesh reads the contract's int64 as BigInt, so it passes them unless it rounds too.
+ * Targets that are not this checkout's: a wrong answer from one is reported beside its figures,
+ * not taken for a broken harness (Mesh rounds int64 ids; a --baseline may lack a workload's feature).
  */
 const PEERS: ReadonlySet<TargetKind> = new Set(['tailcall', 'hive-mesh', 'gateway-baseline']);
 
-/**
- * One request outside the load, to check the answer is the expected one before measuring it; the
- * keys rotate across these too, so the operations that count upstream calls are different callers'.
- * Returns what is wrong with the answer; throws for a target of this project (see PEERS).
- */
-export async function sendOnce(
-  url: string,
-  target: TargetKind,
-  spec: RequestSpec,
-  settings: Settings,
-): Promise<string | undefined> {
-  const key = settings.keys[keyTurn++ % settings.keys.length] as string;
-  const response = await request(url, {
+let keyTurn = 0;
+
+/** One request outside the load (keys in turn); what is wrong with its answer, thrown unless a peer's. */
+async function sendOnce(pair: Pair, settings: Settings): Promise<string | undefined> {
+  const { spec } = pair;
+  const response = await request(urlOf(pair), {
     method: spec.method,
-    headers: headersOf(spec, key),
+    headers: headersOf(spec, settings.keys[keyTurn++ % settings.keys.length] as string),
     body: nextBody(spec) ?? null,
     dispatcher: agent,
   });
-  const text = await response.body.text();
-  const problem = spec.check(response.statusCode, text);
-  if (problem !== undefined && !PEERS.has(target)) throw new Error(`${spec.method} ${url}: ${problem}`);
+  const problem = spec.check(response.statusCode, await response.body.text());
+  if (problem !== undefined && !PEERS.has(pair.target))
+    throw new Error(`${spec.method} ${urlOf(pair)}: ${problem}`);
   return problem;
 }
 
-/** Upstream requests per operation, with nothing else running: exact, unlike a count under load. */
-export async function upstreamCallsPerOp(
-  stack: Stack,
-  url: string,
-  target: TargetKind,
-  spec: RequestSpec,
+/**
+ * Before the rounds: the answer checked, the upstream calls per operation counted with nothing else
+ * running (exact, unlike a count under load; static upstreams only), and the warm-up.
+ */
+export async function prepare(
+  pair: Pair,
   settings: Settings,
-): Promise<number> {
-  const before = (await stack.upstream.stats()).calls ?? 0;
-  for (let i = 0; i < CALLS_CHECK_OPS; i++) await sendOnce(url, target, spec, settings);
-  const after = (await stack.upstream.stats()).calls ?? 0;
-  return (after - before) / CALLS_CHECK_OPS;
+): Promise<{ wrongAnswer: string | undefined; callsPerOp: number | undefined }> {
+  const wrongAnswer = await sendOnce(pair, settings);
+  let callsPerOp: number | undefined;
+  if (petIdsOf(pair.workload.upstream) !== undefined) {
+    const { upstream } = pair.stack;
+    const before = (await upstream.stats()).calls ?? 0;
+    for (let i = 0; i < CALLS_CHECK_OPS; i++) await sendOnce(pair, settings);
+    callsPerOp = (((await upstream.stats()).calls ?? 0) - before) / CALLS_CHECK_OPS;
+  }
+  await warmUp(pair, settings);
+  return { wrongAnswer, callsPerOp };
 }
 
-/** Where every process's CPU stood, to take differences across one run. */
-interface CpuMark {
-  target: number;
-  upstream: number | undefined;
-  /** This bench, every target, and the exited load generators: what is ours on the machine. */
-  ours: number | undefined;
-  machine: ReturnType<typeof machineCpuMicros>;
-}
-
-async function markCpu(proc: TargetProcess, upstream: TargetProcess | undefined): Promise<CpuMark> {
-  return {
-    target: await proc.cpuMicros(),
-    upstream: upstream === undefined ? undefined : await upstream.cpuMicros(),
-    ours: processTreeCpuMicros(process.pid),
-    machine: machineCpuMicros(),
-  };
-}
-
-/** `seconds` of the workload's load on one target, over the connections and at the rate it asks for. */
-function loadOn(
-  stack: Stack,
-  workload: Workload,
-  target: TargetKind,
-  settings: Settings,
-  wrk: string | undefined,
-  seconds: number,
-) {
-  const spec = targetsOf(workload, settings)[target] as RequestSpec;
-  return runLoad(wrk, {
-    url: processFor(stack, target).url + spec.path,
-    spec,
+function loadOn(pair: Pair, settings: Settings, seconds: number) {
+  const { workload } = pair;
+  return runLoad(settings.wrk, {
+    url: urlOf(pair),
+    spec: pair.spec,
     seconds,
     connections: workload.connections ?? settings.connections,
     ...(workload.rate === undefined ? {} : { rate: workload.rate }),
@@ -109,70 +86,61 @@ function loadOn(
   });
 }
 
-/** Unmeasured load on one target: its first seconds are JIT compilation, not its cost per request. */
-export async function warmUp(
-  stack: Stack,
-  workload: Workload,
-  target: TargetKind,
-  settings: Settings,
-  wrk: string | undefined,
-): Promise<void> {
+/** Unmeasured load: a target's first seconds are JIT compilation, not its cost per request. */
+export async function warmUp(pair: Pair, settings: Settings): Promise<void> {
   if (settings.warmup === 0) return;
-  await loadOn(stack, workload, target, settings, wrk, settings.warmup);
+  await loadOn(pair, settings, settings.warmup);
   await settle(settings);
 }
 
-export async function measure(
-  stack: Stack,
-  workload: Workload,
-  target: TargetKind,
-  round: number,
-  settings: Settings,
-  wrk: string | undefined,
-): Promise<RunResult> {
+/** Where the CPU stood: the target's, the upstream's, ours (this bench, its children) and the machine's. */
+async function markCpu(pair: Pair) {
+  const { stack, target } = pair;
+  return {
+    target: await processFor(stack, target).cpuMicros(),
+    upstream: target === 'direct' ? undefined : await stack.upstream.cpuMicros(),
+    ours: processTreeCpuMicros(process.pid),
+    machine: machineCpuMicros(),
+  };
+}
+
+export async function measure(pair: Pair, round: number, settings: Settings): Promise<RunResult> {
+  const { stack, workload, target } = pair;
   const proc = processFor(stack, target);
-  const upstream = target === 'direct' ? undefined : stack.upstream;
-  // Stats (peak RSS, keys seen) are asked for outside the CPU marks, so answering them is not counted.
+  // Stats (peak RSS, keys seen) are asked for outside the CPU marks, so answering is not counted.
   await proc.stats();
   await stack.upstream.stats();
-  const before = await markCpu(proc, upstream);
-  const load = await loadOn(stack, workload, target, settings, wrk, settings.duration);
-  const after = await markCpu(proc, upstream);
+  const before = await markCpu(pair);
+  const load = await loadOn(pair, settings, settings.duration);
+  const after = await markCpu(pair);
   const stats = await proc.stats();
   const upstreamStats = proc === stack.upstream ? stats : await stack.upstream.stats();
-  const requests = load.requests;
-  const perRequest = (micros: number) => (requests > 0 ? micros / requests : Number.NaN);
-  const othersBusy =
-    before.machine && after.machine && before.ours !== undefined && after.ours !== undefined
-      ? after.machine.busy - before.machine.busy - (after.ours - before.ours)
-      : undefined;
-  const machineTotal =
-    before.machine && after.machine ? after.machine.total - before.machine.total : Number.NaN;
+  const perRequest = (micros: number) => (load.requests > 0 ? micros / load.requests : Number.NaN);
+  let othersCpuShare: number | undefined;
+  if (before.machine && after.machine && before.ours !== undefined && after.ours !== undefined) {
+    const othersBusy = after.machine.busy - before.machine.busy - (after.ours - before.ours);
+    const total = after.machine.total - before.machine.total;
+    // Tick resolution can make a quiet machine's figure slightly negative.
+    if (total > 0) othersCpuShare = Math.max(0, othersBusy / total);
+  }
   await settle(settings);
+  const { seconds, generatorCpuMicros, ...counts } = load;
   return {
+    ...counts,
     workload: workload.name,
     upstream: workload.upstream,
     target,
     round,
     pid: proc.pid,
     cpus: allowedCpus(proc.pid),
-    generator: load.generator,
-    requests,
-    rps: requests / load.seconds,
-    p50Ms: load.p50Ms,
-    p99Ms: load.p99Ms,
-    errors: load.errors,
-    non2xx: load.non2xx,
-    graphqlErrors: load.graphqlErrors,
+    rps: load.requests / seconds,
     cpuMicrosPerRequest: perRequest(after.target - before.target),
     upstreamCpuMicrosPerRequest:
-      before.upstream !== undefined && after.upstream !== undefined
-        ? perRequest(after.upstream - before.upstream)
-        : undefined,
-    generatorCpuMicrosPerRequest: perRequest(load.generatorCpuMicros),
-    // Tick resolution can make a quiet machine's figure slightly negative.
-    othersCpuShare:
-      othersBusy === undefined || !(machineTotal > 0) ? undefined : Math.max(0, othersBusy / machineTotal),
+      before.upstream === undefined || after.upstream === undefined
+        ? undefined
+        : perRequest(after.upstream - before.upstream),
+    generatorCpuMicrosPerRequest: perRequest(generatorCpuMicros),
+    othersCpuShare,
     peakRssBytes: stats.peakRss,
     upstreamKeys: upstreamStats.keysSeen,
   };

@@ -1,24 +1,18 @@
 /**
- * Pinning, the bench's default (--no-pin opts out): the measured target on CPUs of its own, and
- * everything else (the load generator, the upstream, the gateways' log readers, the bench itself) on
- * the others. Unpinned, the scheduler moves the target and its load across the same cores, and on a
- * small machine one round's figures can sit 30% off the next's; pinned, a target's CPU per request
- * is its own work, not its share of a crowded core.
+ * Pinning, the bench's default: the measured target on CPUs of its own, everything else (the load,
+ * the upstream, the log readers, the bench) on the others. Unpinned, the scheduler moves a target and
+ * its load across the same cores and one round can sit 30% off the next on a small machine.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
+/** taskset's CPU lists for the measured targets (and what they start) and for everything else. */
 export interface Pinning {
-  /** taskset's CPU list for the measured targets (and anything they start, e.g. Tailcall's binary). */
   readonly targets: string;
-  /** taskset's CPU list for everything else. */
   readonly load: string;
 }
 
-/**
- * Half the CPUs this process may use (at least one), the higher-numbered ones, for the targets, and
- * the rest for the load; or why it cannot be done: fewer than two CPUs, or no taskset (util-linux).
- */
+/** The higher half of the CPUs this process may use for the targets, the rest for the load; or why not. */
 export function choosePinning(): Pinning | string {
   const result = spawnSync('taskset', ['-c', '-p', String(process.pid)], { encoding: 'utf8' });
   if (result.error !== undefined) return '--pin needs taskset (util-linux) on PATH';
@@ -31,20 +25,18 @@ export function choosePinning(): Pinning | string {
 
 /** The CPUs of a taskset list such as `0-3,6`, in order. */
 export function cpuList(list: string): number[] {
-  const cpus: number[] = [];
-  for (const part of list.trim().split(',')) {
-    const match = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
-    if (!match) continue;
-    const from = Number(match[1]);
-    for (let cpu = from; cpu <= Number(match[2] ?? from); cpu++) cpus.push(cpu);
-  }
-  return cpus;
+  return list
+    .trim()
+    .split(',')
+    .flatMap((part) => {
+      const [, from, to = from] = /^(\d+)(?:-(\d+))?$/.exec(part.trim()) ?? [];
+      return from === undefined
+        ? []
+        : Array.from({ length: Number(to) - Number(from) + 1 }, (_, i) => Number(from) + i);
+    });
 }
 
-/**
- * Moves this process, every thread of it, to the load's CPUs: whatever it starts afterwards (wrk,
- * the upstream, log readers, autocannon's workers) inherits them.
- */
+/** Moves every thread of this process to the load's CPUs: whatever it starts afterwards inherits them. */
 export function pinSelf(pinning: Pinning): void {
   const result = spawnSync('taskset', ['-a', '-p', '-c', pinning.load, String(process.pid)], {
     encoding: 'utf8',
@@ -53,12 +45,8 @@ export function pinSelf(pinning: Pinning): void {
 }
 
 /** The command that starts `file` with `args` on the targets' CPUs (taskset execs it: same pid). */
-export function onTargetCpus(
-  pinning: Pinning | undefined,
-  file: string,
-  args: readonly string[],
-): [string, string[]] {
-  return pinning === undefined ? [file, [...args]] : ['taskset', ['-c', pinning.targets, file, ...args]];
+export function onTargetCpus(pinning: Pinning | undefined, file: string, args: string[]): [string, string[]] {
+  return pinning === undefined ? [file, args] : ['taskset', ['-c', pinning.targets, file, ...args]];
 }
 
 /** The CPUs a process may run on, as the kernel lists them (`0-1`); undefined where there is no /proc. */

@@ -1,48 +1,37 @@
-import type { GeneratorName } from './load.ts';
+/** The bench's figures: runs summarised, the table, the ratios' table, and the goals judged. */
+import type { LoadResult } from './load.ts';
 import type { TargetKind, UpstreamKind } from './workloads.ts';
 
-/** One load run of one target, with the target's own CPU and memory over that run. */
-export interface RunResult {
+/** One load run of one target (the load's own figures), with the CPU and memory of every process over it. */
+export interface RunResult extends Omit<LoadResult, 'seconds' | 'generatorCpuMicros'> {
   workload: string;
   upstream: UpstreamKind;
   target: TargetKind;
   round: number;
-  /** The target's process (its primary, for the workers target): each round's own unless --same-processes. */
+  /** The target's process: each round's own unless --same-processes. */
   pid: number;
-  /** The CPUs the target's process was allowed during the run (see --pin), where /proc says. */
+  /** The CPUs the target's process was allowed during the run, where /proc says. */
   cpus: string | undefined;
-  generator: GeneratorName;
-  requests: number;
   rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  /** Socket errors and timeouts. */
-  errors: number;
-  non2xx: number;
-  /** 2xx answers whose body carried a GraphQL `errors` entry. */
-  graphqlErrors: number;
-  /** CPU time of the target's process tree per completed request (for `direct`, the upstream's). */
+  /** For `direct`, the upstream's. */
   cpuMicrosPerRequest: number;
-  /** CPU time of the upstream process per completed request (not shown for `direct`: same process). */
+  /** Undefined for `direct`: the same process. */
   upstreamCpuMicrosPerRequest: number | undefined;
-  /** CPU time of the load generator per completed request. */
   generatorCpuMicrosPerRequest: number;
-  /** Share of the machine's CPU (all cores) busy with processes not of this bench during the run. */
+  /** Share of the machine's CPU busy with processes not of this bench during the run. */
   othersCpuShare: number | undefined;
   peakRssBytes: number;
-  /** Distinct bearer keys the upstream saw during the run (static upstreams count them). */
+  /** Distinct bearer keys the (static) upstream saw during the run. */
   upstreamKeys: number | undefined;
 }
 
-/** The medians of one target's runs of one workload (a run without its round and request count). */
+/** One target's runs of one workload summarised. */
 export type Summary = Omit<RunResult, 'round' | 'requests' | 'pid' | 'cpus'> & {
-  /** Upstream requests per operation, counted on the static upstream with nothing else running. */
   upstreamCallsPerOp: number | undefined;
-  /** What was wrong with a peer's checked answer (see PEERS in measure.ts); undefined when it was right. */
+  /** What was wrong with a peer's checked answer; undefined when it was right. */
   wrongAnswer: string | undefined;
 };
 
-/** What a ratio compares: throughput, CPU per request, or p99 latency at a steady rate. */
 export type RatioMetric = 'rps' | 'cpu' | 'p99';
 
 export interface Ratio {
@@ -62,18 +51,16 @@ const MB = 1024 * 1024;
 /** The batch workload and the one whose single request it is judged against. */
 export const BATCH = { workload: 'batch5', single: 'list20' } as const;
 
-/** A goal on a ratio of the gateway's to another target's runs (see `ratio`). */
+/** A goal on a ratio; without `max` or `min`, reported without a goal. */
 interface RatioGoal {
   workload: string;
-  /** The ratio's denominator: a target, or a role (the batch's single list20). */
+  /** The ratio's denominator, and its numerator when not the gateway. */
   of: string;
-  metric: RatioMetric;
-  /** The ratio's numerator, when it is not the gateway itself. */
   numerator?: string;
-  /** At most / at least this ratio; neither: reported, no goal. */
+  metric: RatioMetric;
   max?: number;
   min?: number;
-  /** What the line says before the ratio, when not `gateway <metric> `; and what comes after it. */
+  /** The line's words before the ratio, when not `gateway <metric> `, and after it. */
   label?: string;
   after?: string;
   /** Said inside the goal's parentheses, before it. */
@@ -81,13 +68,8 @@ interface RatioGoal {
 }
 
 /**
- * The project's goals (issue #53, after #43 showed Tailcall on a core of its own at Node's bare-hop
- * price), judged on one run of `npm run bench` with 200 keys: the gateway against the JSON hop (the
- * floor for a Node gateway that rewrites a body) with Tailcall reported beside it, the default log
- * level against `warn`, Hive Gateway + Mesh (the product goal: an order of magnitude over The
- * Guild's REST-to-GraphQL stack), the bare hop where the work has no peer, a batch against its
- * entries sent alone, and new documents against the --baseline checkout. Then, outside the table:
- * peak RSS within the bare hop's plus 48 MB, no failures, and 5 upstream calls for dedup's 10 aliases.
+ * The project's goals (issue #53), judged on one run with 200 keys; then, outside this table, peak
+ * RSS within the bare hop's plus 48 MB, no failures, and 5 upstream calls for dedup's 10 aliases.
  */
 export const GOALS: readonly RatioGoal[] = [
   { workload: 'list20', of: 'json-hop', metric: 'cpu', max: 1.25 },
@@ -119,9 +101,7 @@ export const GOALS: readonly RatioGoal[] = [
   { workload: 'list20-steady', of: 'bare-proxy', metric: 'p99', max: 2 },
 ];
 
-/** Peak RSS on list20: at most the bare proxy's (same Node, same load) plus this much. */
 const RSS_EXTRA_BYTES = 48 * MB;
-/** Upstream calls per operation of the de-dup workload (10 aliases over 5 ids). */
 const DEDUP_CALLS = 5;
 
 export function median(values: readonly number[]): number {
@@ -133,8 +113,11 @@ export function median(values: readonly number[]): number {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
-const definedValues = (values: ReadonlyArray<number | undefined>) =>
-  values.flatMap((v) => (v === undefined ? [] : [v]));
+/** The median of the values that are defined; undefined if none is. */
+const definedMedian = (values: ReadonlyArray<number | undefined>) => {
+  const defined = values.filter((v) => v !== undefined);
+  return defined.length === 0 ? undefined : median(defined);
+};
 
 /** Medians across rounds for rates, latencies and CPU, sums for failures, the maximum for memory. */
 export function summarise(
@@ -144,130 +127,70 @@ export function summarise(
 ): Summary {
   const first = runs[0];
   if (first === undefined) throw new Error('no runs to summarise');
-  const upstreamCpu = definedValues(runs.map((r) => r.upstreamCpuMicrosPerRequest));
-  const others = definedValues(runs.map((r) => r.othersCpuShare));
+  const of = (value: (r: RunResult) => number) => median(runs.map(value));
+  const sum = (value: (r: RunResult) => number) => runs.reduce((total, r) => total + value(r), 0);
+  const keys = runs.map((r) => r.upstreamKeys).filter((k) => k !== undefined);
   return {
     workload: first.workload,
     upstream: first.upstream,
     target: first.target,
     generator: first.generator,
-    rps: median(runs.map((r) => r.rps)),
-    p50Ms: median(runs.map((r) => r.p50Ms)),
-    p99Ms: median(runs.map((r) => r.p99Ms)),
-    errors: runs.reduce((sum, r) => sum + r.errors, 0),
-    non2xx: runs.reduce((sum, r) => sum + r.non2xx, 0),
-    graphqlErrors: runs.reduce((sum, r) => sum + r.graphqlErrors, 0),
-    cpuMicrosPerRequest: median(runs.map((r) => r.cpuMicrosPerRequest)),
-    upstreamCpuMicrosPerRequest: upstreamCpu.length === 0 ? undefined : median(upstreamCpu),
-    generatorCpuMicrosPerRequest: median(runs.map((r) => r.generatorCpuMicrosPerRequest)),
-    othersCpuShare: others.length === 0 ? undefined : median(others),
+    rps: of((r) => r.rps),
+    p50Ms: of((r) => r.p50Ms),
+    p99Ms: of((r) => r.p99Ms),
+    errors: sum((r) => r.errors),
+    non2xx: sum((r) => r.non2xx),
+    graphqlErrors: sum((r) => r.graphqlErrors),
+    cpuMicrosPerRequest: of((r) => r.cpuMicrosPerRequest),
+    upstreamCpuMicrosPerRequest: definedMedian(runs.map((r) => r.upstreamCpuMicrosPerRequest)),
+    generatorCpuMicrosPerRequest: of((r) => r.generatorCpuMicrosPerRequest),
+    othersCpuShare: definedMedian(runs.map((r) => r.othersCpuShare)),
     peakRssBytes: Math.max(...runs.map((r) => r.peakRssBytes)),
-    upstreamKeys: runs.every((r) => r.upstreamKeys === undefined)
-      ? undefined
-      : Math.min(...definedValues(runs.map((r) => r.upstreamKeys))),
+    upstreamKeys: keys.length === 0 ? undefined : Math.min(...keys),
     upstreamCallsPerOp: callsPerOp,
     wrongAnswer,
-  };
-}
-
-const METRIC_OF: Record<RatioMetric, (r: RunResult) => number> = {
-  rps: (r) => r.rps,
-  cpu: (r) => r.cpuMicrosPerRequest,
-  p99: (r) => r.p99Ms,
-};
-
-/** One side of a ratio: a target's runs of a workload, named `label` (default: the target). */
-export interface Side {
-  workload: string;
-  target: TargetKind;
-  label?: string;
-}
-
-/**
- * `numerator`'s req/s, CPU per request or p99 latency over `denominator`'s, round by round (both
- * ran in the same round, minutes apart at most), and their median; filed under the numerator's
- * workload.
- */
-export function ratio(
-  runs: readonly RunResult[],
-  metric: RatioMetric,
-  numerator: Side,
-  denominator: Side,
-  note?: string,
-): Ratio | undefined {
-  const value = METRIC_OF[metric];
-  const of = (side: Side) => runs.filter((r) => r.workload === side.workload && r.target === side.target);
-  const bottoms = of(denominator);
-  const rounds: number[] = [];
-  for (const top of of(numerator)) {
-    const bottom = bottoms.find((r) => r.round === top.round);
-    if (bottom === undefined || !(value(bottom) > 0) || Number.isNaN(value(top))) continue;
-    rounds.push(value(top) / value(bottom));
-  }
-  if (rounds.length === 0) return undefined;
-  return {
-    workload: numerator.workload,
-    numerator: numerator.label ?? numerator.target,
-    denominator: denominator.label ?? denominator.target,
-    metric,
-    median: median(rounds),
-    rounds,
-    ...(note === undefined ? {} : { note }),
   };
 }
 
 const fixed = (value: number | undefined, digits: number) =>
   value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits);
 
-const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
-
 const table = (header: readonly string[], rows: readonly (readonly string[])[]) =>
-  [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+  [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 
-/** The results as a Markdown table, so a run can be pasted into the README as it is. */
+const COLUMNS: ReadonlyArray<[string, (s: Summary) => string]> = [
+  ['workload', (s) => s.workload],
+  ['upstream', (s) => s.upstream],
+  ['target', (s) => s.target],
+  ['req/s', (s) => s.rps.toFixed(0)],
+  ['CPU µs/req', (s) => fixed(s.cpuMicrosPerRequest, 0)],
+  ['p50 ms', (s) => fixed(s.p50Ms, 2)],
+  ['p99 ms', (s) => fixed(s.p99Ms, 2)],
+  ['errors', (s) => String(s.errors)],
+  ['non-2xx', (s) => String(s.non2xx)],
+  ['GraphQL errors', (s) => String(s.graphqlErrors)],
+  ['upstream CPU µs/req', (s) => fixed(s.upstreamCpuMicrosPerRequest, 0)],
+  ['peak RSS MB', (s) => (s.peakRssBytes / MB).toFixed(0)],
+  ['upstream calls/op', (s) => fixed(s.upstreamCallsPerOp, 2)],
+  ['generator', (s) => s.generator],
+  ['generator CPU µs/req', (s) => fixed(s.generatorCpuMicrosPerRequest, 0)],
+  ['upstream keys', (s) => fixed(s.upstreamKeys, 0)],
+  ['answer', (s) => (s.wrongAnswer === undefined ? 'ok' : 'WRONG')],
+];
+
+/** The results as a Markdown table, so a run can be pasted into the docs as it is. */
 export function formatTable(summaries: readonly Summary[]): string {
-  const header = [
-    'workload',
-    'upstream',
-    'target',
-    'req/s',
-    'CPU µs/req',
-    'p50 ms',
-    'p99 ms',
-    'errors',
-    'non-2xx',
-    'GraphQL errors',
-    'upstream CPU µs/req',
-    'peak RSS MB',
-    'upstream calls/op',
-    'generator',
-    'generator CPU µs/req',
-    'upstream keys',
-    'answer',
-  ];
-  const rows = summaries.map((s) => [
-    s.workload,
-    s.upstream,
-    s.target,
-    s.rps.toFixed(0),
-    fixed(s.cpuMicrosPerRequest, 0),
-    fixed(s.p50Ms, 2),
-    fixed(s.p99Ms, 2),
-    String(s.errors),
-    String(s.non2xx),
-    String(s.graphqlErrors),
-    fixed(s.upstreamCpuMicrosPerRequest, 0),
-    (s.peakRssBytes / 1024 / 1024).toFixed(0),
-    fixed(s.upstreamCallsPerOp, 2),
-    s.generator,
-    fixed(s.generatorCpuMicrosPerRequest, 0),
-    fixed(s.upstreamKeys, 0),
-    s.wrongAnswer === undefined ? 'ok' : 'WRONG',
-  ]);
+  const rows = summaries.map((s) => COLUMNS.map(([, cell]) => cell(s)));
   const wrong = summaries.flatMap((s) =>
     s.wrongAnswer === undefined ? [] : [`- ${s.workload} ${s.target} answered wrongly: ${s.wrongAnswer}`],
   );
-  return [table(header, rows), ...(wrong.length > 0 ? ['', ...wrong] : [])].join('\n');
+  return [
+    table(
+      COLUMNS.map(([name]) => name),
+      rows,
+    ),
+    ...(wrong.length > 0 ? ['', ...wrong] : []),
+  ].join('\n');
 }
 
 /** `median (lowest–highest round)`, or the one value of a single round. */
@@ -281,21 +204,16 @@ function cell(r: Ratio | undefined): string {
 export function formatRatios(ratios: readonly Ratio[]): string {
   const pairs = new Map<string, Partial<Record<RatioMetric, Ratio>>>();
   for (const r of ratios) {
-    const key = `${r.workload}\u0000${r.numerator}\u0000${r.denominator}`;
+    const key = `${r.workload}\u0000${r.numerator} / ${r.denominator}`;
     pairs.set(key, { ...pairs.get(key), [r.metric]: r });
   }
-  const rows = [...pairs.entries()].map(([key, byMetric]) => {
-    const [workload = '', numerator = '', denominator = ''] = key.split('\u0000');
-    const note = byMetric.rps?.note ?? byMetric.cpu?.note ?? '';
-    return [
-      workload,
-      `${numerator} / ${denominator}`,
-      cell(byMetric.rps),
-      cell(byMetric.cpu),
-      cell(byMetric.p99),
-      note,
-    ];
-  });
+  const rows = [...pairs].map(([key, by]) => [
+    ...key.split('\u0000'),
+    cell(by.rps),
+    cell(by.cpu),
+    cell(by.p99),
+    by.rps?.note ?? by.cpu?.note ?? '',
+  ]);
   return table(['workload', 'ratio', 'req/s', 'CPU µs/req', 'p99 latency', 'note'], rows);
 }
 
@@ -304,38 +222,32 @@ const times = (value: number) => `${value.toFixed(2)}×`;
 const METRIC_NAME: Record<RatioMetric, string> = { cpu: 'CPU/req', rps: 'req/s', p99: 'p99' };
 
 /** One goal's line, flagged where the target compared against answered wrongly (not like for like). */
-function goalLine(goal: RatioGoal, measured: Ratio, summaries: readonly Summary[]): string {
-  const { workload, of, max, min } = goal;
-  const value = measured.median;
+function goalLine(goal: RatioGoal, value: number, summaries: readonly Summary[]): string {
+  const { workload, of, max, min, why = '' } = goal;
   const judged =
     max !== undefined
-      ? `(${goal.why ?? ''}goal ≤ ${times(max)}) ${verdict(value <= max)}`
+      ? `(${why}goal ≤ ${times(max)}) ${verdict(value <= max)}`
       : min !== undefined
-        ? `(${goal.why ?? ''}goal ≥ ${times(min)}) ${verdict(value >= min)}`
+        ? `(${why}goal ≥ ${times(min)}) ${verdict(value >= min)}`
         : '(reported, no goal)';
   const wrong = summaries.some(
     (s) => s.workload === workload && s.target === of && s.wrongAnswer !== undefined,
   );
-  const flag = wrong ? ` (${of} answered wrongly: see the table)` : '';
   const label = goal.label ?? `gateway ${METRIC_NAME[goal.metric]} `;
-  return `- ${workload}: ${label}${times(value)}${goal.after ?? ` ${of}'s`} ${judged}${flag}`;
+  return `- ${workload}: ${label}${times(value)}${goal.after ?? ` ${of}'s`} ${judged}${wrong ? ` (${of} answered wrongly: see the table)` : ''}`;
 }
 
-/**
- * Where the gateway stands against GOALS, one line per goal: what was measured, the goal, PASS or
- * FAIL. A goal whose workloads did not run is left out.
- */
+/** Where the gateway stands against its goals, one line each with PASS or FAIL; goals not run are left out. */
 export function formatGoals(ratios: readonly Ratio[], summaries: readonly Summary[]): string[] {
   const lines = GOALS.flatMap((goal) => {
-    const numerator = goal.numerator ?? 'gateway';
     const measured = ratios.find(
       (r) =>
         r.workload === goal.workload &&
-        r.numerator === numerator &&
+        r.numerator === (goal.numerator ?? 'gateway') &&
         r.denominator === goal.of &&
         r.metric === goal.metric,
     );
-    return measured === undefined ? [] : [goalLine(goal, measured, summaries)];
+    return measured === undefined ? [] : [goalLine(goal, measured.median, summaries)];
   });
   const summary = (workload: string, target: TargetKind) =>
     summaries.find((s) => s.workload === workload && s.target === target);

@@ -1,12 +1,10 @@
-/**
- * The bench's command line: its options, their defaults and checks, and the Settings a run follows.
- */
+/** The bench's command line: its options, their defaults and checks, and the Settings a run follows. */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { findWrk } from './load.ts';
-import { choosePinning, type Pinning } from './pinning.ts';
-import { apiKeys, WORKLOADS, type Workload } from './workloads.ts';
+import { choosePinning } from './pinning.ts';
+import { apiKeys, WORKLOADS } from './workloads.ts';
 
 /** Bearer keys per run unless --keys says otherwise: a crowd, as real traffic is (the goals assume it). */
 export const DEFAULT_KEYS = 200;
@@ -39,30 +37,11 @@ export const USAGE = `Usage: npm run bench -- [options]
                        start script, as npm start runs it), e.g. --gateway-node-args="--max-semi-space-size=0"
                        for V8's own young-generation size; the other Node targets keep Node's defaults`;
 
-type GeneratorChoice = 'auto' | 'wrk' | 'autocannon';
+/** What a run follows, parsed from its command line. */
+export type Settings = ReturnType<typeof parseSettings>;
 
-export interface Settings {
-  smoke: boolean;
-  generator: GeneratorChoice;
-  rounds: number;
-  /** Whether each round after the first starts every hop again (see restartHops in stack.ts). */
-  freshProcesses: boolean;
-  /** The CPUs for the targets and for the rest (see pinning.ts); undefined: the scheduler places all. */
-  pin: Pinning | undefined;
-  /** Why `pin` is undefined: --no-pin, or what pinning lacks on this machine. */
-  unpinned: string | undefined;
-  duration: number;
-  warmup: number;
-  connections: number;
-  /** The bearer keys requests rotate through (apiKeys(--keys)). */
-  keys: string[];
-  workloads: Workload[];
-  json: string | undefined;
-  chart: string | undefined;
-  profile: boolean;
-  gatewayNodeArgs: string[];
-  /** Another checkout whose gateway runs beside this one (gateway-baseline); undefined: none. */
-  baseline: string | undefined;
+export class UsageError extends Error {
+  override name = 'UsageError';
 }
 
 /** A numeric option: `fallback` when absent, else a positive integer (or with `integer` false, a number ≥ 0). */
@@ -80,26 +59,28 @@ export function numberOption(
   return value;
 }
 
-export function parseSettings(argv: string[]): Settings {
+export function parseSettings(argv: string[]) {
+  const text = { type: 'string' } as const;
+  const flag = { type: 'boolean', default: false } as const;
   const { values } = parseArgs({
     args: argv,
     options: {
-      smoke: { type: 'boolean', default: false },
-      duration: { type: 'string' },
-      rounds: { type: 'string' },
-      'same-processes': { type: 'boolean', default: false },
+      smoke: flag,
+      duration: text,
+      rounds: text,
+      'same-processes': flag,
       pin: { type: 'boolean' },
-      warmup: { type: 'string' },
-      connections: { type: 'string' },
-      keys: { type: 'string' },
+      warmup: text,
+      connections: text,
+      keys: text,
       generator: { type: 'string', default: 'auto' },
       workload: { type: 'string', multiple: true },
-      json: { type: 'string' },
-      chart: { type: 'string' },
-      profile: { type: 'boolean', default: false },
-      'gateway-node-args': { type: 'string' },
-      baseline: { type: 'string' },
-      help: { type: 'boolean', default: false },
+      json: text,
+      chart: text,
+      profile: flag,
+      'gateway-node-args': text,
+      baseline: text,
+      help: flag,
     },
     strict: true,
     allowNegative: true,
@@ -109,14 +90,14 @@ export function parseSettings(argv: string[]): Settings {
     process.exit(0);
   }
   const names = values.workload ?? [];
-  for (const name of names) {
-    if (!WORKLOADS.some((w) => w.name === name)) throw new UsageError(`unknown workload "${name}"`);
-  }
-  const generator = values.generator as GeneratorChoice;
+  const unknown = names.find((name) => !WORKLOADS.some((w) => w.name === name));
+  if (unknown !== undefined) throw new UsageError(`unknown workload "${unknown}"`);
+  const generator = values.generator as 'auto' | 'wrk' | 'autocannon';
   if (!['auto', 'wrk', 'autocannon'].includes(generator)) {
     throw new UsageError(`--generator must be auto, wrk or autocannon, got "${generator}"`);
   }
-  const smoke = values.smoke;
+  const wrk = generator === 'autocannon' ? undefined : findWrk();
+  if (generator === 'wrk' && wrk === undefined) throw new UsageError('--generator wrk: wrk is not on PATH');
   const baseline = values.baseline === undefined ? undefined : resolve(values.baseline);
   if (baseline !== undefined && baselineGateway(baseline) === undefined) {
     throw new UsageError(
@@ -124,17 +105,20 @@ export function parseSettings(argv: string[]): Settings {
     );
   }
   // Pinned unless told not to; where it cannot be done, an error only if --pin asked for it.
-  const pinning = values.pin === false ? undefined : choosePinning();
+  const pinning = values.pin === false ? '--no-pin' : choosePinning();
   if (typeof pinning === 'string' && values.pin === true) throw new UsageError(pinning);
-  const pin = typeof pinning === 'string' ? undefined : pinning;
-  const unpinned = pinning === undefined ? '--no-pin' : typeof pinning === 'string' ? pinning : undefined;
+  const smoke = values.smoke;
   return {
     smoke,
     generator,
+    /** The wrk binary, when it makes the load (see runLoad). */
+    wrk,
     rounds: numberOption('rounds', values.rounds, smoke ? 1 : 3),
+    /** Whether each round after the first starts every hop again (see restartHops). */
     freshProcesses: !values['same-processes'],
-    pin,
-    unpinned,
+    /** The CPUs for the targets and for the rest; undefined: the scheduler places all, `unpinned` says why. */
+    pin: typeof pinning === 'string' ? undefined : pinning,
+    unpinned: typeof pinning === 'string' ? pinning : undefined,
     duration: numberOption('duration', values.duration, smoke ? 1 : 4),
     warmup: numberOption('warmup', values.warmup, smoke ? 0 : 3, false),
     connections: numberOption('connections', values.connections, smoke ? 10 : 50),
@@ -143,53 +127,37 @@ export function parseSettings(argv: string[]): Settings {
     json: values.json,
     chart: values.chart,
     profile: values.profile,
-    gatewayNodeArgs: nodeArgs(values['gateway-node-args'] ?? startFlags().join(' ')),
+    gatewayNodeArgs: nodeArgs(values['gateway-node-args'] ?? startFlags()),
+    /** Another checkout whose gateway runs beside this one (gateway-baseline). */
     baseline,
   };
 }
 
-/**
- * The Node flags `npm start` runs the gateway with (package.json's start script): the gateway is
- * measured as it is started, unless --gateway-node-args says otherwise.
- */
-function startFlags(): string[] {
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    scripts: { start: string };
-  };
-  return manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
+/** The Node flags of package.json's start script: the gateway is measured as `npm start` runs it. */
+function startFlags(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  return (manifest.scripts.start as string)
+    .split(/\s+/)
+    .filter((word) => word.startsWith('--'))
+    .join(' ');
 }
 
 /** Only `--flag` or `--flag=value` words: this reaches a command line, so nothing else passes. */
-function nodeArgs(raw: string | undefined): string[] {
-  const words = (raw ?? '').split(/\s+/).filter(Boolean);
-  for (const word of words) {
-    if (!/^--[a-z][a-z0-9-]*(=[\w.,-]+)?$/.test(word)) {
-      throw new UsageError(
-        `--gateway-node-args takes Node flags like --max-old-space-size=128, got "${word}"`,
-      );
-    }
+function nodeArgs(raw: string): string[] {
+  const words = raw.split(/\s+/).filter(Boolean);
+  const bad = words.find((word) => !/^--[a-z][a-z0-9-]*(=[\w.,-]+)?$/.test(word));
+  if (bad !== undefined) {
+    throw new UsageError(`--gateway-node-args takes Node flags like --max-old-space-size=128, got "${bad}"`);
   }
   return words;
 }
 
 /**
- * The file and arguments that start the gateway of the --baseline checkout: bench/target.ts, or in
- * a checkout from before the targets were one file, its bench/target-gateway.ts.
+ * The file and arguments that start the --baseline checkout's gateway: bench/target.ts, or in a
+ * checkout from before the targets were one file, its bench/target-gateway.ts.
  */
 export function baselineGateway(dir: string): string[] | undefined {
   if (existsSync(join(dir, 'bench/target.ts'))) return [join(dir, 'bench/target.ts'), 'gateway'];
   if (existsSync(join(dir, 'bench/target-gateway.ts'))) return [join(dir, 'bench/target-gateway.ts')];
   return undefined;
-}
-
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
-
-/** The wrk binary when it is to be used, per --generator. */
-export function chooseWrk(choice: GeneratorChoice): string | undefined {
-  if (choice === 'autocannon') return undefined;
-  const wrk = findWrk();
-  if (choice === 'wrk' && wrk === undefined) throw new UsageError('--generator wrk: wrk is not on PATH');
-  return wrk;
 }

@@ -1,90 +1,61 @@
+/**
+ * The REST v1 contract's routes answered from precomputed JSON bytes: no storage, no parsing beyond
+ * the URL, so whatever sits in front of it is the bottleneck. It counts requests (the bench's upstream
+ * calls per operation) and the distinct keys that reached it.
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
- * A minimal implementation of the REST v1 contract's routes that answers from precomputed JSON
- * bytes: no storage, no parsing beyond the URL, so whatever sits in front of it is the bottleneck.
- * It counts every request, which is how the bench measures upstream calls per GraphQL operation.
- */
-export interface StaticUpstream {
-  handler: (req: IncomingMessage, res: ServerResponse) => void;
-  /** Requests answered so far, whatever their outcome. */
-  calls(): number;
-  /**
-   * How many distinct accepted keys came since the previous call (which starts the count afresh):
-   * whether the callers' own keys reach the upstream through a hop.
-   */
-  takeKeysSeen(): number;
-}
-
-/** Pets 1…PET_COUNT exist; `GET /pets?limit=100` returns them all. */
-export const PET_COUNT = 100;
-/** The ordinal of the pet a `POST /pets` always answers with. */
-const CREATED_PET = PET_COUNT + 1;
-
-/**
- * Which ids the pets carry: `small` (1…100, the id is the ordinal) or `int64`, snowflake-like
- * 19-digit ids and category ids beyond 2^53, sent as JSON numbers as the contract sends int64: a
- * gateway that parses them into doubles returns them rounded.
+ * `small` ids are the ordinals 1…100; `int64` ones are snowflake-like 19-digit ids and category ids
+ * beyond 2^53, sent as JSON numbers as the contract sends int64: a hop that parses them into doubles
+ * returns them rounded.
  */
 export type PetIds = 'small' | 'int64';
 
+const PET_COUNT = 100;
+/** The ordinal of the pet every `POST /pets` answers with. */
+const CREATED_PET = PET_COUNT + 1;
 const NAMES = ['Bella', 'Max', 'Luna', 'Charlie', 'Lucy', 'Cooper', 'Daisy', 'Milo', 'Coco', 'Rocky'];
 const STATUSES = ['available', 'pending', 'sold'] as const;
-// Steps that are not powers of two, so most ids are not doubles (which are 256 apart up here).
-const INT64_ID_BASE = 1_790_417_263_409_152_001n;
-const INT64_ID_STEP = 7_919n;
-const INT64_CATEGORY_BASE = 1_790_416_998_000_000_003n;
-const INT64_CATEGORY_STEP = 1_000_003n;
 
-interface Pet {
-  /** Decimal, exactly as sent. */
-  id: string;
-  name: string;
-  categoryId: string;
-  status: (typeof STATUSES)[number];
-}
-
-function pet(ordinal: number, ids: PetIds): Pet {
+/** One pet, its ids as the decimal text sent. Steps that are not powers of two: most ids are not doubles. */
+function pet(ordinal: number, ids: PetIds) {
   const category = ordinal % 4;
   return {
-    id: ids === 'small' ? String(ordinal) : String(INT64_ID_BASE + BigInt(ordinal) * INT64_ID_STEP),
+    id: ids === 'small' ? String(ordinal) : String(1_790_417_263_409_152_001n + BigInt(ordinal) * 7_919n),
     name: `${NAMES[ordinal % NAMES.length]} ${ordinal}`,
     categoryId:
       ids === 'small'
         ? String(category + 1)
-        : String(INT64_CATEGORY_BASE + BigInt(category) * INT64_CATEGORY_STEP),
+        : String(1_790_416_998_000_000_003n + BigInt(category) * 1_000_003n),
     status: STATUSES[ordinal % STATUSES.length] ?? 'available',
   };
 }
 
-/** The pets `GET /pets?limit=…` lists, in order, with their ids as the decimal text sent. */
-export function listedPets(ids: PetIds, limit: number): readonly Pet[] {
+/** The pets `GET /pets?limit=…` lists, in order. */
+export function listedPets(ids: PetIds, limit: number): ReadonlyArray<ReturnType<typeof pet>> {
   return Array.from({ length: Math.min(limit, PET_COUNT) }, (_, index) => pet(index + 1, ids));
 }
 
-/** The id a `POST /pets` always answers with. */
 export function createdPetId(ids: PetIds): string {
   return pet(CREATED_PET, ids).id;
 }
 
 /** A pet as the contract sends it: int64 fields as JSON numbers, whatever their size. */
-const petJson = (p: Pet) =>
+const petJson = (p: ReturnType<typeof pet>) =>
   `{"id":${p.id},"name":${JSON.stringify(p.name)},"categoryId":${p.categoryId},"status":"${p.status}"}`;
-const bytes = (value: unknown) => Buffer.from(JSON.stringify(value));
-const LIST_PATH = '/v1/pets';
-const PET_PATH = '/v1/pets/';
+const error = (status: number, code: string, message: string): [number, Buffer] => [
+  status,
+  Buffer.from(JSON.stringify({ code, message, status })),
+];
 
 function send(res: ServerResponse, status: number, body: Buffer): void {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length });
   res.end(body);
 }
 
-function error(status: number, code: string, message: string): [number, Buffer] {
-  return [status, bytes({ code, message, status })];
-}
-
-/** Creates the handler; only `Authorization: Bearer <key>` with one of `apiKeys` is accepted. */
-export function createStaticUpstream(apiKeys: readonly string[], ids: PetIds = 'small'): StaticUpstream {
+/** Only `Authorization: Bearer <key>` with one of `apiKeys` is accepted. */
+export function createStaticUpstream(apiKeys: readonly string[], ids: PetIds = 'small') {
   const keyIndex = new Map(apiKeys.map((key, i) => [`Bearer ${key}`, i]));
   const seen = new Uint8Array(apiKeys.length);
   const pets = listedPets(ids, PET_COUNT);
@@ -105,7 +76,7 @@ export function createStaticUpstream(apiKeys: readonly string[], ids: PetIds = '
     return body;
   }
 
-  /** The answer to a request whose body is not needed; undefined for `POST /pets`. */
+  /** The answer; undefined for `POST /pets`. */
   function answer(req: IncomingMessage): [number, Buffer] | undefined {
     const url = req.url ?? '/';
     const queryStart = url.indexOf('?');
@@ -113,7 +84,7 @@ export function createStaticUpstream(apiKeys: readonly string[], ids: PetIds = '
     const key = keyIndex.get(req.headers.authorization ?? '');
     if (key === undefined) return error(401, 'UNAUTHENTICATED', 'a valid API key is required');
     seen[key] = 1;
-    if (path === LIST_PATH && req.method === 'GET') {
+    if (path === '/v1/pets' && req.method === 'GET') {
       const query = new URLSearchParams(queryStart === -1 ? '' : url.slice(queryStart + 1));
       const limit = Number(query.get('limit') ?? '20');
       if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
@@ -121,29 +92,24 @@ export function createStaticUpstream(apiKeys: readonly string[], ids: PetIds = '
       }
       return [200, list(query.get('status'), limit)];
     }
-    if (path === LIST_PATH && req.method === 'POST') return undefined;
-    if (path.startsWith(PET_PATH) && req.method === 'GET') {
-      const body = petBytes.get(path.slice(PET_PATH.length));
+    if (path === '/v1/pets' && req.method === 'POST') return undefined;
+    if (path.startsWith('/v1/pets/') && req.method === 'GET') {
+      const body = petBytes.get(path.slice('/v1/pets/'.length));
       return body === undefined ? error(404, 'PET_NOT_FOUND', 'no pet with this id') : [200, body];
     }
     return error(404, 'NOT_FOUND', `no route for ${req.method} ${path}`);
   }
 
-  function handler(req: IncomingMessage, res: ServerResponse): void {
-    calls++;
-    // The body is always read (a real service must), never stored: every create answers the same pet.
-    const [status, body] = answer(req) ?? [201, createdBytes];
-    if (req.method === 'GET') {
-      send(res, status, body);
-    } else {
-      req.resume();
-      req.once('end', () => send(res, status, body));
-    }
-  }
-
   return {
-    handler,
+    handler(req: IncomingMessage, res: ServerResponse): void {
+      calls++;
+      const [status, body] = answer(req) ?? [201, createdBytes];
+      // A body is always read (a real service must), never stored: every create answers the same pet.
+      if (req.method === 'GET') send(res, status, body);
+      else req.resume().once('end', () => send(res, status, body));
+    },
     calls: () => calls,
+    /** Distinct accepted keys since the previous call: whether callers' own keys reach the upstream. */
     takeKeysSeen() {
       const count = seen.reduce((sum, s) => sum + s, 0);
       seen.fill(0);

@@ -1,37 +1,31 @@
 /**
- * Tailcall (tailcallhq/tailcall, Rust), the fastest REST-to-GraphQL peer, as a bench target: its
- * binary comes in the `@tailcallhq/core-linux-x64-gnu` optional dependency (Linux x64 only: elsewhere npm skips it and
- * this target cannot run), pinned to 1.0.0 (later builds need glibc ≥ 2.38; Debian 12 has 2.36). Its 1.x configuration language: `@upstream` takes
- * `allowedHeaders` (no `baseURL`), `@http` a full `url` and `query` entries (`skipEmpty`, or an absent
- * argument goes out as an empty `status=`).
+ * Tailcall (Rust), the fastest REST-to-GraphQL peer. Its binary comes in the
+ * `@tailcallhq/core-linux-x64-gnu` optional dependency (Linux x64 only), pinned to 1.0.0: later
+ * builds need glibc ≥ 2.38, Debian 12 has 2.36. In its 1.x language `@upstream` takes
+ * `allowedHeaders` (no `baseURL`), `@http` a full `url` and `query` entries (`skipEmpty`, or an
+ * absent argument goes out as an empty `status=`).
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
-/** The tailcall binary inside its npm package (which has no install script: the file is in the tarball). */
+/** The binary inside its npm package (no install script: the file is in the tarball). */
 export function tailcallBinary(): string {
-  let manifest: string;
   try {
-    manifest = createRequire(import.meta.url).resolve('@tailcallhq/core-linux-x64-gnu/package.json');
+    const manifest = createRequire(import.meta.url).resolve('@tailcallhq/core-linux-x64-gnu/package.json');
+    return join(dirname(manifest), 'bin', 'tailcall');
   } catch {
     throw new Error(
       '@tailcallhq/core-linux-x64-gnu is not installed (npm ci installs it, on Linux x64 with glibc only)',
     );
   }
-  return join(dirname(manifest), 'bin', 'tailcall');
 }
 
-/**
- * The environment that turns its logs off but errors: at INFO it writes a line per request, which
- * none of the other targets pays for (the gateway's one line per operation is part of the gateway).
- */
+/** Logs off but errors: at INFO it writes a line per request, which no other target pays for. */
 export const TAILCALL_LOG_ENV = { TAILCALL_LOG_LEVEL: 'error', TC_LOG_LEVEL: 'error' } as const;
 
 /**
- * The contract's `GET /pets?limit=&status=` as `pets(limit, status)`, on `127.0.0.1:port`, over
- * `upstreamUrl` (ending in /v1), the caller's Authorization forwarded. `status` is a String here (the
- * contract's lower-case value): the bench's workloads select it but do not compare it. Tailcall's
- * defaults otherwise.
+ * The contract's `GET /pets?limit=&status=` as `pets(limit, status)` on `127.0.0.1:port`, the
+ * caller's Authorization forwarded; `status` a String (the workloads select it, never compare it).
  */
 export function tailcallConfig(upstreamUrl: URL, port: number): string {
   const pets = `${upstreamUrl.href.replace(/\/+$/, '')}/pets`;

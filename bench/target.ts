@@ -1,101 +1,84 @@
 /**
- * One bench target's process: `node bench/target.ts <kind>`. Every target runs in a process of its
- * own so its CPU and memory are its own; it announces its URL over IPC (child.ts). The hops read
- * UPSTREAM_URL (ending in /v1); the upstreams read BENCH_API_KEYS (comma-separated).
- *
- * Each kind imports only its own modules, so no target's memory holds another's code. For a CPU
- * profile: `npm run bench -- --profile`, or start `bench/target.ts gateway` by hand under
- * `--cpu-prof` with UPSTREAM_URL set, load it, then Ctrl-C.
+ * One bench target's process: `node bench/target.ts <kind>`, announcing its URL over IPC
+ * (child.ts). The hops read UPSTREAM_URL (ending in /v1); the upstreams BENCH_API_KEYS
+ * (comma-separated). Each kind imports only its own modules, so no target's memory holds another's
+ * code. For a CPU profile by hand: start `bench/target.ts gateway` under `--cpu-prof` with
+ * UPSTREAM_URL set, load it, then Ctrl-C.
  */
-
 import type { StdioOptions } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Watched } from '../test/support/process.ts';
-import { announce, processMemory, requireEnv, requireKeys, treeMemory } from './child.ts';
+import { announce, processMemory, requireEnv, treeMemory } from './child.ts';
 
-/** Listens on a free loopback port and returns the origin. */
 async function listenLoopback(server: Server): Promise<string> {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-/** A handler on a free loopback port, keep-alive as the gateway's own server has it (65 s). */
+/** Keep-alive as the gateway's own server has it (65 s). */
 function serve(handler: RequestListener): Promise<string> {
   const server = createServer(handler);
   server.keepAliveTimeout = 65_000;
   return listenLoopback(server);
 }
 
-/** A loopback port free right now, for a program that must be told its port (Tailcall, `npm start`). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  const origin = await listenLoopback(server);
-  await new Promise((resolve) => server.close(resolve));
-  return Number(new URL(origin).port);
-}
-
 const upstreamUrl = () => new URL(requireEnv('UPSTREAM_URL'));
+const apiKeys = () => requireEnv('BENCH_API_KEYS').split(',');
 
 /**
- * A program this target stands for (Tailcall's binary, the gateway's primary), in this process's
- * group so the bench's SIGKILL to the group takes it too. Without it the target has nothing to
- * measure: when it exits, the target says why and goes, so the bench sees it.
+ * Runs the program this target stands for (Tailcall's binary, the gateway's primary) on a free
+ * port, in this process's group so a SIGKILL to the group takes it too, and resolves once `path`
+ * answers `init` with a 2xx; if the program exits, so does the target, saying why.
  */
 async function runProgram(
   what: string,
-  [command, ...args]: string[],
-  env: Record<string, string>,
+  command: (port: number) => { argv: string[]; env: Record<string, string> },
   stdio: StdioOptions,
-): Promise<Watched> {
-  // Loaded here, not at the top: the other targets' memory holds nothing they do not use.
+  path: string,
+  init?: RequestInit,
+): Promise<{ origin: string; program: Watched }> {
+  // Loaded here: the other targets' memory holds nothing they do not use.
   const { spawnWatched } = await import('../test/support/process.ts');
-  const program = spawnWatched(command as string, args, {
+  const { freePort } = await import('../test/support/ports.ts');
+  const port = await freePort();
+  const { argv, env } = command(port);
+  const [file = '', ...args] = argv;
+  const program = spawnWatched(file, args, {
     env,
     stdio,
     inheritEnv: true,
     ownGroup: false,
     outputLimit: 16_384,
-    name: what,
   });
   void program.exited.then((code) => {
     process.stderr.write(`${what} exited (${program.child.signalCode ?? code}):\n${program.output()}\n`);
     process.exit(1);
   });
-  return program;
-}
-
-/** Resolves once `url` answers `init` with a 2xx, fails after 20 s or when `program` has exited. */
-async function untilAnswers(url: string, program: Watched, init?: RequestInit): Promise<void> {
+  const origin = `http://127.0.0.1:${port}`;
   for (const until = Date.now() + 20_000; Date.now() < until; ) {
-    if (program.child.exitCode !== null) break;
     try {
-      const response = await fetch(url, init);
+      const response = await fetch(origin + path, init);
       await response.arrayBuffer();
-      if (response.ok) return;
+      if (response.ok) return { origin, program };
     } catch {}
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error(`no answer at ${url} in time:\n${program.output()}`);
+  throw new Error(`${what}: no answer at ${origin + path} in time:\n${program.output()}`);
 }
 
 const TARGETS: Record<string, () => Promise<void>> = {
-  /** The cheapest Node hop: bytes passed through (hops.ts). */
   async 'bare-proxy'() {
     const { createBareProxy } = await import('./hops.ts');
     announce(await serve(createBareProxy(upstreamUrl())));
   },
-  /** The bare hop, but parsing, mapping and re-serialising the JSON (hops.ts). */
   async 'json-hop'() {
     const { createJsonHop } = await import('./hops.ts');
     announce(await serve(createJsonHop(upstreamUrl())));
   },
-  /**
-   * The gateway as `src/main.ts` composes it (composeGateway with the config's defaults), metrics
-   * on as main.ts has them by default: they cost per request, so it is measured with them.
-   */
+  /** composeGateway as src/main.ts calls it, metrics on as by default: they cost per request. */
   async gateway() {
     upstreamUrl();
     const { loadConfig } = await import('../src/config.ts');
@@ -112,29 +95,23 @@ const TARGETS: Record<string, () => Promise<void>> = {
     announce(`${await listenLoopback(server)}/graphql`);
   },
   /**
-   * The gateway as `WORKERS=2 npm start` runs it: src/main.ts, a primary and two node:cluster
-   * workers sharing one port, with this process's Node flags (the gateway's) passed on to them. Its
-   * CPU is the whole process tree's; its memory the tree's RSS summed, sampled. Log lines go to
-   * /dev/null, as for the single-process gateway.
+   * `WORKERS=2 npm start`: src/main.ts with this process's Node flags, a primary and two workers,
+   * measured as one process tree; log lines to /dev/null, as the single gateway's are read away.
    */
   async 'gateway-workers'() {
-    const port = await freePort();
     const main = new URL('../src/main.ts', import.meta.url).pathname;
-    const gateway = await runProgram(
+    const { origin, program } = await runProgram(
       'the gateway (WORKERS=2)',
-      [process.execPath, ...process.execArgv, main],
-      { UPSTREAM_URL: upstreamUrl().href, WORKERS: '2', PORT: String(port), HOST: '127.0.0.1' },
+      (port) => ({
+        argv: [process.execPath, ...process.execArgv, main],
+        env: { UPSTREAM_URL: upstreamUrl().href, WORKERS: '2', PORT: String(port), HOST: '127.0.0.1' },
+      }),
       ['ignore', 'ignore', 'pipe'],
+      '/health',
     );
-    const origin = `http://127.0.0.1:${port}`;
-    await untilAnswers(`${origin}/health`, gateway);
-    announce(`${origin}/graphql`, { memory: treeMemory(gateway.child.pid as number) });
+    announce(`${origin}/graphql`, { memory: treeMemory(program.child.pid as number) });
   },
-  /**
-   * Tailcall (tailcall.ts) over the upstream. This Node process only writes the config, starts the
-   * binary and answers the bench; its CPU is counted with the binary's, but the memory it reports is
-   * the binary's alone.
-   */
+  /** Tailcall's binary (tailcall.ts): its CPU counted with this process's, its memory alone. */
   async tailcall() {
     const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
@@ -142,44 +119,36 @@ const TARGETS: Record<string, () => Promise<void>> = {
     const { TAILCALL_LOG_ENV, tailcallBinary, tailcallConfig } = await import('./tailcall.ts');
     const dir = mkdtempSync(join(tmpdir(), 'pet-gateway-bench-tailcall-'));
     process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-    const port = await freePort();
     const config = join(dir, 'pets.graphql');
-    writeFileSync(config, tailcallConfig(upstreamUrl(), port));
-    const binary = await runProgram('tailcall', [tailcallBinary(), 'start', config], TAILCALL_LOG_ENV, [
-      'ignore',
-      'pipe',
-      'pipe',
-    ]);
-    const url = `http://127.0.0.1:${port}/graphql`;
-    await untilAnswers(url, binary, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"query":"{ __typename }"}',
-    });
-    announce(url, { memory: processMemory(binary.child.pid as number) });
+    const { origin, program } = await runProgram(
+      'tailcall',
+      (port) => {
+        writeFileSync(config, tailcallConfig(upstreamUrl(), port));
+        return { argv: [tailcallBinary(), 'start', config], env: TAILCALL_LOG_ENV };
+      },
+      ['ignore', 'pipe', 'pipe'],
+      '/graphql',
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' },
+    );
+    announce(`${origin}/graphql`, { memory: processMemory(program.child.pid as number) });
   },
-  /** Hive Gateway + a GraphQL Mesh OpenAPI source (hive-mesh.ts), its supergraph composed once first. */
   async 'hive-mesh'() {
-    const { composeSupergraph, hiveGateway, hiveLogger } = await import('./hive-mesh.ts');
-    const log = hiveLogger();
-    const gateway = hiveGateway(await composeSupergraph(upstreamUrl(), log), log);
-    announce(`${await serve(gateway)}/graphql`);
+    const { createHiveMesh } = await import('./hive-mesh.ts');
+    announce(`${await serve(await createHiveMesh(upstreamUrl()))}/graphql`);
   },
-  /** The static upstream; BENCH_PET_IDS `small` (default) or `int64` (ids beyond 2^53). */
+  /** BENCH_PET_IDS `small` (default) or `int64` (ids beyond 2^53). */
   async 'static-upstream'() {
     const { createStaticUpstream } = await import('./static-upstream.ts');
-    const ids = process.env.BENCH_PET_IDS === 'int64' ? 'int64' : 'small';
-    const upstream = createStaticUpstream(requireKeys(), ids);
-    announce(`${await serve(upstream.handler)}/v1`, {
-      calls: upstream.calls,
-      keysSeen: upstream.takeKeysSeen,
-    });
+    const upstream = createStaticUpstream(
+      apiKeys(),
+      process.env.BENCH_PET_IDS === 'int64' ? 'int64' : 'small',
+    );
+    const counts = () => ({ calls: upstream.calls(), keysSeen: upstream.takeKeysSeen() });
+    announce(`${await serve(upstream.handler)}/v1`, { counts });
   },
   /**
-   * The reference REST service. One key: an in-memory database with that key configured
-   * (PETSTORE_API_KEY's path). Several: the service takes one configured key only, so every key is
-   * stored, hashed, in a database file in a temporary directory (removed on exit), as
-   * `npm run petstore -- keys create` stores them; every request then pays the service's own lookup.
+   * The reference service. It takes one configured key only, so several are stored, hashed, in a
+   * database file (as `npm run petstore -- keys create` stores them): every request pays its lookup.
    */
   async petstore() {
     const { mkdtempSync, rmSync } = await import('node:fs');
@@ -188,10 +157,9 @@ const TARGETS: Record<string, () => Promise<void>> = {
     const { hashApiKey } = await import('../src/petstore/keys.ts');
     const { startPetstore } = await import('../src/petstore/server.ts');
     const { openStorage } = await import('../src/petstore/storage.ts');
-    const keys = requireKeys();
+    const keys = apiKeys();
     if (keys.length === 1) {
-      const petstore = await startPetstore({ dbPath: ':memory:', apiKey: keys[0] as string, port: 0 });
-      return announce(petstore.url);
+      return announce((await startPetstore({ dbPath: ':memory:', apiKey: keys[0] as string, port: 0 })).url);
     }
     const dir = mkdtempSync(join(tmpdir(), 'pet-gateway-bench-petstore-'));
     process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
