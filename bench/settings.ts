@@ -60,27 +60,25 @@ export function numberOption(
 }
 
 export function parseSettings(argv: string[]) {
-  const text = { type: 'string' } as const;
-  const flag = { type: 'boolean', default: false } as const;
   const { values } = parseArgs({
     args: argv,
     options: {
-      smoke: flag,
-      duration: text,
-      rounds: text,
-      'same-processes': flag,
+      smoke: { type: 'boolean', default: false },
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      'same-processes': { type: 'boolean', default: false },
       pin: { type: 'boolean' },
-      warmup: text,
-      connections: text,
-      keys: text,
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      keys: { type: 'string' },
       generator: { type: 'string', default: 'auto' },
       workload: { type: 'string', multiple: true },
-      json: text,
-      chart: text,
-      profile: flag,
-      'gateway-node-args': text,
-      baseline: text,
-      help: flag,
+      json: { type: 'string' },
+      chart: { type: 'string' },
+      profile: { type: 'boolean', default: false },
+      'gateway-node-args': { type: 'string' },
+      baseline: { type: 'string' },
+      help: { type: 'boolean', default: false },
     },
     strict: true,
     allowNegative: true,
