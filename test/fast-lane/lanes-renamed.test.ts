@@ -1,10 +1,9 @@
 // @tier integration
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { FakeUpstream } from '../support/fake-upstream.ts';
+import { describe, expect, it } from 'vitest';
 import { CASES } from './cases.ts';
 import { renamedDocument } from './renamed.ts';
-import { type Case, closeThreeSides, type Side, sendAlike, startThreeSides, warmUp } from './sides.ts';
+import { type Case, sendAlike, useThreeSides, warmUp } from './sides.ts';
 
 // The lanes' corpus again, each document prepared as it is and then sent renamed: its aliases
 // called otherwise and the text printed anew (renamed.ts), a text no side has seen, of a shape the
@@ -12,10 +11,7 @@ import { type Case, closeThreeSides, type Side, sendAlike, startThreeSides, warm
 // the original is a plan's success; everything else, there and on the other sides, is Yoga's. The
 // answers, upstream calls and log lines must be those of a gateway with the fast lane off.
 
-let upstream: FakeUpstream;
-let yoga: Side;
-let compiled: Side;
-let fast: Side;
+const three = useThreeSides();
 
 type Entry = Exclude<Case['body'], unknown[]>;
 
@@ -47,17 +43,6 @@ const servedByShape = (c: Case) =>
   !c.unplanned &&
   [c.body].flat().every((entry) => (entry as { extensions?: unknown }).extensions === undefined);
 
-beforeAll(async () => {
-  ({ upstream, yoga, compiled, fast } = await startThreeSides());
-});
-
-afterAll(() => closeThreeSides({ upstream, yoga, compiled, fast }));
-
-beforeEach(() => {
-  upstream.clearFaults();
-  upstream.requests.length = 0;
-});
-
 describe('a renamed document is answered exactly as Yoga answers it', () => {
   it('holds most of the corpus', () => {
     expect(renamed.length).toBeGreaterThan(30);
@@ -66,6 +51,7 @@ describe('a renamed document is answered exactly as Yoga answers it', () => {
   });
 
   it.each(renamed)('$name', async (c) => {
+    const { upstream, yoga, compiled, fast } = three;
     const sides = [yoga, compiled, fast];
     await warmUp(sides, c);
     const before = { ...(fast.gateway.lanes?.served ?? { fast: 0, yoga: 0, planned: 0 }) };

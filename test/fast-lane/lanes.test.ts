@@ -1,20 +1,10 @@
 // @tier integration
 
 import { request } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Metrics } from '../../src/observability/metrics.ts';
-import type { FakeUpstream } from '../support/fake-upstream.ts';
 import { CASES } from './cases.ts';
-import {
-  type Answer,
-  AUTH,
-  closeThreeSides,
-  type Side,
-  send,
-  sendAlike,
-  startThreeSides,
-  warmUp,
-} from './sides.ts';
+import { type Answer, AUTH, send, sendAlike, useThreeSides, warmUp } from './sides.ts';
 
 // One behaviour, three paths. The same requests go to a gateway with FAST_LANE off (Yoga answers
 // everything), to one whose fast lane runs compiled execution only (PLANS=off), and to one with the
@@ -27,23 +17,11 @@ import {
 // The cases are in ./cases-*.ts, by what they hold, and run here in that order, on the same three
 // sides, so the metric series compared at the end count every one of them.
 
-let upstream: FakeUpstream;
-let yoga: Side;
-let compiled: Side;
-let fast: Side;
-beforeAll(async () => {
-  ({ upstream, yoga, compiled, fast } = await startThreeSides());
-});
-
-afterAll(() => closeThreeSides({ upstream, yoga, compiled, fast }));
-
-beforeEach(() => {
-  upstream.clearFaults();
-  upstream.requests.length = 0;
-});
+const three = useThreeSides();
 
 describe('the fast lane answers exactly as Yoga does', () => {
   it.each(CASES)('$name', async (c) => {
+    const { upstream, yoga, compiled, fast } = three;
     const sides = [yoga, compiled, fast];
     await warmUp(sides, c);
     const lanes = fast.gateway.lanes;
@@ -69,6 +47,7 @@ describe('the fast lane answers exactly as Yoga does', () => {
   });
 
   it('counted every operation in the same metric series on both sides', async () => {
+    const { yoga, compiled, fast } = three;
     const series = async (metrics: Metrics) =>
       (await metrics.registry.getMetricsAsJSON())
         .filter((metric) =>
@@ -107,6 +86,7 @@ describe('the fast lane answers exactly as Yoga does', () => {
   });
 
   it('leaves an answer Yoga sends in parts (SSE, multipart/mixed) to Yoga: the fast lane writes JSON', async () => {
+    const { yoga, fast } = three;
     // Clients of graphql-sse ask for every operation as SSE, a plain query included.
     for (const accept of ['text/event-stream', 'multipart/mixed']) {
       const body = { query: '{ pets(limit: 3) { id name } }' };
@@ -121,6 +101,7 @@ describe('the fast lane answers exactly as Yoga does', () => {
   });
 
   it('sends a new request id, as Yoga does, when the caller sends none', async () => {
+    const { fast } = three;
     const body = { query: '{ pets(limit: 7) { id } }' };
     for (let run = 0; run < 3; run++) await send(fast, body);
     const before = fast.gateway.lanes?.served.fast ?? 0;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/config.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
@@ -83,7 +83,7 @@ export interface ThreeSides {
   fast: Side;
 }
 
-export async function startThreeSides(): Promise<ThreeSides> {
+async function startThreeSides(): Promise<ThreeSides> {
   const upstream = await startLanesUpstream();
   return {
     upstream,
@@ -93,9 +93,25 @@ export async function startThreeSides(): Promise<ThreeSides> {
   };
 }
 
-export async function closeThreeSides({ upstream, yoga, compiled, fast }: ThreeSides): Promise<void> {
-  for (const { gateway } of [yoga, compiled, fast]) await gateway.close();
-  await upstream.close();
+/**
+ * The three sides for the test file that calls it: started before its tests and closed after them,
+ * the upstream's faults and recorded requests cleared before each test. The object is filled in
+ * once they have started, so tests read its sides when they run.
+ */
+export function useThreeSides(): ThreeSides {
+  const sides = {} as ThreeSides;
+  beforeAll(async () => {
+    Object.assign(sides, await startThreeSides());
+  });
+  afterAll(async () => {
+    for (const { gateway } of [sides.yoga, sides.compiled, sides.fast]) await gateway.close();
+    await sides.upstream.close();
+  });
+  beforeEach(() => {
+    sides.upstream.clearFaults();
+    sides.upstream.requests.length = 0;
+  });
+  return sides;
 }
 
 /** An operation's parameters, or a batch of them. */
