@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { testTiers } from './test/tiers.ts';
@@ -11,6 +12,11 @@ const require = createRequire(import.meta.url);
  * `npm test` (and CI) runs all four; `npm run test:quick` runs the first two.
  */
 const tiers = testTiers(dirname(fileURLToPath(import.meta.url)));
+
+// The suite starts the gateway (npm start, workers, the bench's targets) in well over a hundred
+// processes, each compiling the same modules: Node's compile cache, inherited by every process a
+// test starts, spares most of that. It changes no behaviour: a stale or unwritable cache is ignored.
+process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'pet-gateway-test-compile-cache');
 
 export default defineConfig({
   resolve: {
