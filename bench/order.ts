@@ -2,14 +2,22 @@ import type { TargetKind } from './workloads.ts';
 
 /**
  * The order targets are measured in, in round `round`. The goals' targets run as one block, the
- * gateway between Tailcall and its baseline twin, with its `warn` twin and Hive + Mesh one further:
- * this machine's speed drifts within a minute (Node's targets slow more than Tailcall's binary when
- * it does), so a goal's ratio must compare runs seconds apart, in every round. The block moves one
+ * gateway between the JSON hop and Tailcall (the headline goals' peers), its baseline and `warn`
+ * twins one further, Hive + Mesh at the end: this machine's speed drifts within a minute (Node's
+ * targets slow more than Tailcall's binary when it does), so a goal's ratio must compare runs
+ * seconds apart, in every round. The block moves one
  * place each round among the other targets, which rotate, and runs backwards every other round, so
  * no target always runs first or right after the same one.
  */
 export function measuringOrder(targets: readonly TargetKind[], round: number): TargetKind[] {
-  const beside: TargetKind[] = ['gateway-warn', 'tailcall', 'gateway', 'gateway-baseline', 'hive-mesh'];
+  const beside: TargetKind[] = [
+    'hive-mesh',
+    'gateway-baseline',
+    'tailcall',
+    'gateway',
+    'json-hop',
+    'gateway-warn',
+  ];
   const block = beside.filter((t) => targets.includes(t));
   if (round % 2 === 0) block.reverse();
   const others = targets.filter((t) => !beside.includes(t));
