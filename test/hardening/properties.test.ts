@@ -105,8 +105,12 @@ function assertWellFormed(reply: Reply): void {
 
 const runs = (numRuns: number) => ({ seed: SEED, numRuns, endOnFailure: true });
 
+// The in-process properties run thousands of cases on one core: about 15 s alone, more beside the
+// slow tier's neighbours (the bench harness among them). The limit guards against a hang, not speed.
+const MANY_CASES = { timeout: 90_000 };
+
 describe('random operations and bodies', () => {
-  it('schema-aware random operations (in-process)', async () => {
+  it('schema-aware random operations (in-process)', MANY_CASES, async () => {
     cases = 0;
     await fc.assert(
       fc.asyncProperty(operation, authorization, async (op: Operation, auth) => {
@@ -197,7 +201,7 @@ describe('random operations and bodies', () => {
     upstream.requests.length = 0;
   });
 
-  it('mutated request bodies (in-process)', async () => {
+  it('mutated request bodies (in-process)', MANY_CASES, async () => {
     cases = 0;
     await fc.assert(
       fc.asyncProperty(mutatedBody, authorization, async (body, auth) => {
