@@ -5,9 +5,9 @@ import type { TargetKind } from './workloads.ts';
  * gateway between the JSON hop and Tailcall (the headline goals' peers), its baseline and `warn`
  * twins one further, Hive + Mesh at the end: this machine's speed drifts within a minute (Node's
  * targets slow more than Tailcall's binary when it does), so a goal's ratio must compare runs
- * seconds apart, in every round. The block moves one
- * place each round among the other targets, which rotate, and runs backwards every other round, so
- * no target always runs first or right after the same one.
+ * seconds apart, in every round. The block moves one place each round among the other targets,
+ * which rotate, and runs backwards every other round, so no target always runs first or right
+ * after the same one.
  */
 export function measuringOrder(targets: readonly TargetKind[], round: number): TargetKind[] {
   const beside: TargetKind[] = [
