@@ -16,12 +16,13 @@ import {
   copyUpstreamError,
   isOverloadStatus,
   UpstreamBadResponseError,
+  type UpstreamError,
   UpstreamRateLimitedError,
   UpstreamUnavailableError,
 } from './errors.ts';
 import type { UpstreamObserver } from './observer.ts';
 import { createRetryingCaller, parseRetryAfter } from './retry.ts';
-import { createTransport, type RawResponse, type Send } from './transport.ts';
+import { createTransport, type Done, promised, type RawResponse, type Send } from './transport.ts';
 
 export interface UpstreamClientOptions {
   /** Base URL of the REST v1 service; its path (ending in `/v1`) prefixes every route. */
@@ -57,6 +58,11 @@ export interface UpstreamDeprecation {
 export interface UpstreamClient {
   /** `GET /pets` (listPets). */
   listPets(auth: Authorization, query: ListPetsQuery, deadline?: Deadline): Promise<PetDto[]>;
+  /**
+   * `listPets` in callback form, for a path that holds no promise (the fast lane's one-call plans):
+   * the same call, through the same layers; `done` is told once.
+   */
+  listPetsThen(auth: Authorization, query: ListPetsQuery, deadline: Deadline, done: Done<PetDto[]>): void;
   /**
    * `GET /pets/{petId}` (getPet, deprecated upstream). `onDeprecation` receives the upstream's
    * `Deprecation` / `Sunset` headers when it sends them.
@@ -113,26 +119,39 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   const withOwnDeadline = <T>(run: (deadline: Deadline) => Promise<T>) => ownDeadline(deadlines, run);
 
   const client: UpstreamClient = {
-    async listPets(auth, query, deadline) {
+    listPets(auth, query, deadline) {
       if (deadline === undefined) return withOwnDeadline((own) => client.listPets(auth, query, own));
+      return promised((done) => client.listPetsThen(auth, query, deadline, done));
+    },
+    listPetsThen(auth, query, deadline, done) {
       const status = query.status === undefined ? '' : `&status=${query.status}`;
-      const response = await get(ROUTES.listPets, `/pets?limit=${query.limit}${status}`, auth, deadline);
-      if (response.status !== 200) fail(response);
-      return parsePets(response.text);
+      get(ROUTES.listPets, `/pets?limit=${query.limit}${status}`, auth, deadline, (error, response) => {
+        if (error !== undefined) return done(error);
+        let pets: PetDto[];
+        try {
+          pets = parsePets(success(response as RawResponse, 200).text);
+        } catch (failure) {
+          return done(failure as UpstreamError);
+        }
+        done(undefined, pets);
+      });
     },
     async getPet(auth, id, deadline, onDeprecation) {
       if (deadline === undefined)
         return withOwnDeadline((own) => client.getPet(auth, id, own, onDeprecation));
-      const response = await get(ROUTES.getPet, pathOf(ROUTES.getPet, { petId: id }), auth, deadline);
+      const response = await promised<RawResponse>((done) =>
+        get(ROUTES.getPet, pathOf(ROUTES.getPet, { petId: id }), auth, deadline, done),
+      );
       if (onDeprecation) reportDeprecation(response, onDeprecation);
-      if (response.status !== 200) fail(response);
-      return parsePet(response.text);
+      return parsePet(success(response, 200).text);
     },
     async write(auth, request, deadline) {
       if (deadline === undefined) return withOwnDeadline((own) => client.write(auth, request, own));
       const { route } = request;
       const path = pathOf(route, request.params);
-      const response = await call(route, path, auth, serializeBody(request), deadline);
+      const response = await promised<RawResponse>((done) =>
+        call(route, path, auth, serializeBody(request), deadline, done),
+      );
       // Any 2xx: the contract names the one it sends (`success.status`), and a 200 means the same.
       if (response.status < 200 || response.status >= 300) fail(response);
       return route.success.answer === 'Pet' ? parsePet(response.text) : null;
@@ -173,12 +192,20 @@ function coalescedGet(call: Send, observers: readonly UpstreamObserver[], coales
     }
     return tell;
   };
-  return (getRoute: ContractRoute, path: string, auth: Authorization, deadline: Deadline) => {
-    if (coalescer === undefined || auth === undefined) return call(getRoute, path, auth, undefined, deadline);
-    return coalescer.run(
+  return (
+    getRoute: ContractRoute,
+    path: string,
+    auth: Authorization,
+    deadline: Deadline,
+    done: Done<RawResponse>,
+  ) => {
+    if (coalescer === undefined || auth === undefined)
+      return call(getRoute, path, auth, undefined, deadline, done);
+    coalescer.run(
       `${auth} ${path}`,
       deadline,
-      (shared) => call(getRoute, path, auth, undefined, shared),
+      (shared, sent: Done<RawResponse>) => call(getRoute, path, auth, undefined, shared, sent),
+      done,
       joinedOn(getRoute),
     );
   };
@@ -205,6 +232,12 @@ function reportDeprecation(
     ...(typeof deprecation === 'string' ? { deprecation: deprecation.slice(0, 100) } : {}),
     ...(typeof sunset === 'string' ? { sunset: sunset.slice(0, 100) } : {}),
   });
+}
+
+/** The response when its status is `expected`; else throws the UpstreamError it stands for. */
+function success(response: RawResponse, expected: number): RawResponse {
+  if (response.status !== expected) fail(response);
+  return response;
 }
 
 /** Throws the UpstreamError a response that is not the route's success stands for. */

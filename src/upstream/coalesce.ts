@@ -1,5 +1,6 @@
 import { type CallScope, type Deadline, ExpiringScope } from './deadline.ts';
-import { expiryError } from './errors.ts';
+import { expiryError, type UpstreamError } from './errors.ts';
+import type { Done } from './transport.ts';
 
 /**
  * Shares one in-flight call between the operations that need it at the same time. Each waiter keeps
@@ -9,28 +10,28 @@ import { expiryError } from './errors.ts';
  * entry lives exactly as long as its call is in flight, so nothing is ever served from a finished
  * call (that is the response cache's job).
  *
- * A call nobody joins pays for a map entry, a flight and one promise for its waiter: the flight is
+ * A call nobody joins pays for a map entry, a flight and a record for its waiter: the flight is
  * the call's scope (no controller or timer of its own), and its latest end is its one waiter's.
  */
 export interface Coalescer {
   /**
-   * Joins the call in flight under `key`, or starts one with `start`. `start` receives the shared
-   * call's scope, which expires only when every waiter has left and ends at the latest waiter's
-   * deadline; `joined` is told whenever a waiter is served by a call someone else started.
-   * Whatever the shared call settles with is handed to every waiter as it is: callers must treat it
-   * as read-only (share strings, not objects).
+   * Joins the call in flight under `key`, or starts one with `start`; `done` is told how it ended
+   * for this waiter. `start` receives the shared call's scope, which expires only when every waiter
+   * has left and ends at the latest waiter's deadline; `joined` is told whenever a waiter is served
+   * by a call someone else started. Whatever the shared call settles with is handed to every waiter
+   * as it is: callers must treat it as read-only (share strings, not objects).
    */
   run<T>(
     key: string,
     waiter: Deadline,
-    start: (shared: CallScope) => Promise<T>,
+    start: (shared: CallScope, done: Done<T>) => void,
+    done: Done<T>,
     joined?: () => void,
-  ): Promise<T>;
+  ): void;
 }
 
 interface Waiter {
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
+  done: Done<unknown>;
   /** Forgets this waiter's deadline hook. */
   forget: () => void;
 }
@@ -85,58 +86,53 @@ class Flight extends ExpiringScope {
  * Creates an empty coalescer. `share` gives each waiter its own copy of a failure (default: the
  * failure itself), so that no two operations hold the same error object.
  */
-export function createCoalescer(share: (error: unknown) => unknown = (error) => error): Coalescer {
+export function createCoalescer(
+  share: (error: UpstreamError) => UpstreamError = (error) => error,
+): Coalescer {
   const flights = new Map<string, Flight>();
   return {
-    run<T>(key: string, waiter: Deadline, start: (shared: CallScope) => Promise<T>, joined?: () => void) {
-      if (waiter.expired) return Promise.reject(share(expiryError(waiter)));
+    run<T>(
+      key: string,
+      waiter: Deadline,
+      start: (shared: CallScope, done: Done<T>) => void,
+      done: Done<T>,
+      joined?: () => void,
+    ) {
+      if (waiter.expired) return done(share(expiryError(waiter)));
       let flight = flights.get(key);
       if (flight !== undefined) {
         joined?.();
         // The shared call may wait (for a 429's Retry-After) until the latest waiter's deadline.
         if (waiter.end > flight.end) flight.end = waiter.end;
-        return wait(key, flight, waiter) as Promise<T>;
+        return wait(key, flight, waiter, done as Done<unknown>);
       }
       const started = new Flight(waiter.end);
       flight = started;
       flights.set(key, started);
-      const promise = wait(key, started, waiter) as Promise<T>;
+      wait(key, started, waiter, done as Done<unknown>);
       // Removed the moment the call settles: a later waiter starts a new call.
-      start(started).then(
-        (value) => {
-          const waiters = settle(key, started);
-          if (Array.isArray(waiters)) for (const each of waiters) each.resolve(value);
-          else waiters?.resolve(value);
-        },
-        (error: unknown) => {
-          const waiters = settle(key, started);
-          if (Array.isArray(waiters)) for (const each of waiters) each.reject(share(error));
-          else waiters?.reject(share(error));
-        },
-      );
-      return promise;
+      start(started, (error, value) => {
+        if (flights.get(key) === started) flights.delete(key);
+        const waiters = started.takeAll();
+        if (Array.isArray(waiters))
+          for (const each of waiters) each.done(error === undefined ? undefined : share(error), value);
+        else waiters?.done(error === undefined ? undefined : share(error), value);
+      });
     },
   };
 
-  function settle(key: string, flight: Flight): Waiter[] | Waiter | undefined {
-    if (flights.get(key) === flight) flights.delete(key);
-    return flight.takeAll();
-  }
-
-  function wait(key: string, flight: Flight, deadline: Deadline): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject, forget: noop };
-      flight.add(waiter);
-      waiter.forget = deadline.onExpire(() => {
-        flight.remove(waiter);
-        reject(share(expiryError(deadline)));
-        if (flight.size === 0) {
-          // Nobody is left to read the answer: cancel the call, and let the next one start afresh.
-          // The last waiter's reason is the call's: its client gone, the call is no upstream failure.
-          if (flights.get(key) === flight) flights.delete(key);
-          flight.expire(deadline.reason);
-        }
-      });
+  function wait(key: string, flight: Flight, deadline: Deadline, done: Done<unknown>): void {
+    const waiter: Waiter = { done, forget: noop };
+    flight.add(waiter);
+    waiter.forget = deadline.onExpire(() => {
+      flight.remove(waiter);
+      done(share(expiryError(deadline)));
+      if (flight.size === 0) {
+        // Nobody is left to read the answer: cancel the call, and let the next one start afresh.
+        // The last waiter's reason is the call's: its client gone, the call is no upstream failure.
+        if (flights.get(key) === flight) flights.delete(key);
+        flight.expire(deadline.reason);
+      }
     });
   }
 }

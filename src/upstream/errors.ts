@@ -67,7 +67,7 @@ export class UpstreamBadResponseError extends UpstreamError {
  * A new error of the same type and content: an upstream call shared by several operations (see
  * coalesce.ts) fails each of them with an error of its own, never one object they could all mutate.
  */
-export function copyUpstreamError(error: unknown): unknown {
+export function copyUpstreamError(error: UpstreamError): UpstreamError {
   if (error instanceof UpstreamResponseError)
     return new UpstreamResponseError(error.status, error.code, error.message, error.retryAfter);
   if (error instanceof UpstreamRateLimitedError) return new UpstreamRateLimitedError(error.retryAfter);

@@ -8,8 +8,8 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from './errors.ts';
-import type { UpstreamObserver, UpstreamRoute } from './observer.ts';
-import type { RawResponse, Send, Transport } from './transport.ts';
+import type { UpstreamObserver } from './observer.ts';
+import type { Done, RawResponse, Send, Transport } from './transport.ts';
 
 /*
  * The client's middle layer: one REST call as the transport's exchanges under the origin's circuit
@@ -41,13 +41,6 @@ export function createRetryingCaller(transport: Transport, options: RetryOptions
       for (const observer of observers) observer.breaker?.(state);
     },
   });
-  /** Full-jitter exponential backoff; the scope's expiry cuts it short. */
-  const backoff = (attempt: number, scope: CallScope) =>
-    pause(Math.random() * retryBaseMs * 2 ** attempt, scope);
-
-  function notifyRetry(route: UpstreamRoute, reason: 'unavailable' | 'overloaded' | 'rate_limited') {
-    for (const observer of observers) observer.retry?.(route, reason);
-  }
 
   /**
    * One REST call under the breaker. Idempotent routes (the contract's GETs) are retried (connection
@@ -57,72 +50,76 @@ export function createRetryingCaller(transport: Transport, options: RetryOptions
    * undici's idle-only bodyTimeout. A call cancelled because its client went away is not a
    * failure: neither retried nor counted by the breaker.
    */
-  const call: Send = async (route, path, auth, body, scope) => {
+  const call: Send = (route, path, auth, body, scope, done) => {
     const { idempotent, name } = route;
-    for (let attempt = 0; ; attempt++) {
-      if (scope.expired) throw expiryError(scope);
-      if (!breaker.tryAcquire()) {
-        for (const observer of observers) observer.shortCircuit?.(name);
-        throw new UpstreamUnavailableError('circuit open');
-      }
-      let response: RawResponse;
-      try {
-        response = await transport.exchange(route, path, auth, body, scope);
-      } catch (error) {
-        const failure = error as UpstreamError;
+    let attempt = 0;
+    const again = (reason: RetryReason, waitMs: number) => {
+      for (const observer of observers) observer.retry?.(name, reason);
+      pause(waitMs, scope, (expired) => {
+        if (expired) return done(expired);
+        attempt++;
+        send();
+      });
+    };
+    /** Full-jitter exponential backoff; the scope's expiry cuts it short. */
+    const backoff = () => Math.random() * retryBaseMs * 2 ** attempt;
+    const answered: Done<RawResponse> = (failure, answer) => {
+      if (failure !== undefined) {
         if (failure instanceof UpstreamCancelledError) {
           breaker.onCancel();
-          throw failure;
+          return done(failure);
         }
         if (failure instanceof UpstreamUnavailableError || failure instanceof UpstreamTimeoutError)
           breaker.onFailure();
         else breaker.onSuccess();
         if (!idempotent || attempt >= maxRetries || !(failure instanceof UpstreamUnavailableError))
-          throw failure;
-        notifyRetry(name, 'unavailable');
-        await backoff(attempt, scope);
-        continue;
+          return done(failure);
+        return again('unavailable', backoff());
       }
+      const response = answer as RawResponse;
       const overloaded = isOverloadStatus(response.status);
       if (overloaded) breaker.onFailure();
       else breaker.onSuccess();
       if (idempotent && attempt < maxRetries) {
-        if (overloaded) {
-          notifyRetry(name, 'overloaded');
-          await backoff(attempt, scope);
-          continue;
-        }
+        if (overloaded) return again('overloaded', backoff());
         if (response.status === 429) {
           const wait = parseRetryAfter(response.headers['retry-after']);
-          if (wait !== undefined && Date.now() + wait * 1000 < scope.end) {
-            notifyRetry(name, 'rate_limited');
-            await pause(wait * 1000, scope);
-            continue;
-          }
+          if (wait !== undefined && Date.now() + wait * 1000 < scope.end)
+            return again('rate_limited', wait * 1000);
         }
       }
       if (auth !== undefined && (response.status < 300 || response.status === 401)) {
         for (const observer of observers) observer.keyAnswered?.(auth, response.status < 300);
       }
-      return response;
-    }
+      done(undefined, response);
+    };
+    const send = () => {
+      if (scope.expired) return done(expiryError(scope));
+      if (!breaker.tryAcquire()) {
+        for (const observer of observers) observer.shortCircuit?.(name);
+        return done(new UpstreamUnavailableError('circuit open'));
+      }
+      transport.exchange(route, path, auth, body, scope, answered);
+    };
+    send();
   };
 
   return { call, breaker };
 }
 
-/** Waits `ms`, or fails (as a timeout, or cancelled) as soon as the scope expires. */
-function pause(ms: number, scope: CallScope): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const forget = scope.onExpire(() => {
-      clearTimeout(timer);
-      reject(expiryError(scope));
-    });
-    const timer = setTimeout(() => {
-      forget();
-      resolve();
-    }, ms);
+type RetryReason = 'unavailable' | 'overloaded' | 'rate_limited';
+
+/** Waits `ms`, then calls `then`; at once with the expiry's error if the scope expires first. */
+function pause(ms: number, scope: CallScope, then: (expired?: UpstreamError) => void) {
+  if (scope.expired) return then(expiryError(scope));
+  const forget = scope.onExpire(() => {
+    clearTimeout(timer);
+    then(expiryError(scope));
   });
+  const timer = setTimeout(() => {
+    forget();
+    then();
+  }, ms);
 }
 
 /** `Retry-After` as whole seconds from now: delta-seconds or an HTTP date (RFC 9110 §10.2.3). */

@@ -11,7 +11,7 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from './errors.ts';
-import type { AttemptEnd, AttemptOutcome, UpstreamObserver } from './observer.ts';
+import type { AttemptEnd, AttemptOutcome, UpstreamObserver, UpstreamRoute } from './observer.ts';
 
 /*
  * The client's lowest layer: one HTTP exchange with the upstream origin, bounded by its call's
@@ -35,6 +35,13 @@ export interface TransportOptions {
   observers: readonly UpstreamObserver[];
 }
 
+/**
+ * How a call in callback form settles: once, with an error or a value. Each layer's own work is done
+ * in this form and its promise is a wrapper (`promised`): a path that needs no promise (the fast
+ * lane's one-call plans) pays for none per layer.
+ */
+export type Done<T> = (error: UpstreamError | undefined, value?: T) => void;
+
 /** One REST exchange's shape, as each layer of the client offers it to the one above. */
 export type Send = (
   route: ContractRoute,
@@ -42,11 +49,22 @@ export type Send = (
   auth: Authorization,
   body: string | undefined,
   scope: CallScope,
-) => Promise<RawResponse>;
+  done: Done<RawResponse>,
+) => void;
+
+/** The promise of a call in callback form: its error rejects it, its value resolves it. */
+export function promised<T>(start: (done: Done<T>) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    start((error, value) => {
+      if (error === undefined) resolve(value as T);
+      else reject(error);
+    });
+  });
+}
 
 export interface Transport {
   /**
-   * One exchange; rejects with an UpstreamError (once the scope expires: a timeout, or a
+   * One exchange; fails with an UpstreamError (once the scope expires: a timeout, or a
    * cancellation when its client went away).
    */
   readonly exchange: Send;
@@ -90,38 +108,41 @@ function openPool(baseUrl: URL, timeoutMs: number, connections: number): Pool {
  * the rest of the client did (measured, see docs/performance.md).
  */
 function exchangeOver(pool: Pool, basePath: string, observers: readonly UpstreamObserver[]): Send {
-  return (route, path, auth, body, scope) => {
+  return (route, path, auth, body, scope, done) => {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (auth !== undefined) headers.authorization = auth;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const { name } = route;
     const ends = observers.length === 0 ? undefined : startAttempt(observers, route, headers);
-    const started = ends ? performance.now() : 0;
-    return new Promise<RawResponse>((resolve, reject) => {
-      const exchange = new Exchange(
-        (response) => {
-          if (ends) {
-            const outcome = response.status < 300 ? 'ok' : 'http_error';
-            for (const end of ends)
-              end({ route: name, outcome, status: response.status, durationMs: performance.now() - started });
-          }
-          resolve(response);
-        },
-        (error) => {
-          const failure = classify(error, scope);
-          if (ends) {
-            const outcome = outcomeOf(failure);
-            for (const end of ends) end({ route: name, outcome, durationMs: performance.now() - started });
-          }
-          reject(failure);
-        },
-      );
-      // undici honours an abort once a socket is connected, but not while a connect is pending (its
-      // connect timer is coarse): the exchange fails at once, and undici's late answer is dropped.
-      exchange.forget = scope.onExpire(() => exchange.fail(expiryError(scope)));
-      if (exchange.settled) return;
-      pool.dispatch({ method: route.method, path: basePath + path, headers, body }, exchange);
-    });
+    const exchange = new Exchange(
+      ends === undefined ? done : observed(done, ends, route.name, performance.now()),
+      scope,
+    );
+    // undici honours an abort once a socket is connected, but not while a connect is pending (its
+    // connect timer is coarse): the exchange fails at once, and undici's late answer is dropped.
+    exchange.forget = scope.onExpire(() => exchange.fail(expiryError(scope)));
+    if (exchange.settled) return;
+    pool.dispatch({ method: route.method, path: basePath + path, headers, body }, exchange);
+  };
+}
+
+/** `done`, after telling the observers how the attempt ended. */
+function observed(
+  done: Done<RawResponse>,
+  ends: Array<(end: AttemptEnd) => void>,
+  route: UpstreamRoute,
+  started: number,
+): Done<RawResponse> {
+  return (error, response) => {
+    const durationMs = performance.now() - started;
+    if (error === undefined) {
+      const status = (response as RawResponse).status;
+      const outcome = status < 300 ? 'ok' : 'http_error';
+      for (const end of ends) end({ route, outcome, status, durationMs });
+    } else {
+      const outcome = outcomeOf(error);
+      for (const end of ends) end({ route, outcome, durationMs });
+    }
+    done(error, response);
   };
 }
 
@@ -156,8 +177,8 @@ async function probe(pool: Pool, basePath: string, timeoutMs: number): Promise<b
 
 /**
  * One exchange's undici handler (the dispatcher's handler API): it keeps the status and headers,
- * collects the body, and settles once, with the answer or the first failure (its own deadline's
- * included, which aborts the exchange if undici has started it).
+ * collects the body, and settles once, with the answer or the first failure as an UpstreamError (its
+ * own deadline's included, which aborts the exchange if undici has started it).
  */
 class Exchange implements Dispatcher.DispatchHandler {
   settled = false;
@@ -166,20 +187,20 @@ class Exchange implements Dispatcher.DispatchHandler {
   #status = 0;
   #headers: IncomingHttpHeaders = {};
   #chunks: Buffer[] = [];
-  readonly #resolve: (response: RawResponse) => void;
-  readonly #reject: (error: unknown) => void;
+  readonly #done: Done<RawResponse>;
+  readonly #scope: CallScope;
 
-  constructor(resolve: (response: RawResponse) => void, reject: (error: unknown) => void) {
-    this.#resolve = resolve;
-    this.#reject = reject;
+  constructor(done: Done<RawResponse>, scope: CallScope) {
+    this.#done = done;
+    this.#scope = scope;
   }
 
-  fail(error: unknown): void {
+  fail(error: UpstreamError): void {
     if (this.settled) return;
     this.settled = true;
     this.forget();
-    this.#controller?.abort(error as Error);
-    this.#reject(error);
+    this.#controller?.abort(error);
+    this.#done(error);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -211,14 +232,14 @@ class Exchange implements Dispatcher.DispatchHandler {
       chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
     // As fetch's and undici's text(): UTF-8 decode drops a leading byte order mark.
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    this.#resolve({ status: this.#status, headers: this.#headers, text });
+    this.#done(undefined, { status: this.#status, headers: this.#headers, text });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
     if (this.settled) return;
     this.settled = true;
     this.forget();
-    this.#reject(error);
+    this.#done(classify(error, this.#scope));
   }
 }
 
