@@ -75,6 +75,20 @@ export async function runPlan(
     return undefined;
   }
 
+  return dataOf(plan, results, names);
+}
+
+/**
+ * The `data` graphql-js would return for a plan's roots, given each call root's answer at its index;
+ * undefined when a value would not serialise (compiled execution words that). The fast lane's
+ * one-call path (fast-lane/one-call.ts) writes its answer with it too.
+ */
+export function dataOf(
+  plan: Plan,
+  results: readonly unknown[],
+  names?: ReadonlyMap<string, string>,
+): Record<string, unknown> | undefined {
+  const { roots } = plan;
   const data: Record<string, unknown> = {};
   for (let i = 0; i < roots.length; i++) {
     const root = roots[i] as PlannedRoot;

@@ -1,7 +1,94 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ExecutionResult } from 'graphql';
+import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from '../observability/operation-line.ts';
+import { requestIdOf } from '../observability/request-id.ts';
 import { cacheControl } from '../policy/cache-headers.ts';
 import { chooseEncoding, encode } from '../policy/compression.ts';
-import type { FastLaneOptions } from './hand-over.ts';
+import { clientIdentity, deprecationHeaders } from '../policy/deprecation-headers.ts';
+import type { PreparedOperation } from '../policy/prepared-operations.ts';
+import type { Context } from '../schema/context.ts';
+import { type FastLaneOptions, headerValue } from './hand-over.ts';
+
+/** What the log line, metrics and span name an operation by. */
+export type Named = Pick<PreparedOperation, 'operationType' | 'operationName'>;
+
+/**
+ * What an operation used, for its answer and log line: the deprecated fields it touched (none when
+ * it ran on no context) and the upstream calls it made. A request's context is one.
+ */
+export type Used = Pick<Context, 'upstreamCalls'> & Partial<Pick<Context, 'deprecations'>>;
+
+/** An operation answered with its data, as Yoga would: the answer, the log line, the metrics. */
+export function answerOperation(
+  req: IncomingMessage,
+  res: ServerResponse,
+  prepared: Named,
+  used: Used,
+  result: ExecutionResult,
+  learned: readonly string[],
+  started: number,
+  executeSeconds: number,
+  options: FastLaneOptions,
+): void {
+  let deprecation: { deprecation: string; sunset: string } | undefined;
+  let extensions: ExecutionResult['extensions'] | undefined;
+  const { deprecations } = used;
+  if (deprecations !== undefined && deprecations.size > 0) {
+    const list = deprecations.list();
+    options.onDeprecatedUse({
+      fields: list.map((notice) => notice.field),
+      ...clientIdentity((name) => headerValue(req, name)),
+    });
+    extensions = { ...result.extensions, deprecations: list };
+    deprecation = deprecationHeaders(list[0] as (typeof list)[0]);
+  }
+  const text = JSON.stringify(extensions ? { ...result, extensions } : result);
+  const requestId = requestIdOf(headerValue(req, 'x-request-id'));
+  const extra = deprecation && ['deprecation', deprecation.deprecation, 'sunset', deprecation.sunset];
+  writeAnswer(req, res, text, learned, prepared.operationType, extra, requestId, options);
+  options.lanes.served.fast++;
+
+  const record: OperationRecord = {
+    started,
+    requestId,
+    clientAddress: options.clientAddress(req),
+    operationType: prepared.operationType,
+    upstreamCalls: used.upstreamCalls,
+    ...(prepared.operationName === undefined ? {} : { operationName: prepared.operationName }),
+  };
+  logOperation(options.logger, record, 200);
+  options.metrics?.servedFast({
+    operationName: prepared.operationName,
+    operationType: prepared.operationType,
+    executeSeconds,
+    httpSeconds: (performance.now() - started) / 1000,
+    status: 200,
+    method: req.method === 'GET' ? 'GET' : 'POST',
+  });
+}
+
+/** The operation line of a request whose client went away before its answer was written. */
+export function logClientGone(
+  req: IncomingMessage,
+  prepared: Named,
+  used: Used,
+  started: number,
+  options: FastLaneOptions,
+): void {
+  logOperation(
+    options.logger,
+    {
+      started,
+      requestId: requestIdOf(headerValue(req, 'x-request-id')),
+      clientAddress: options.clientAddress(req),
+      operationType: prepared.operationType,
+      upstreamCalls: used.upstreamCalls,
+      clientGone: true,
+      ...(prepared.operationName === undefined ? {} : { operationName: prepared.operationName }),
+    },
+    CLIENT_GONE_STATUS,
+  );
+}
 
 /**
  * Writes a successful answer as Yoga's lane would: the headers Yoga's answer carried (`learned`),

@@ -1,18 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ExecutionResult } from 'graphql';
 import type { GraphQLParams } from 'graphql-yoga';
 import { hasUnsafeNumber } from '../contract/int64.ts';
-import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from '../observability/operation-line.ts';
-import { requestIdOf } from '../observability/request-id.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
-import { clientIdentity, deprecationHeaders } from '../policy/deprecation-headers.ts';
 import { operationKey } from '../policy/prepared-operations.ts';
 import { type Context, createContext } from '../schema/context.ts';
-import { writeAnswer } from './answer.ts';
+import { answerOperation, logClientGone } from './answer.ts';
 import { serveBatch } from './batch.ts';
-import { type FastLaneOptions, handOver, headerValue } from './hand-over.ts';
+import { type FastLaneOptions, handOver, headerValue, rescue, type Served } from './hand-over.ts';
+import { callOnce, mayCallOnce } from './one-call.ts';
 import { getParams, type PlainParams, plainBody, plainGet, plainRequest } from './plain-request.ts';
-import { type Named, type Runnable, runnableOf } from './run-prepared.ts';
+import { type Runnable, runnableOf } from './run-prepared.ts';
 
 export type { FastLaneOptions, YogaHandler } from './hand-over.ts';
 
@@ -33,11 +30,8 @@ export function createFastLane(
     if (getKey !== undefined) {
       // Yoga reads a GET's parameters from the query string itself (its body parser reads `parsed`
       // for POSTs only).
-      serve(req, res, undefined, getParams(req.url as string), getKey, performance.now(), options).catch(
-        () => {
-          if (!res.headersSent) handOver(req, res, undefined, options);
-          else res.destroy();
-        },
+      serve(req, res, undefined, getParams(req.url as string), getKey, performance.now(), options).catch(() =>
+        rescue(req, res, undefined, options),
       );
       return;
     }
@@ -53,12 +47,7 @@ export function createFastLane(
       const served = Array.isArray(params)
         ? serveBatch(req, res, body, params, headersKey, started, options)
         : serve(req, res, body, params, headersKey, started, options);
-      served.catch(() => {
-        // Only a bug of ours gets here (serve hands every unexpected case to Yoga): Yoga answers
-        // it, which may run the operation again; nothing has been written yet.
-        if (!res.headersSent) handOver(req, res, body, options);
-        else res.destroy();
-      });
+      served.catch(() => rescue(req, res, body, options));
     });
   };
 }
@@ -104,29 +93,25 @@ async function serve(
   // this request, so Yoga's check does not count it again (nor does it for a result with errors).
   if (options.rateLimit && (await options.rateLimit.check(req, req.headers.authorization)).limited)
     return handOver(req, res, body, options, { parsed });
-  return run({ req, res, body, parsed, variables, headers, started }, found, options);
-}
-
-/** What `run` needs of the request it serves. */
-interface Served {
-  req: IncomingMessage;
-  res: ServerResponse;
-  body: Buffer | undefined;
-  parsed: GraphQLParams;
-  variables: Record<string, unknown>;
-  /** The answer's headers, learned from Yoga's. */
-  headers: readonly string[];
-  started: number;
+  const served: Served = { req, res, body, parsed, variables, headers, started };
+  if (found.oneCall && mayCallOnce(found.oneCall, options))
+    return callOnce(served, found, found.oneCall, options, run);
+  return run(served, found, options);
 }
 
 /**
  * Executes a prepared operation, or the plan found by a document's shape, and answers, or hands
- * the result to Yoga.
+ * the result to Yoga; on `given`, a context one-call.ts made, when there is one.
  */
-async function run(served: Served, found: Runnable, options: FastLaneOptions): Promise<void> {
+async function run(
+  served: Served,
+  found: Runnable,
+  options: FastLaneOptions,
+  given?: Context,
+): Promise<void> {
   const { req, res, body, parsed, variables } = served;
   const prepared = found.named;
-  const context = createContext(req.headers.authorization, options.context, variables);
+  const context = given ?? createContext(req.headers.authorization, options.context, variables);
   cancelWhenClientGoes(res, context.loaders);
   const executeStarted = performance.now();
   const span = options.tracing?.startOperation(
@@ -157,75 +142,15 @@ async function run(served: Served, found: Runnable, options: FastLaneOptions): P
   }
   span?.end();
   if (planned.count > 0) options.lanes.served.planned++;
-  write(req, res, prepared, context, result, served.headers, served.started, executeSeconds, options);
-}
-
-function write(
-  req: IncomingMessage,
-  res: ServerResponse,
-  prepared: Named,
-  context: Context,
-  result: ExecutionResult,
-  learned: readonly string[],
-  started: number,
-  executeSeconds: number,
-  options: FastLaneOptions,
-): void {
-  let deprecation: { deprecation: string; sunset: string } | undefined;
-  let extensions: ExecutionResult['extensions'] | undefined;
-  if (context.deprecations.size > 0) {
-    const list = context.deprecations.list();
-    options.onDeprecatedUse({
-      fields: list.map((notice) => notice.field),
-      ...clientIdentity((name) => headerValue(req, name)),
-    });
-    extensions = { ...result.extensions, deprecations: list };
-    deprecation = deprecationHeaders(list[0] as (typeof list)[0]);
-  }
-  const text = JSON.stringify(extensions ? { ...result, extensions } : result);
-  const requestId = requestIdOf(headerValue(req, 'x-request-id'));
-  const extra = deprecation && ['deprecation', deprecation.deprecation, 'sunset', deprecation.sunset];
-  writeAnswer(req, res, text, learned, prepared.operationType, extra, requestId, options);
-  options.lanes.served.fast++;
-
-  const record: OperationRecord = {
-    started,
-    requestId,
-    clientAddress: options.clientAddress(req),
-    operationType: prepared.operationType,
-    upstreamCalls: context.upstreamCalls,
-    ...(prepared.operationName === undefined ? {} : { operationName: prepared.operationName }),
-  };
-  logOperation(options.logger, record, 200);
-  options.metrics?.servedFast({
-    operationName: prepared.operationName,
-    operationType: prepared.operationType,
+  answerOperation(
+    req,
+    res,
+    prepared,
+    context,
+    result,
+    served.headers,
+    served.started,
     executeSeconds,
-    httpSeconds: (performance.now() - started) / 1000,
-    status: 200,
-    method: req.method === 'GET' ? 'GET' : 'POST',
-  });
-}
-
-/** The operation line of a request whose client went away before its answer was written. */
-function logClientGone(
-  req: IncomingMessage,
-  prepared: Named,
-  context: Context,
-  started: number,
-  options: FastLaneOptions,
-): void {
-  logOperation(
-    options.logger,
-    {
-      started,
-      requestId: requestIdOf(headerValue(req, 'x-request-id')),
-      clientAddress: options.clientAddress(req),
-      operationType: prepared.operationType,
-      upstreamCalls: context.upstreamCalls,
-      clientGone: true,
-      ...(prepared.operationName === undefined ? {} : { operationName: prepared.operationName }),
-    },
-    CLIENT_GONE_STATUS,
+    options,
   );
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { GraphQLParams } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Tracing } from '../observability/tracing.ts';
@@ -57,6 +58,32 @@ export function handOver(
   if (body) (req as IncomingMessage & { body?: Buffer }).body = body;
   if (handOff) options.yoga(req, res, { lane: handOff });
   else options.yoga(req, res);
+}
+
+/** What the fast lane knows of a request it serves, once its parameters are read. */
+export interface Served {
+  req: IncomingMessage;
+  res: ServerResponse;
+  body: Buffer | undefined;
+  parsed: GraphQLParams;
+  variables: Record<string, unknown>;
+  /** The answer's headers, learned from Yoga's. */
+  headers: readonly string[];
+  started: number;
+}
+
+/**
+ * Only a bug of ours gets here (the lane hands every unexpected case to Yoga): Yoga answers the
+ * request, which may run the operation again, when nothing has been written yet.
+ */
+export function rescue(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer | undefined,
+  options: FastLaneOptions,
+): void {
+  if (res.headersSent) res.destroy();
+  else handOver(req, res, body, options);
 }
 
 export function headerValue(req: IncomingMessage, name: string): string | null {

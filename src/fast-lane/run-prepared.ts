@@ -2,11 +2,12 @@ import type { ExecutionResult } from 'graphql';
 import { runPlan } from '../execution/run-plan.ts';
 import { isText, type Lanes, type PreparedOperation } from '../policy/prepared-operations.ts';
 import type { Context } from '../schema/context.ts';
+import type { Named } from './answer.ts';
 import { type ByShape, preparedByShape } from './by-shape.ts';
+import { type OneCall, oneCallOf } from './one-call.ts';
 import type { PlainParams } from './plain-request.ts';
 
-/** What the log line, metrics and span name an operation by. */
-export type Named = Pick<PreparedOperation, 'operationType' | 'operationName'>;
+export type { Named } from './answer.ts';
 
 /** An operation the fast lane can run: what it is named by, and how it runs on a context. */
 export interface Runnable {
@@ -16,6 +17,8 @@ export interface Runnable {
    * exists (an operation found by shape), so Yoga runs the document on that context.
    */
   readonly execute: (context: Context, planned: { count: number }) => Promise<ExecutionResult | undefined>;
+  /** When its plan is one fixed `GET /pets`: what one-call.ts needs to answer it without a context. */
+  readonly oneCall?: OneCall | undefined;
 }
 
 /**
@@ -34,6 +37,7 @@ export function runnableOf(
     return {
       named: prepared,
       execute: (context, planned) => runPrepared(prepared, context, variables, planned),
+      oneCall: oneCallOf(prepared.plan),
     };
   }
   const byShape =

@@ -35,9 +35,10 @@ export interface Lanes {
   readonly headers: Lru<readonly string[]>;
   /**
    * GraphQL requests answered by each lane, for /metrics and the differential tests; `planned` is
-   * the part of `fast` a compiled plan answered without GraphQL execution.
+   * the part of `fast` a compiled plan answered without GraphQL execution; `oneCall`, the requests
+   * the one-call path took (fast-lane/one-call.ts), answered there or handed on.
    */
-  readonly served: { fast: number; yoga: number; planned: number };
+  readonly served: { fast: number; yoga: number; planned: number; oneCall: number };
   /** Whether prepared operations get compiled plans (PLANS=on) or only compiled execution. */
   readonly planning: boolean;
   /**
@@ -92,7 +93,7 @@ export function createLanes(planning = true, maxPrepared = MAX_PREPARED, byShape
     shapes:
       planning && byShape ? { planned: createLru(maxPrepared), seen: createLru(maxPrepared) } : undefined,
     headers: createLru(MAX_HEADER_SETS),
-    served: { fast: 0, yoga: 0, planned: 0 },
+    served: { fast: 0, yoga: 0, planned: 0, oneCall: 0 },
   };
 }
 

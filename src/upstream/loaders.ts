@@ -34,6 +34,12 @@ export interface Loaders extends UpstreamCalls {
   readonly upstreamCalls: number;
   /** Answers the next `write` calls from those already made, in order (see UpstreamCalls). */
   replay(): void;
+  /**
+   * Takes `pets` as this request's `GET /pets` for `query`, counted as a call made: a call the fast
+   * lane made before there were loaders (fast-lane/one-call.ts), so the resolvers that answer
+   * instead find its outcome and nothing is sent again.
+   */
+  adoptList(query: ListPetsQuery, pets: Promise<PetDto[]>): void;
   /** Ends the request's deadline; call once no load is pending (the operation has its result). */
   release(): void;
   /**
@@ -145,6 +151,18 @@ class RequestLoaders implements Loaders {
 
   replay(): void {
     this.#replayed = 0;
+  }
+
+  adoptList(query: ListPetsQuery, pets: Promise<PetDto[]>): void {
+    this.#lists ??= new Map();
+    this.#calls++;
+    this.#lists.set(
+      listKey(query),
+      pets.then((list) => {
+        this.#remember(list);
+        return list;
+      }),
+    );
   }
 
   get petById(): DataLoader<string, PetDto> {

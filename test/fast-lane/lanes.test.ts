@@ -83,6 +83,10 @@ describe('the fast lane answers exactly as Yoga does', () => {
     expect(await planned(fast.metrics)).toBe(fast.gateway.lanes?.served.planned);
     expect(await planned(fast.metrics)).toBeGreaterThan(10);
     expect(await planned(compiled.metrics)).toBe(0);
+    // The corpus's fixed pets queries took the one-call path (src/fast-lane/one-call.ts), its
+    // failures included, and were held to Yoga's bytes above.
+    expect(fast.gateway.lanes?.served.oneCall).toBeGreaterThan(5);
+    expect(compiled.gateway.lanes?.served.oneCall).toBe(0);
   });
 
   it('leaves an answer Yoga sends in parts (SSE, multipart/mixed) to Yoga: the fast lane writes JSON', async () => {

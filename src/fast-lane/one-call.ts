@@ -1,0 +1,136 @@
+import type { Plan, PlannedRoot } from '../execution/plan.ts';
+import { dataOf } from '../execution/run-plan.ts';
+import { cancelWhenClientGoes } from '../policy/client-gone.ts';
+import { type Context, createContext } from '../schema/context.ts';
+import { bearerAuthorization } from '../upstream/authorization.ts';
+import type { ListPetsQuery, PetDto } from '../upstream/bodies.ts';
+import { answerOperation, logClientGone, type Named, type Used } from './answer.ts';
+import { type FastLaneOptions, rescue, type Served } from './hand-over.ts';
+
+/**
+ * A prepared query whose plan is one `GET /pets` with a fixed request (no variables) and no hooks
+ * on its field, beside any `__typename`: the commonest operation, answered from the upstream
+ * client's callback (`listPetsThen`) with no context, loaders or promise per request. The call goes
+ * through the client's every layer (deadline, coalescing, breaker, retries, observers); only what
+ * the lane built around it is skipped.
+ */
+export interface OneCall {
+  readonly plan: Plan;
+  /** The call's root, among the plan's roots. */
+  readonly index: number;
+  readonly request: ListPetsQuery;
+  readonly cost: number;
+}
+
+/** What the log line and metrics are told of a one-call operation. */
+const ONE_CALL: Used = { upstreamCalls: () => 1 };
+
+const oneCalls = new WeakMap<Plan, OneCall | null>();
+
+/** The plan's one call, when it is one (see OneCall); worked out once per plan. */
+export function oneCallOf(plan: Plan | undefined): OneCall | undefined {
+  if (plan === undefined) return undefined;
+  let found = oneCalls.get(plan);
+  if (found === undefined) {
+    found = detect(plan) ?? null;
+    oneCalls.set(plan, found);
+  }
+  return found ?? undefined;
+}
+
+function detect(plan: Plan): OneCall | undefined {
+  const { fixedCost } = plan;
+  if (plan.operation !== 'query' || plan.variables.length > 0 || fixedCost === undefined) return undefined;
+  let index = -1;
+  for (let i = 0; i < plan.roots.length; i++) {
+    const root = plan.roots[i] as PlannedRoot;
+    if (root.kind === 'typename') continue;
+    const { before, within, calling } = root.declaration;
+    if (index !== -1 || root.call !== 'listPets' || !('request' in root) || before || within || calling)
+      return undefined;
+    index = i;
+  }
+  if (index === -1) return undefined;
+  const root = plan.roots[index] as Extract<PlannedRoot, { kind: 'call' }>;
+  return { plan, index, request: root.request as ListPetsQuery, cost: fixedCost };
+}
+
+/**
+ * Whether this request may take the one-call path: not when the response cache or tracing is on
+ * (both live on the context and the span), nor past the cost limit (the usual path refuses it).
+ */
+export function mayCallOnce(oneCall: OneCall, options: FastLaneOptions): boolean {
+  return (
+    options.tracing === undefined &&
+    options.context.cache === undefined &&
+    oneCall.cost <= options.context.maxCost
+  );
+}
+
+/** The usual path (fast-lane.ts's `run`), on the context given. */
+type Run<Found> = (
+  served: Served,
+  found: Found,
+  options: FastLaneOptions,
+  context?: Context,
+) => Promise<void>;
+
+/**
+ * Serves a one-call operation. What it does not answer itself goes the usual way (`run`): a key
+ * that is no bearer key, before any call; a failed call, or an answer that would not serialise,
+ * on a context whose loaders hold the call's outcome, so nothing is sent twice and the answer is
+ * the one compiled execution and Yoga give.
+ */
+export function callOnce<Found extends { readonly named: Named }>(
+  served: Served,
+  found: Found,
+  oneCall: OneCall,
+  options: FastLaneOptions,
+  run: Run<Found>,
+): void {
+  const { req, res } = served;
+  options.lanes.served.oneCall++;
+  const { authorization } = bearerAuthorization(req.headers.authorization);
+  if (authorization === undefined) {
+    run(served, found, options).catch(() => rescue(req, res, served.body, options));
+    return;
+  }
+  const client = options.context.upstream;
+  const deadline = client.deadline();
+  cancelWhenClientGoes(res, deadline);
+  const executeStarted = performance.now();
+  client.listPetsThen(authorization, oneCall.request, deadline, (error, pets) => {
+    deadline.release();
+    try {
+      if (res.destroyed) return logClientGone(req, found.named, ONE_CALL, served.started, options);
+      const results = new Array<unknown>(oneCall.plan.roots.length);
+      results[oneCall.index] = pets;
+      const data = error === undefined ? dataOf(oneCall.plan, results) : undefined;
+      if (data === undefined) {
+        const context = createContext(req.headers.authorization, options.context);
+        context.loaders.adoptList(
+          oneCall.request,
+          error === undefined ? Promise.resolve(pets as PetDto[]) : Promise.reject(error),
+        );
+        run(served, found, options, context).catch(() => rescue(req, res, served.body, options));
+        return;
+      }
+      options.lanes.served.planned++;
+      const executeSeconds = (performance.now() - executeStarted) / 1000;
+      answerOperation(
+        req,
+        res,
+        found.named,
+        ONE_CALL,
+        { data },
+        served.headers,
+        served.started,
+        executeSeconds,
+        options,
+      );
+    } catch {
+      // A bug of ours; thrown here it would reach undici's handler, and the request would hang.
+      rescue(req, res, served.body, options);
+    }
+  });
+}
