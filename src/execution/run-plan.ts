@@ -27,32 +27,8 @@ export async function runPlan(
   names?: ReadonlyMap<string, string>,
 ): Promise<Record<string, unknown> | undefined> {
   const { roots } = plan;
-  let variables: Record<string, unknown> = {};
-  let cost = plan.fixedCost;
-  if (plan.variables.length > 0) {
-    const coerced = getVariableValues(plan.schema, plan.variables, rawVariables);
-    if (coerced.errors) return undefined;
-    variables = coerced.coerced;
-    cost = priceOperation(plan.schema, plan.document, rawVariables);
-  }
-  if (cost === undefined || cost > ctx.maxCost) return undefined;
-
-  const requests: unknown[] = new Array(roots.length);
-  try {
-    for (let i = 0; i < roots.length; i++) {
-      const root = roots[i] as PlannedRoot;
-      if (root.kind !== 'call') continue;
-      root.declaration.before?.(ctx);
-      requests[i] =
-        'request' in root
-          ? root.request
-          : root.declaration.request(getArgumentValues(root.field, root.node, variables));
-      root.declaration.within?.(requests[i] as never, ctx);
-      root.declaration.calling?.(ctx);
-    }
-  } catch {
-    return undefined;
-  }
+  const requests = requestsOf(plan, rawVariables, ctx.maxCost, ctx);
+  if (requests === undefined) return undefined;
 
   const results: unknown[] = new Array(roots.length);
   try {
@@ -97,6 +73,51 @@ export function dataOf(
     data[names ? (names.get(root.key) as string) : root.key] = value;
   }
   return data;
+}
+
+/**
+ * Each call root's request, at its index, built as the resolvers would: the variables coerced by
+ * graphql-js's own function, the operation priced by the complexity plugin's own function, the
+ * field's hooks (`before`, `within`, `calling`) run on `ctx`, which may be left out only for a plan
+ * whose fields have none. Undefined when compiled execution must word a refusal instead: variables
+ * graphql-js would refuse, an argument the contract refuses, a cost over `maxCost`.
+ */
+export function requestsOf(
+  plan: Plan,
+  rawVariables: Record<string, unknown>,
+  maxCost: number,
+  ctx?: Context,
+): unknown[] | undefined {
+  const { roots } = plan;
+  let variables: Record<string, unknown> = {};
+  let cost = plan.fixedCost;
+  if (plan.variables.length > 0) {
+    const coerced = getVariableValues(plan.schema, plan.variables, rawVariables);
+    if (coerced.errors) return undefined;
+    variables = coerced.coerced;
+    cost = priceOperation(plan.schema, plan.document, rawVariables);
+  }
+  if (cost === undefined || cost > maxCost) return undefined;
+
+  const requests: unknown[] = new Array(roots.length);
+  try {
+    for (let i = 0; i < roots.length; i++) {
+      const root = roots[i] as PlannedRoot;
+      if (root.kind !== 'call') continue;
+      if (ctx) root.declaration.before?.(ctx);
+      requests[i] =
+        'request' in root
+          ? root.request
+          : root.declaration.request(getArgumentValues(root.field, root.node, variables));
+      if (ctx) {
+        root.declaration.within?.(requests[i] as never, ctx);
+        root.declaration.calling?.(ctx);
+      }
+    }
+  } catch {
+    return undefined;
+  }
+  return requests;
 }
 
 /** One call through the request's memo (the same one the resolvers' DataLoaders use). */

@@ -94,8 +94,7 @@ async function serve(
   if (options.rateLimit && (await options.rateLimit.check(req, req.headers.authorization)).limited)
     return handOver(req, res, body, options, { parsed });
   const served: Served = { req, res, body, parsed, variables, headers, started };
-  if (found.oneCall && mayCallOnce(found.oneCall, options))
-    return callOnce(served, found, found.oneCall, options, run);
+  if (found.oneCall && mayCallOnce(options)) return callOnce(served, found, found.oneCall, options, run);
   return run(served, found, options);
 }
 

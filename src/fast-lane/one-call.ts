@@ -1,5 +1,5 @@
 import type { Plan, PlannedRoot } from '../execution/plan.ts';
-import { dataOf } from '../execution/run-plan.ts';
+import { dataOf, requestsOf } from '../execution/run-plan.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
 import { type Context, createContext } from '../schema/context.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
@@ -8,18 +8,18 @@ import { answerOperation, logClientGone, type Named, type Used } from './answer.
 import { type FastLaneOptions, rescue, type Served } from './hand-over.ts';
 
 /**
- * A prepared query whose plan is one `GET /pets` with a fixed request (no variables) and no hooks
- * on its field, beside any `__typename`: the commonest operation, answered from the upstream
- * client's callback (`listPetsThen`) with no context, loaders or promise per request. The call goes
- * through the client's every layer (deadline, coalescing, breaker, retries, observers); only what
- * the lane built around it is skipped.
+ * A prepared query whose plan is one `GET /pets`, its field without hooks, beside any `__typename`:
+ * the commonest operation, answered from the upstream client's callback (`listPetsThen`) with no
+ * context, loaders or promise per request. The call goes through the client's every layer
+ * (deadline, coalescing, breaker, retries, observers); only what the lane built around it is
+ * skipped.
  */
 export interface OneCall {
   readonly plan: Plan;
   /** The call's root, among the plan's roots. */
   readonly index: number;
-  readonly request: ListPetsQuery;
-  readonly cost: number;
+  /** The request and the cost, when no variable changes them. */
+  readonly fixed: { readonly request: ListPetsQuery; readonly cost: number } | undefined;
 }
 
 /** What the log line and metrics are told of a one-call operation. */
@@ -39,32 +39,42 @@ export function oneCallOf(plan: Plan | undefined): OneCall | undefined {
 }
 
 function detect(plan: Plan): OneCall | undefined {
-  const { fixedCost } = plan;
-  if (plan.operation !== 'query' || plan.variables.length > 0 || fixedCost === undefined) return undefined;
+  if (plan.operation !== 'query') return undefined;
   let index = -1;
   for (let i = 0; i < plan.roots.length; i++) {
     const root = plan.roots[i] as PlannedRoot;
     if (root.kind === 'typename') continue;
     const { before, within, calling } = root.declaration;
-    if (index !== -1 || root.call !== 'listPets' || !('request' in root) || before || within || calling)
-      return undefined;
+    if (index !== -1 || root.call !== 'listPets' || before || within || calling) return undefined;
     index = i;
   }
   if (index === -1) return undefined;
   const root = plan.roots[index] as Extract<PlannedRoot, { kind: 'call' }>;
-  return { plan, index, request: root.request as ListPetsQuery, cost: fixedCost };
+  const { fixedCost } = plan;
+  const fixed =
+    'request' in root && fixedCost !== undefined
+      ? { request: root.request as ListPetsQuery, cost: fixedCost }
+      : undefined;
+  return { plan, index, fixed };
 }
 
 /**
- * Whether this request may take the one-call path: not when the response cache or tracing is on
- * (both live on the context and the span), nor past the cost limit (the usual path refuses it).
+ * Whether the one-call path may serve requests: not when the response cache or tracing is on (both
+ * live on the context and the span).
  */
-export function mayCallOnce(oneCall: OneCall, options: FastLaneOptions): boolean {
-  return (
-    options.tracing === undefined &&
-    options.context.cache === undefined &&
-    oneCall.cost <= options.context.maxCost
-  );
+export function mayCallOnce(options: FastLaneOptions): boolean {
+  return options.tracing === undefined && options.context.cache === undefined;
+}
+
+/**
+ * The call's request: the fixed one, or the one the variables give (execution/run-plan.ts
+ * `requestsOf`, as the plan builds it); undefined when the usual path must word a refusal (a cost
+ * over the limit, variables or an argument refused).
+ */
+function requestOf(oneCall: OneCall, variables: Record<string, unknown>, maxCost: number) {
+  const { fixed } = oneCall;
+  if (fixed !== undefined) return fixed.cost <= maxCost ? fixed.request : undefined;
+  return requestsOf(oneCall.plan, variables, maxCost)?.[oneCall.index] as ListPetsQuery | undefined;
 }
 
 /** The usual path (fast-lane.ts's `run`), on the context given. */
@@ -77,7 +87,7 @@ type Run<Found> = (
 
 /**
  * Serves a one-call operation. What it does not answer itself goes the usual way (`run`): a key
- * that is no bearer key, before any call; a failed call, or an answer that would not serialise,
+ * that is no bearer key or a request refused, before any call; a failed call, or an answer that would not serialise,
  * on a context whose loaders hold the call's outcome, so nothing is sent twice and the answer is
  * the one compiled execution and Yoga give.
  */
@@ -91,7 +101,8 @@ export function callOnce<Found extends { readonly named: Named }>(
   const { req, res } = served;
   options.lanes.served.oneCall++;
   const { authorization } = bearerAuthorization(req.headers.authorization);
-  if (authorization === undefined) {
+  const request = requestOf(oneCall, served.variables, options.context.maxCost);
+  if (authorization === undefined || request === undefined) {
     run(served, found, options).catch(() => rescue(req, res, served.body, options));
     return;
   }
@@ -99,7 +110,7 @@ export function callOnce<Found extends { readonly named: Named }>(
   const deadline = client.deadline();
   cancelWhenClientGoes(res, deadline);
   const executeStarted = performance.now();
-  client.listPetsThen(authorization, oneCall.request, deadline, (error, pets) => {
+  client.listPetsThen(authorization, request, deadline, (error, pets) => {
     deadline.release();
     try {
       if (res.destroyed) return logClientGone(req, found.named, ONE_CALL, served.started, options);
@@ -107,9 +118,9 @@ export function callOnce<Found extends { readonly named: Named }>(
       results[oneCall.index] = pets;
       const data = error === undefined ? dataOf(oneCall.plan, results) : undefined;
       if (data === undefined) {
-        const context = createContext(req.headers.authorization, options.context);
+        const context = createContext(req.headers.authorization, options.context, served.variables);
         context.loaders.adoptList(
-          oneCall.request,
+          request,
           error === undefined ? Promise.resolve(pets as PetDto[]) : Promise.reject(error),
         );
         run(served, found, options, context).catch(() => rescue(req, res, served.body, options));

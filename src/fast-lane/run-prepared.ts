@@ -17,7 +17,7 @@ export interface Runnable {
    * exists (an operation found by shape), so Yoga runs the document on that context.
    */
   readonly execute: (context: Context, planned: { count: number }) => Promise<ExecutionResult | undefined>;
-  /** When its plan is one fixed `GET /pets`: what one-call.ts needs to answer it without a context. */
+  /** When its plan is one `GET /pets`: what one-call.ts needs to answer it without a context. */
   readonly oneCall?: OneCall | undefined;
 }
 

@@ -88,9 +88,27 @@ describe('the one-call path', () => {
     expect(operationLine()).toMatchObject({ upstreamCalls: 1, status: 200, operationType: 'query' });
   });
 
-  it('leaves to the usual path what it does not hold: variables, the deprecated pet(id), two calls', async () => {
+  it('answers one with variables, and hands a refused limit on before any call', async () => {
+    const query = 'query L($l: Int, $s: PetStatus) { pets(limit: $l, status: $s) { id __typename } }';
+    const taken = await counted(query, { l: 1, s: 'SOLD' });
+    expect(taken.answer.body).toEqual({ data: { pets: [{ id: '2', __typename: 'Pet' }] } });
+    expect({ oneCall: taken.oneCall, fast: taken.fast, gets: taken.gets }).toEqual({
+      oneCall: 1,
+      fast: 1,
+      gets: 1,
+    });
+    expect(upstream.requests[0]?.path).toBe('/v1/pets?limit=1&status=sold');
+    upstream.requests.length = 0;
+    const before = { ...lanes.served };
+    const refused = await send(query, { l: 101 });
+    expect(refused.body).toMatchObject({ errors: [{ extensions: { code: 'BAD_USER_INPUT' } }] });
+    expect(lanes.served.oneCall - before.oneCall).toBe(1);
+    expect(lanes.served.fast - before.fast).toBe(0);
+    expect(upstream.requests).toHaveLength(0);
+  });
+
+  it('leaves to the usual path what it does not hold: the deprecated pet(id), two calls', async () => {
     for (const [query, variables] of [
-      ['query L($l: Int) { pets(limit: $l) { id } }', { l: 2 }],
       ['{ pet(id: "2") { id } }', undefined],
       ['{ a: pets(limit: 1) { id } b: pets(limit: 2) { id } }', undefined],
     ] as const) {
