@@ -145,3 +145,36 @@ export async function measure(pair: Pair, round: number, settings: Settings): Pr
     upstreamKeys: upstreamStats.keysSeen,
   };
 }
+
+/**
+ * Two targets under load at the same time, sharing the targets' CPUs, each with half the
+ * connections: their CPU per request, in that order. Whatever the machine does meanwhile (another
+ * tenant, a frequency change) it does to both, so their ratio holds where runs seconds apart drift
+ * by a tenth or more; sharing a core, both pay for each other's cache misses, so it compares them
+ * with each other, not with the other targets. `--baseline`'s "at once" row.
+ */
+export async function measureAtOnce(
+  pairs: readonly [Pair, Pair],
+  settings: Settings,
+): Promise<[number, number]> {
+  const procs = pairs.map((pair) => processFor(pair.stack, pair.target));
+  const before = await Promise.all(procs.map((proc) => proc.cpuMicros()));
+  const loads = await Promise.all(
+    pairs.map((pair) =>
+      runLoad(settings.wrk, {
+        url: urlOf(pair),
+        spec: pair.spec,
+        seconds: settings.duration,
+        connections: Math.max(1, Math.floor((pair.workload.connections ?? settings.connections) / 2)),
+        keys: settings.keys,
+      }),
+    ),
+  );
+  const after = await Promise.all(procs.map((proc) => proc.cpuMicros()));
+  await settle(settings);
+  const perRequest = (i: number) => {
+    const requests = loads[i]?.requests ?? 0;
+    return requests > 0 ? ((after[i] as number) - (before[i] as number)) / requests : Number.NaN;
+  };
+  return [perRequest(0), perRequest(1)];
+}

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { exitOnSignals, killSpawned } from '../test/support/process.ts';
 import { headlineChart } from './chart.ts';
 import { describeRun, printHeader } from './header.ts';
-import { agent, CALLS_CHECK_OPS, measure, type Pair, prepare, warmUp } from './measure.ts';
+import { agent, CALLS_CHECK_OPS, measure, measureAtOnce, type Pair, prepare, warmUp } from './measure.ts';
 import { measuringOrder } from './order.ts';
 import { pinSelf } from './pinning.ts';
 import { summariseProfiles } from './profile.ts';
@@ -46,10 +46,10 @@ async function main(): Promise<void> {
         stack = await startStack(workload.upstream, settings.workloads, settings);
         stacks.set(workload.upstream, stack);
       }
-      const { runs: own, summaries: mine } = await runWorkload(stack, workload, settings);
+      const { runs: own, summaries: mine, atOnce } = await runWorkload(stack, workload, settings);
       runs.push(...own);
       summaries.push(...mine);
-      ratios.push(...workloadRatios(workload, own, mine, settings));
+      ratios.push(...workloadRatios(workload, own, mine, settings), ...atOnce);
       if (!settings.workloads.slice(index + 1).some((w) => w.upstream === workload.upstream)) {
         stacks.delete(workload.upstream);
         await stopStack(stack);
@@ -80,12 +80,15 @@ async function main(): Promise<void> {
   }
 }
 
-/** Prepares every target of one workload, then measures them round by round; their runs and summaries. */
+/**
+ * Prepares every target of one workload, then measures them round by round; their runs and
+ * summaries, and with --baseline the two gateways measured at once in each round.
+ */
 async function runWorkload(
   stack: Stack,
   workload: Workload,
   settings: Settings,
-): Promise<{ runs: RunResult[]; summaries: Summary[] }> {
+): Promise<{ runs: RunResult[]; summaries: Summary[]; atOnce: Ratio[] }> {
   const specs = targetsOf(workload, settings);
   const listed = Object.keys(specs) as TargetKind[];
   const pair = (target: TargetKind): Pair => ({
@@ -97,6 +100,8 @@ async function runWorkload(
   const prepared = new Map<TargetKind, Awaited<ReturnType<typeof prepare>>>();
   for (const target of listed) prepared.set(target, await prepare(pair(target), settings));
   const runs: RunResult[] = [];
+  const together = listed.includes('gateway') && listed.includes('gateway-baseline');
+  const atOnce: number[] = [];
   for (let round = 1; round <= settings.rounds; round++) {
     if (round > 1 && settings.freshProcesses) {
       const hops = listed.filter((t): t is HopKind => t !== 'direct');
@@ -113,6 +118,14 @@ async function runWorkload(
           `${run.cpuMicrosPerRequest.toFixed(0)} µs CPU/req, p99 ${run.p99Ms.toFixed(2)} ms${others}\n`,
       );
     }
+    if (together) {
+      const [mine, theirs] = await measureAtOnce([pair('gateway'), pair('gateway-baseline')], settings);
+      if (theirs > 0) atOnce.push(mine / theirs);
+      process.stderr.write(
+        `  ${workload.name} round ${round} gateway and gateway-baseline at once: ` +
+          `${mine.toFixed(0)} and ${theirs.toFixed(0)} µs CPU/req\n`,
+      );
+    }
   }
   const summaries = listed.map((target) => {
     const { callsPerOp, wrongAnswer } = prepared.get(target) ?? {};
@@ -122,7 +135,21 @@ async function runWorkload(
       wrongAnswer,
     );
   });
-  return { runs, summaries };
+  const paired: Ratio[] =
+    atOnce.length === 0
+      ? []
+      : [
+          {
+            workload: workload.name,
+            numerator: 'gateway',
+            denominator: 'gateway-baseline at once',
+            metric: 'cpu',
+            median: median(atOnce),
+            rounds: atOnce,
+            note: 'both under load at the same time on the same CPUs: the steadier "is it slower?"',
+          },
+        ];
+  return { runs, summaries, atOnce: paired };
 }
 
 /** The table, what its columns mean, the ratios, the goals and (--profile) the gateways' profiles. */

@@ -33,6 +33,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --baseline <dir>     also run the gateway of another checkout (with its node_modules, or a link to
                        these), e.g. \`git worktree add ../base main\`, beside this one in every workload
                        with a gateway, and print this checkout's ratios to it: is a change slower?
+                       Each round also loads both gateways at once on the same CPUs (the row
+                       "gateway / gateway-baseline at once"): what the machine does, it does to both
   --gateway-node-args=<flags>  Node flags for the gateway process only (default: those of package.json's
                        start script, as npm start runs it), e.g. --gateway-node-args="--max-semi-space-size=0"
                        for V8's own young-generation size; the other Node targets keep Node's defaults`;

@@ -233,6 +233,9 @@ describe('rounds on new processes, on CPUs of their own', () => {
     expect(ratio?.[2]).toMatch(RATIO);
     expect(ratio?.[3]).toMatch(RATIO);
     expect(ratio?.[5]).toContain('this checkout against --baseline');
+    const atOnce = row(stdout, 'create-pet', 'gateway / gateway-baseline at once');
+    expect(atOnce?.[3], 'CPU of both under load at the same time').toMatch(RATIO);
+    expect(atOnce?.[5]).toContain('at the same time on the same CPUs');
   }, 120_000);
 
   it('keeps the first round’s processes with --same-processes; --no-pin leaves the CPUs to the scheduler', async () => {
