@@ -248,7 +248,10 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
   const cacheStore = responseCacheOf(config, redis);
   if (cacheStore && metrics) metrics.watchCache(cacheStore.stats);
   const clientAddresses = createClientAddresses(config.trustedProxies);
-  const acceptedKeys = createAcceptedKeys();
+  // Without a rate limit only /mcp reads the memory: it need not hash the key of every answer.
+  const acceptedKeys = createAcceptedKeys({
+    fromEveryAnswer: config.rateLimit !== undefined || overrides.edge?.rateLimit !== undefined,
+  });
   const ownRateLimit =
     config.rateLimit &&
     createRateLimit({

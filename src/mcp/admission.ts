@@ -77,9 +77,9 @@ const KEY_REFUSED =
 
 /**
  * Refuses a key the upstream refuses before anything beyond `initialize` is served with it. A key
- * the upstream has accepted (acceptedKeys, which its answers feed) passes at once; another is
- * checked with the cheapest call the contract has, whose answer the rate limit learns from as from
- * any call (a refused key keeps its refused-keys point). Undefined: admitted.
+ * the upstream has accepted (acceptedKeys, which this check and the upstream's answers feed) passes
+ * at once; another is checked with the cheapest call the contract has, whose answer the rate limit
+ * learns from as from any call (a refused key keeps its refused-keys point). Undefined: admitted.
  */
 export async function keyRefusal(
   keys: { acceptedKeys?: AcceptedKeys; upstream: UpstreamClient },
@@ -89,6 +89,7 @@ export async function keyRefusal(
   if (!servesMore(body) || keys.acceptedKeys?.has(authorization)) return undefined;
   try {
     await keys.upstream.listPets(authorization, { limit: 1 });
+    keys.acceptedKeys?.accept(authorization);
     return undefined;
   } catch (error) {
     if (error instanceof UpstreamResponseError && error.status === 401) {

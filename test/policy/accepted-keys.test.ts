@@ -17,6 +17,17 @@ describe('the keys the upstream accepted', () => {
     expect(keys.has(ALICE)).toBe(false);
   });
 
+  it('without fromEveryAnswer, remembers only what it is told to accept, and still forgets on a 401', () => {
+    const keys = createAcceptedKeys({ fromEveryAnswer: false });
+    keys.observer.keyAnswered?.(ALICE, true);
+    expect(keys.has(ALICE)).toBe(false);
+    keys.accept(ALICE);
+    keys.accept(BOB);
+    expect([keys.has(ALICE), keys.has(BOB)]).toEqual([true, true]);
+    keys.observer.keyAnswered?.(ALICE, false);
+    expect([keys.has(ALICE), keys.has(BOB)]).toEqual([false, true]);
+  });
+
   it('names callers by a salted hash of this process: never the key, and another memory names them apart', () => {
     const name = createLocalCallerKey();
     expect(name(ALICE)).toBe(name(ALICE));
