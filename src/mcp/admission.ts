@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { CODES } from '../codes.ts';
+import type { Tracing } from '../observability/tracing.ts';
 import type { AcceptedKeys } from '../policy/accepted-keys.ts';
 import type { RateLimit, RateLimitDecision } from '../policy/rate-limit.ts';
 import { rateLimited, refusedKeysLimited } from '../schema/errors.ts';
@@ -82,13 +83,16 @@ const KEY_REFUSED =
  * learns from as from any call (a refused key keeps its refused-keys point). Undefined: admitted.
  */
 export async function keyRefusal(
-  keys: { acceptedKeys?: AcceptedKeys; upstream: UpstreamClient },
+  keys: { acceptedKeys?: AcceptedKeys; upstream: UpstreamClient; tracing?: Tracing | undefined },
   authorization: string,
   body: unknown,
+  header: (name: string) => string | undefined,
 ): Promise<Refusal | undefined> {
   if (!servesMore(body) || keys.acceptedKeys?.has(authorization)) return undefined;
+  const check = () => keys.upstream.listPets(authorization, { limit: 1 });
   try {
-    await keys.upstream.listPets(authorization, { limit: 1 });
+    // The check is the caller's request's doing: its span goes in the caller's trace.
+    await (keys.tracing ? keys.tracing.inCallerTrace(header, check) : check());
     keys.acceptedKeys?.accept(authorization);
     return undefined;
   } catch (error) {

@@ -13,7 +13,7 @@ import { schema as publicSchema } from '../schema/index.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { countMessages, keyRefusal, type Refusal } from './admission.ts';
-import type { CallContext, GraphQLFetch } from './graphql-call.ts';
+import { type CallContext, type GraphQLFetch, headerOf } from './graphql-call.ts';
 import {
   clientOfSession,
   headersOf,
@@ -252,7 +252,7 @@ export function createMcpEndpoint(
     if (parsed === undefined) return;
     const counted = await countMessages(options.rateLimit, req, authorization, parsed.body);
     if ('refused' in counted) return refuse(res, counted.refused, headers);
-    const refusal = await keyRefusal(options, authorization, parsed.body);
+    const refusal = await keyRefusal(options, authorization, parsed.body, (name) => headerOf(req, name));
     if (refusal) return refuse(res, refusal, headers);
     const init = initializingClient(parsed.body);
     if (init) headers['mcp-session-id'] = sessionIdFor(init.name);

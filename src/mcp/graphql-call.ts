@@ -158,7 +158,7 @@ export async function runToolCall(
   return outcome.result;
 }
 
-function headerOf(req: IncomingMessage, name: string): string | undefined {
+export function headerOf(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return typeof value === 'string' ? value : undefined;
 }

@@ -42,6 +42,11 @@ export interface Tracing {
    * GraphQL request carries `headers()`, so its operation's span is the tool call's child.
    */
   startToolCall(header: (name: string) => string | undefined, tool: string): ToolCallSpan;
+  /**
+   * Runs `work` in the caller's trace (its `traceparent`), with no span of its own: upstream calls
+   * made for the request outside any operation (`/mcp` checking a key) stay in the caller's trace.
+   */
+  inCallerTrace<T>(header: (name: string) => string | undefined, work: () => T): T;
   /** Flushes and stops the exporter. */
   shutdown(): Promise<void>;
 }
@@ -88,6 +93,8 @@ export function createTracing(options: TracingOptions): Tracing {
     startOperation,
     upstream: upstreamSpans(tracer),
     startToolCall: toolCallSpans(tracer),
+    inCallerTrace: (header, work) =>
+      context.with(propagator.extract(context.active(), header, headerGetter), work),
     shutdown: () => provider.shutdown(),
   };
 }

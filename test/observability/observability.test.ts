@@ -266,7 +266,10 @@ describe('an MCP tool call', () => {
       const spans = exporter.getFinishedSpans();
       const tool = spans.find((span) => span.name === 'mcp.tools/call list_pets');
       const operation = spans.find((span) => span.name.startsWith('graphql.query'));
-      const upstreamCall = spans.find((span) => span.name === 'GET /pets');
+      // Two upstream calls: /mcp checking a key it had not checked yet (in the caller's request,
+      // before any tool call), then the tool's operation's own.
+      const [check, upstreamCall] = spans.filter((span) => span.name === 'GET /pets');
+      expect(check?.parentSpanContext?.spanId).toBe(callerSpan);
       expect(tool?.spanContext().traceId).toBe(traceId);
       expect(tool?.parentSpanContext?.spanId).toBe(callerSpan);
       expect(tool?.attributes).toEqual({ 'mcp.tool.name': 'list_pets' });
