@@ -6,7 +6,7 @@ import type { KubeObject } from '../support/kustomize.ts';
 import { DOCS, find, gateway, RENDERED, read, secretValues } from './rendered.ts';
 
 // The figures each rendering sets, recomputed from where they come from: the drain in src/main.ts
-// for the grace period, the bench table in docs/performance.md for memory, CPU and the HPA target,
+// for the grace period, the bench table in docs/performance-run.md for memory, CPU and the HPA target,
 // and the same arithmetic shown in docs/kubernetes.md.
 
 /** Mebibytes of a Kubernetes memory quantity (Mi, Gi or M). */
@@ -25,15 +25,15 @@ function cores(quantity: string): number {
   return quantity.endsWith('m') ? Number(quantity.slice(0, -1)) / 1000 : Number(quantity);
 }
 
-/** The gateway's rows of docs/performance.md's bench table. */
+/** The gateway's rows of docs/performance-run.md's bench table. */
 function benchRows(): { workload: string; cpuMicros: number; peakRssMiB: number }[] {
-  const page = read('docs/performance.md');
+  const page = read('docs/performance-run.md');
   const header = page
     .split('\n')
     .find((line) => line.startsWith('| workload | upstream | target |'))
     ?.split('|')
     .map((cell) => cell.trim());
-  if (!header) throw new Error('docs/performance.md has no bench table');
+  if (!header) throw new Error('docs/performance-run.md has no bench table');
   const column = (name: string) => header.indexOf(name);
   return page
     .split('\n')
