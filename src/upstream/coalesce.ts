@@ -91,13 +91,7 @@ export function createCoalescer(
 ): Coalescer {
   const flights = new Map<string, Flight>();
   return {
-    run<T>(
-      key: string,
-      waiter: Deadline,
-      start: (shared: CallScope, done: Done<T>) => void,
-      done: Done<T>,
-      joined?: () => void,
-    ) {
+    run(key, waiter, start, done, joined) {
       if (waiter.expired) return done(share(expiryError(waiter)));
       let flight = flights.get(key);
       if (flight !== undefined) {
