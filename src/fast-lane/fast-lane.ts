@@ -17,8 +17,9 @@ export type { FastLaneOptions, YogaHandler } from './hand-over.ts';
  * The fast lane: serves operations Yoga has already prepared (see prepared-operations.ts) without
  * Yoga's fetch-API adapter, envelop pipeline or result processing. It does only what is left per
  * request: read the capped body (or a GET's query string: queries only), find the prepared
- * operation, build the context, execute compiled, and write what Yoga would have written (same
- * status, body bytes and headers), log the same line and count the same metrics. Whatever is not the plain case goes to Yoga, with the body it read:
+ * operation, run it (one-call.ts's single call, else its plan or compiled form on a context), and
+ * write what Yoga would have written (same status, body bytes and headers), log the same line and
+ * count the same metrics. Whatever is not the plain case goes to Yoga, with the body it read:
  * unusual headers, unknown documents (Yoga may prepare them), and any result with errors (Yoga
  * answers from the result already computed, so no upstream call is made twice).
  */

@@ -87,9 +87,9 @@ type Run<Found> = (
 
 /**
  * Serves a one-call operation. What it does not answer itself goes the usual way (`run`): a key
- * that is no bearer key or a request refused, before any call; a failed call, or an answer that would not serialise,
- * on a context whose loaders hold the call's outcome, so nothing is sent twice and the answer is
- * the one compiled execution and Yoga give.
+ * that is no bearer key or a request refused, before any call; a failed call, or an answer that
+ * would not serialise, on a context whose loaders hold the call's outcome, so nothing is sent twice
+ * and the answer is the one compiled execution and Yoga give.
  */
 export function callOnce<Found extends { readonly named: Named }>(
   served: Served,
