@@ -18,8 +18,6 @@ export interface OneCall {
   readonly plan: Plan;
   /** The call's root, among the plan's roots. */
   readonly index: number;
-  /** The request and the cost, when no variable changes them. */
-  readonly fixed: { readonly request: ListPetsQuery; readonly cost: number } | undefined;
 }
 
 /** What the log line and metrics are told of a one-call operation. */
@@ -48,14 +46,7 @@ function detect(plan: Plan): OneCall | undefined {
     if (index !== -1 || root.call !== 'listPets' || before || within || calling) return undefined;
     index = i;
   }
-  if (index === -1) return undefined;
-  const root = plan.roots[index] as Extract<PlannedRoot, { kind: 'call' }>;
-  const { fixedCost } = plan;
-  const fixed =
-    'request' in root && fixedCost !== undefined
-      ? { request: root.request as ListPetsQuery, cost: fixedCost }
-      : undefined;
-  return { plan, index, fixed };
+  return index === -1 ? undefined : { plan, index };
 }
 
 /**
@@ -67,13 +58,11 @@ export function mayCallOnce(options: FastLaneOptions): boolean {
 }
 
 /**
- * The call's request: the fixed one, or the one the variables give (execution/run-plan.ts
- * `requestsOf`, as the plan builds it); undefined when the usual path must word a refusal (a cost
- * over the limit, variables or an argument refused).
+ * The call's request, as the plan builds it (execution/run-plan.ts `requestsOf`: the one fixed in
+ * the plan, or the one the variables give); undefined when the usual path must word a refusal (a
+ * cost over the limit, variables or an argument refused).
  */
 function requestOf(oneCall: OneCall, variables: Record<string, unknown>, maxCost: number) {
-  const { fixed } = oneCall;
-  if (fixed !== undefined) return fixed.cost <= maxCost ? fixed.request : undefined;
   return requestsOf(oneCall.plan, variables, maxCost)?.[oneCall.index] as ListPetsQuery | undefined;
 }
 

@@ -1,11 +1,12 @@
 // @tier integration
 
 import { request } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
 import type { Lanes } from '../../src/policy/prepared-operations.ts';
-import { type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
-import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { type FakeUpstream, seedPets } from '../support/fake-upstream.ts';
+import { useGateway } from '../support/fixture.ts';
+import type { RunningGateway } from '../support/gateway.ts';
 
 // The one-call path (src/fast-lane/one-call.ts): a prepared query that is one fixed `GET /pets`
 // is answered from the upstream client's callback, with no context or loaders. lanes.test.ts holds
@@ -22,27 +23,23 @@ let gateway: RunningGateway;
 let lanes: Lanes;
 const logs: string[] = [];
 
-beforeAll(async () => {
-  upstream = await startFakeUpstream();
-  upstream.tokens.add(TOKEN);
-  seedPets(upstream, TOKEN);
-  gateway = await startGateway({
-    upstreamUrl: upstream.url,
-    timeoutMs: 2000,
-    client: { retryBaseMs: 1 },
-    gateway: { logger: createLogger('info', { write: (line: string) => void logs.push(line) }) },
-  });
-  lanes = gateway.lanes as Lanes;
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await upstream.close();
-});
+useGateway(
+  {
+    tokens: [TOKEN],
+    seed: (started) => seedPets(started, TOKEN),
+    gateway: {
+      timeoutMs: 2000,
+      client: { retryBaseMs: 1 },
+      gateway: { logger: createLogger('info', { write: (line: string) => void logs.push(line) }) },
+    },
+  },
+  (started) => {
+    ({ upstream, gateway } = started);
+    lanes = gateway.lanes as Lanes;
+  },
+);
 
 beforeEach(() => {
-  upstream.clearFaults();
-  upstream.requests.length = 0;
   logs.length = 0;
 });
 
