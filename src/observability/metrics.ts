@@ -204,17 +204,21 @@ function operationMetrics(registry: Registry): Pick<Metrics, 'plugin' | 'servedF
     },
     servedFast(operation) {
       const { operationName, operationType, method, status } = operation;
-      const operationKey = `${operationType}\u0000${operationName ?? '\u0001'}`;
+      // An unnamed operation under a key no name can be: a name is never a number.
+      const name = operationName ?? 0;
       const forOperation =
-        operationSeries.get(operationKey) ??
-        operationSeries.add(operationKey, seriesOfOperation(operationName, operationType));
+        operationSeries.get(operationType, name) ??
+        operationSeries.add(seriesOfOperation(operationName, operationType), operationType, name);
       forOperation.count();
       forOperation.duration(operation.executeSeconds);
       if (operation.httpSeconds === undefined) return;
-      const httpKey = `${method} ${status}`;
       const forHttp =
-        httpSeries.get(httpKey) ??
-        httpSeries.add(httpKey, histogramSeries(httpDuration.histogram, { method, statusCode: status }));
+        httpSeries.get(method, status) ??
+        httpSeries.add(
+          histogramSeries(httpDuration.histogram, { method, statusCode: status }),
+          method,
+          status,
+        );
       forHttp(operation.httpSeconds);
     },
   };

@@ -69,27 +69,41 @@ export function counterSeries<T extends string>(counter: Counter<T>, labels: Lab
   };
 }
 
+/** One part of a series' key: a label value as the caller holds it. */
+type KeyPart = string | number;
+
 /**
- * Series handles by a key of the caller's choosing: `get`, and on a miss `add` what was made.
- * Bounded: past `max` keys it starts again, so label values that come from callers never grow it
+ * Series handles by a key of up to three parts, the label values as the caller holds them: looked
+ * up part by part, not as one string made per request (a new string is hashed on every lookup; a
+ * label value the caller keeps, such as a prepared operation's name, is hashed once).
+ * Bounded: past `max` handles it starts again, so label values that come from callers never grow it
  * without end (the metrics' own label budgets bound what the series themselves hold). Two calls
  * rather than one taking a maker, so a hit allocates no closure on the request path.
  */
 export class SeriesCache<S> {
   readonly #max: number;
-  #cache = new Map<string, S>();
+  #size = 0;
+  #cache = new Map<KeyPart, Map<KeyPart, Map<KeyPart, S>>>();
 
   constructor(max = 1024) {
     this.#max = max;
   }
 
-  get(key: string): S | undefined {
-    return this.#cache.get(key);
+  get(a: KeyPart, b: KeyPart = '', c: KeyPart = ''): S | undefined {
+    return this.#cache.get(a)?.get(b)?.get(c);
   }
 
-  add(key: string, series: S): S {
-    if (this.#cache.size >= this.#max) this.#cache = new Map();
-    this.#cache.set(key, series);
+  add(series: S, a: KeyPart, b: KeyPart = '', c: KeyPart = ''): S {
+    if (this.#size >= this.#max) {
+      this.#cache = new Map();
+      this.#size = 0;
+    }
+    const byB = this.#cache.get(a) ?? new Map<KeyPart, Map<KeyPart, S>>();
+    this.#cache.set(a, byB);
+    const byC = byB.get(b) ?? new Map<KeyPart, S>();
+    byB.set(b, byC);
+    if (!byC.has(c)) this.#size++;
+    byC.set(c, series);
     return series;
   }
 }

@@ -48,13 +48,14 @@ export function upstreamMetrics(registry: Registry): UpstreamObserver {
   const attemptSeries = new SeriesCache<(seconds: number) => void>();
   // One function for every attempt: no closure per upstream call.
   const observeAttempt = (end: AttemptEnd) => {
-    const status = end.status === undefined ? 'none' : String(end.status);
-    const key = `${end.route} ${status} ${end.outcome}`;
+    const status = end.status ?? 'none';
     const series =
-      attemptSeries.get(key) ??
+      attemptSeries.get(end.route, status, end.outcome) ??
       attemptSeries.add(
-        key,
-        histogramSeries(upstreamDuration, { route: end.route, status, outcome: end.outcome }),
+        histogramSeries(upstreamDuration, { route: end.route, status: String(status), outcome: end.outcome }),
+        end.route,
+        status,
+        end.outcome,
       );
     series(end.durationMs / 1000);
   };

@@ -68,26 +68,56 @@ interface Body {
 }
 
 /**
- * One plain parse when parseJsonMarked can do it (it returns a value whenever the body has a long
- * integer as a member's value, unless the body holds DEL or a colon and a number inside a string that
- * looks like a member); otherwise the plain parse and, if needed, parseJsonExact.
+ * Which way the last body went, to try that way first: an upstream's ids are all small or all
+ * snowflake-long, and each way costs most on the other kind of body (a scan of every member for
+ * nothing; a plain parse thrown away). A guess only: whichever way runs, the result is the one
+ * described at {@link parseBody}.
  */
-function parseBody(text: string): Body {
+export interface LongIntegerGuess {
+  long: boolean;
+}
+
+/** The guess of this process's upstream client, shared by its calls (holds no caller's data). */
+const sharedGuess: LongIntegerGuess = { long: false };
+
+/**
+ * A body read as the contract reads it: a plain JSON.parse, and when some int64 field is a number a
+ * double may have rounded, the exact reading: parseJsonMarked in one parse when it can (a body
+ * with a long integer as a member's value, unless it holds DEL or a colon and a number inside a
+ * string that looks like a member), else parseJsonExact. Which of the two is tried first, `guess`
+ * says (see LongIntegerGuess); it is updated by what the body held.
+ */
+function parseBody(text: string, guess: LongIntegerGuess): Body {
+  if (!guess.long) {
+    const value = parsePlain(text);
+    if (!mayHaveRounded(value, false)) return { value, marked: false, rounded: false };
+    guess.long = true;
+    return parseExactly(text, value);
+  }
+  return parseExactly(text, undefined, guess);
+}
+
+/**
+ * The exact reading of a body a plain parse may round (`plain`, when it was parsed already); with
+ * `guess`, a body found to need none turns the guess back to small ids.
+ */
+function parseExactly(text: string, plain: unknown, guess?: LongIntegerGuess): Body {
   const marked = parseJsonMarked(text);
   if (marked !== undefined) {
     return { value: marked.value, marked: true, rounded: mayHaveRounded(marked.value, true) };
   }
-  let value: unknown;
+  const value = plain === undefined ? parsePlain(text) : plain;
+  const rounded = mayHaveRounded(value, false);
+  if (guess !== undefined && !rounded) guess.long = false;
+  return { value: rounded ? parseJsonExact(text) : value, marked: false, rounded: false };
+}
+
+function parsePlain(text: string): unknown {
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
     throw new UpstreamBadResponseError('body is not JSON');
   }
-  return {
-    value: mayHaveRounded(value, false) ? parseJsonExact(text) : value,
-    marked: false,
-    rounded: false,
-  };
 }
 
 /** Whether a plain JSON.parse may have rounded an int64 field (a number that is not a safe integer). */
@@ -150,14 +180,14 @@ function toPet(value: unknown, body: Body): PetDto {
 }
 
 /** A 2xx body of `GET /pets/{petId}` or `POST /pets`. */
-export function parsePet(text: string): PetDto {
-  const body = parseBody(text);
+export function parsePet(text: string, guess = sharedGuess): PetDto {
+  const body = parseBody(text, guess);
   return toPet(body.value, body);
 }
 
 /** A 2xx body of `GET /pets`. */
-export function parsePets(text: string): PetDto[] {
-  const body = parseBody(text);
+export function parsePets(text: string, guess = sharedGuess): PetDto[] {
+  const body = parseBody(text, guess);
   if (!Array.isArray(body.value)) throw new UpstreamBadResponseError('pets is not an array');
   return body.value.map((pet) => toPet(pet, body));
 }

@@ -72,12 +72,25 @@ describe('series handles', () => {
   it('are made once per key, and the cache starts again past its bound', () => {
     const cache = new SeriesCache<{ made: number }>(2);
     let made = 0;
-    const lookup = (key: string) => cache.get(key) ?? cache.add(key, { made: ++made });
+    const lookup = (key: string) => cache.get(key) ?? cache.add({ made: ++made }, key);
     const first = lookup('a');
     expect(lookup('a')).toBe(first);
     lookup('b');
     lookup('c');
     expect(lookup('a')).not.toBe(first);
     expect(made).toBe(4);
+  });
+
+  it('tell keys apart by every part, a number from its text included', () => {
+    const cache = new SeriesCache<string>();
+    cache.add('GET 200', 'GET', 200);
+    cache.add('GET "200"', 'GET', '200');
+    cache.add('query a', 'query', 'a', 'x');
+    expect(cache.get('GET', 200)).toBe('GET 200');
+    expect(cache.get('GET', '200')).toBe('GET "200"');
+    expect(cache.get('GET', 404)).toBeUndefined();
+    expect(cache.get('query', 'a', 'x')).toBe('query a');
+    expect(cache.get('query', 'a')).toBeUndefined();
+    expect(cache.get('query')).toBeUndefined();
   });
 });

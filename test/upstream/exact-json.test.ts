@@ -40,9 +40,13 @@ describe('exact parse of upstream bodies: the same as the reviver-based one', ()
     const seen = { accepted: 0, beyond53: 0, refused: 0, notJson: 0 };
     fc.assert(
       fc.property(fc.oneof({ weight: 3, arbitrary: body }, { weight: 1, arbitrary: mutatedBody }), (text) => {
-        const list = outcome(() => parsePets(text));
+        // Whichever way is tried first (the guess of small or long ids), the same result.
+        const list = outcome(() => parsePets(text, { long: false }));
         expect(list).toEqual(outcome(() => oracleParsePets(text)));
-        expect(outcome(() => parsePet(text))).toEqual(outcome(() => oracleParsePet(text)));
+        expect(outcome(() => parsePets(text, { long: true }))).toEqual(list);
+        const pet = outcome(() => parsePet(text, { long: false }));
+        expect(pet).toEqual(outcome(() => oracleParsePet(text)));
+        expect(outcome(() => parsePet(text, { long: true }))).toEqual(pet);
         if ('pets' in list) {
           seen.accepted++;
           const ids = (list.pets as Array<{ id: string; categoryId: string }>).flatMap((p) => [
@@ -102,5 +106,34 @@ describe('exact parse of upstream bodies: the same as the reviver-based one', ()
       }),
       runs(20_000),
     );
+  });
+});
+
+describe('the guess of which way a body is read first', () => {
+  const small = '[{"id":1,"name":"a","categoryId":2}]';
+  const long = '[{"id":1234567890123456789,"name":"a","categoryId":2}]';
+
+  it('follows the bodies: long after a body a plain parse would round, small after one it would not', () => {
+    const guess = { long: false };
+    expect(parsePets(small, guess)).toEqual([{ id: '1', name: 'a', categoryId: '2' }]);
+    expect(guess.long).toBe(false);
+    expect(parsePets(long, guess)).toEqual([{ id: '1234567890123456789', name: 'a', categoryId: '2' }]);
+    expect(guess.long).toBe(true);
+    expect(parsePets(long, guess)[0]?.id).toBe('1234567890123456789');
+    expect(guess.long).toBe(true);
+    expect(parsePets(small, guess)).toEqual([{ id: '1', name: 'a', categoryId: '2' }]);
+    expect(guess.long).toBe(false);
+  });
+
+  it('reads a 16-digit safe id the same either way, and keeps guessing long on it', () => {
+    const safe16 = '[{"id":1000000000000000,"name":"a","categoryId":2}]';
+    const guess = { long: true };
+    expect(parsePets(safe16, guess)).toEqual(parsePets(safe16, { long: false }));
+    expect(guess.long).toBe(true);
+  });
+
+  it('refuses a body that is not JSON the same way either way', () => {
+    expect(() => parsePets('[{"id":1', { long: false })).toThrow('body is not JSON');
+    expect(() => parsePets('[{"id":1', { long: true })).toThrow('body is not JSON');
   });
 });
