@@ -7,9 +7,13 @@ import { cancelWhenClientGoes } from '../policy/client-gone.ts';
 import { operationKey } from '../policy/prepared-operations.ts';
 import type { RateLimitDecision } from '../policy/rate-limit.ts';
 import { type Context, createContext } from '../schema/context.ts';
+import { bearerAuthorization } from '../upstream/authorization.ts';
+import type { ListPetsQuery, PetDto } from '../upstream/bodies.ts';
+import type { UpstreamError } from '../upstream/errors.ts';
 import type { Loaders } from '../upstream/loaders.ts';
 import { writeAnswer } from './answer.ts';
-import { type FastLaneOptions, handOver, headerValue } from './hand-over.ts';
+import { type FastLaneOptions, handOver, headerValue, rescue } from './hand-over.ts';
+import { dataOfCall, mayCallOnce, type OneCall, requestOf } from './one-call.ts';
 import type { PlainParams } from './plain-request.ts';
 import { type Named, type Runnable, runnableOf } from './run-prepared.ts';
 
@@ -23,6 +27,8 @@ const ALLOWED: readonly RateLimitDecision[] = [];
  * an entry refused by the rate limit, or whose result is not the plain case (errors, deprecated
  * fields), hands the whole batch to Yoga with the loaders (what they received is in their memo,
  * so nothing is sent upstream twice) and the rate limit's decisions (nothing is counted twice).
+ * A batch whose entries are all one-call operations (one-call.ts) asking for different lists is
+ * answered from the client's callbacks, as one such operation is (callEntriesOnce).
  */
 export async function serveBatch(
   req: IncomingMessage,
@@ -49,11 +55,39 @@ export async function serveBatch(
   if (decisions.some((decision) => decision.limited)) {
     return handOver(req, res, body, options, { batch: { loaders: undefined, decisions } });
   }
+  const batch: Batch = { req, res, body, entries, runnable, learned, decisions, started };
+  const calls = oneCallsOf(batch, options);
+  if (calls !== undefined) return callEntriesOnce(batch, calls, options);
+  return runEntries(batch, options);
+}
+
+/** A batch the fast lane runs: the request, its entries and what each runs, and what it learned. */
+interface Batch {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly body: Buffer;
+  readonly entries: readonly PlainParams[];
+  readonly runnable: readonly Runnable[];
+  /** The headers of Yoga's answer to a batch of these headers. */
+  readonly learned: readonly string[];
+  readonly decisions: readonly RateLimitDecision[];
+  readonly started: number;
+}
+
+/**
+ * Runs the entries on contexts sharing the caller's loaders; `adopt` first gives the loaders what
+ * the entries' calls already answered (callEntriesOnce), so nothing is sent twice.
+ */
+async function runEntries(batch: Batch, options: FastLaneOptions, adopt?: (loaders: Loaders) => void) {
+  const { req, res, body, entries, runnable, decisions } = batch;
   const share: { loaders?: Loaders } = {};
   const contexts = entries.map((entry) =>
-    createContext(authorization, options.context, entry.variables ?? {}, share),
+    createContext(req.headers.authorization, options.context, entry.variables ?? {}, share),
   );
-  if (share.loaders) cancelWhenClientGoes(res, share.loaders);
+  if (share.loaders) {
+    adopt?.(share.loaders);
+    cancelWhenClientGoes(res, share.loaders);
+  }
   const executeStarted = performance.now();
   const planned = { count: 0 };
   const results = await Promise.all(
@@ -66,14 +100,111 @@ export async function serveBatch(
     return handOver(req, res, body, options, { batch: { loaders: share.loaders, decisions } });
   }
   share.loaders?.release();
-  const requestIds = entries.map(() => requestIdOf(headerValue(req, 'x-request-id')));
-  if (!res.destroyed) {
-    writeArray(req, res, results as ExecutionResult[], learned, requestIds[0] as RequestId, options);
-    // A request answered by plans alone, as for one operation.
-    if (planned.count === runnable.length) options.lanes.served.planned++;
+  // A request answered by plans alone, as for one operation.
+  if (planned.count === runnable.length && !res.destroyed) options.lanes.served.planned++;
+  const calls = share.loaders?.upstreamCalls ?? 0;
+  answerBatch(batch, results as ExecutionResult[], calls, executeSeconds, options);
+}
+
+/** Each entry's one call and its request, when every entry is a one-call operation (see serveBatch). */
+function oneCallsOf(
+  batch: Batch,
+  options: FastLaneOptions,
+): Array<{ oneCall: OneCall; request: ListPetsQuery }> | undefined {
+  if (
+    !mayCallOnce(options) ||
+    bearerAuthorization(batch.req.headers.authorization).authorization === undefined
+  )
+    return undefined;
+  const calls: Array<{ oneCall: OneCall; request: ListPetsQuery }> = [];
+  for (const [index, operation] of batch.runnable.entries()) {
+    const { oneCall } = operation;
+    const entry = batch.entries[index] as PlainParams;
+    const request = oneCall && requestOf(oneCall, entry.variables ?? {}, options.context.maxCost);
+    // The same list twice is one call on shared loaders: the usual way keeps it one.
+    if (
+      request === undefined ||
+      calls.some((call) => call.request.limit === request.limit && call.request.status === request.status)
+    )
+      return undefined;
+    calls.push({ oneCall: oneCall as OneCall, request });
   }
+  return calls;
+}
+
+/**
+ * Serves a batch of one-call operations as one-call.ts serves one: each entry's `GET /pets` through
+ * the client's callback under one deadline (cancelled when the client goes). Once all have
+ * answered, the array is written; a failed call or an answer that would not serialise sends the
+ * batch the usual way (runEntries), its loaders holding every call's outcome.
+ */
+function callEntriesOnce(
+  batch: Batch,
+  calls: ReadonlyArray<{ oneCall: OneCall; request: ListPetsQuery }>,
+  options: FastLaneOptions,
+): void {
+  const { req, res, body } = batch;
+  options.lanes.served.oneCall++;
+  const { authorization } = bearerAuthorization(req.headers.authorization);
+  const client = options.context.upstream;
+  const deadline = client.deadline();
+  cancelWhenClientGoes(res, deadline);
+  const executeStarted = performance.now();
+  const outcomes = new Array<{ error: UpstreamError | undefined; pets: PetDto[] | undefined }>(calls.length);
+  let waiting = calls.length;
+  const settle = () => {
+    deadline.release();
+    const executeSeconds = (performance.now() - executeStarted) / 1000;
+    if (res.destroyed) return answerBatch(batch, [], calls.length, executeSeconds, options);
+    const results: ExecutionResult[] = [];
+    for (const [index, { error, pets }] of outcomes.entries()) {
+      const data =
+        error === undefined ? dataOfCall((calls[index] as (typeof calls)[0]).oneCall, pets) : undefined;
+      if (data === undefined) {
+        const adopt = (loaders: Loaders) =>
+          outcomes.forEach((outcome, at) => {
+            const answered =
+              outcome.error === undefined
+                ? Promise.resolve(outcome.pets as PetDto[])
+                : Promise.reject(outcome.error);
+            loaders.adoptList((calls[at] as (typeof calls)[0]).request, answered);
+          });
+        runEntries(batch, options, adopt).catch(() => rescue(req, res, body, options));
+        return;
+      }
+      results.push({ data });
+    }
+    options.lanes.served.planned++;
+    answerBatch(batch, results, calls.length, executeSeconds, options);
+  };
+  for (const [index, { request }] of calls.entries()) {
+    client.listPetsThen(authorization, request, deadline, (error, pets) => {
+      outcomes[index] = { error, pets };
+      if (--waiting > 0) return;
+      try {
+        settle();
+      } catch {
+        // A bug of ours; thrown here it would reach undici's handler, and the request would hang.
+        rescue(req, res, body, options);
+      }
+    });
+  }
+}
+
+/** Writes the batch's answer (unless its client went away), then its lines and counts. */
+function answerBatch(
+  batch: Batch,
+  results: readonly ExecutionResult[],
+  upstreamCalls: number,
+  executeSeconds: number,
+  options: FastLaneOptions,
+): void {
+  const { req, res, entries, runnable, learned, started } = batch;
+  const requestIds = entries.map(() => requestIdOf(headerValue(req, 'x-request-id')));
+  const gone = res.destroyed;
+  if (!gone) writeArray(req, res, results, learned, requestIds[0] as RequestId, options);
   const named = runnable.map((operation) => operation.named);
-  logAndCount(req, named, share.loaders, requestIds, started, executeSeconds, res.destroyed, options);
+  logAndCount(req, named, upstreamCalls, requestIds, started, executeSeconds, gone, options);
 }
 
 /**
@@ -131,7 +262,7 @@ function writeArray(
 function logAndCount(
   req: IncomingMessage,
   prepared: readonly Named[],
-  loaders: Loaders | undefined,
+  calls: number,
   requestIds: readonly RequestId[],
   started: number,
   executeSeconds: number,
@@ -140,7 +271,6 @@ function logAndCount(
 ): void {
   const clientAddress = options.clientAddress(req);
   const size = prepared.length;
-  const calls = loaders?.upstreamCalls ?? 0;
   options.metrics?.batch(size);
   for (const [index, operation] of prepared.entries()) {
     logOperation(

@@ -62,8 +62,22 @@ export function mayCallOnce(options: FastLaneOptions): boolean {
  * the plan, or the one the variables give); undefined when the usual path must word a refusal (a
  * cost over the limit, variables or an argument refused).
  */
-function requestOf(oneCall: OneCall, variables: Record<string, unknown>, maxCost: number) {
+export function requestOf(
+  oneCall: OneCall,
+  variables: Record<string, unknown>,
+  maxCost: number,
+): ListPetsQuery | undefined {
   return requestsOf(oneCall.plan, variables, maxCost)?.[oneCall.index] as ListPetsQuery | undefined;
+}
+
+/** The operation's `data` given its call's answer; undefined when it would not serialise. */
+export function dataOfCall(
+  oneCall: OneCall,
+  pets: readonly PetDto[] | undefined,
+): Record<string, unknown> | undefined {
+  const results = new Array<unknown>(oneCall.plan.roots.length);
+  results[oneCall.index] = pets;
+  return dataOf(oneCall.plan, results);
 }
 
 /** The usual path (fast-lane.ts's `run`), on the context given. */
@@ -103,9 +117,7 @@ export function callOnce<Found extends { readonly named: Named }>(
     deadline.release();
     try {
       if (res.destroyed) return logClientGone(req, found.named, ONE_CALL, served.started, options);
-      const results = new Array<unknown>(oneCall.plan.roots.length);
-      results[oneCall.index] = pets;
-      const data = error === undefined ? dataOf(oneCall.plan, results) : undefined;
+      const data = error === undefined ? dataOfCall(oneCall, pets) : undefined;
       if (data === undefined) {
         const context = createContext(req.headers.authorization, options.context, served.variables);
         context.loaders.adoptList(

@@ -30,6 +30,9 @@ const LIST = { query: 'query L($limit: Int) { pets(limit: $limit) { id name } }'
 const PET = { query: 'query P { pet(id: "2") { id name } }' };
 const BATCHES: Record<string, unknown[]> = {
   'two reads': [LIST, PET],
+  // Different lists: the one-call path's batch (fast-lane/batch.ts callEntriesOnce).
+  'two lists': [LIST, { query: '{ pets(limit: 3, status: AVAILABLE) { id __typename } }' }],
+  'the same list twice': [LIST, LIST],
   'a read and a bad entry': [LIST, { query: '{ nope }' }],
   'a mutation between reads': [
     LIST,
