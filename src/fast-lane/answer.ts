@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from '../observability/operation-line.ts';
-import { requestIdOf } from '../observability/request-id.ts';
+import { type RequestId, requestIdOf } from '../observability/request-id.ts';
 import { cacheControl } from '../policy/cache-headers.ts';
 import { chooseEncoding, encode } from '../policy/compression.ts';
 import { clientIdentity, deprecationHeaders } from '../policy/deprecation-headers.ts';
@@ -48,15 +48,7 @@ export function answerOperation(
   writeAnswer(req, res, text, learned, prepared.operationType, extra, requestId, options);
   options.lanes.served.fast++;
 
-  const record: OperationRecord = {
-    started,
-    requestId,
-    clientAddress: options.clientAddress(req),
-    operationType: prepared.operationType,
-    upstreamCalls: used.upstreamCalls,
-    ...(prepared.operationName === undefined ? {} : { operationName: prepared.operationName }),
-  };
-  logOperation(options.logger, record, 200);
+  logOperation(options.logger, recordOf(req, prepared, used, started, requestId, options), 200);
   options.metrics?.servedFast({
     operationName: prepared.operationName,
     operationType: prepared.operationType,
@@ -75,19 +67,29 @@ export function logClientGone(
   started: number,
   options: FastLaneOptions,
 ): void {
-  logOperation(
-    options.logger,
-    {
-      started,
-      requestId: requestIdOf(headerValue(req, 'x-request-id')),
-      clientAddress: options.clientAddress(req),
-      operationType: prepared.operationType,
-      upstreamCalls: used.upstreamCalls,
-      clientGone: true,
-      ...(prepared.operationName === undefined ? {} : { operationName: prepared.operationName }),
-    },
-    CLIENT_GONE_STATUS,
-  );
+  const requestId = requestIdOf(headerValue(req, 'x-request-id'));
+  const record = recordOf(req, prepared, used, started, requestId, options);
+  record.clientGone = true;
+  logOperation(options.logger, record, CLIENT_GONE_STATUS);
+}
+
+/** What the operation's log line says of it, as both of the above write it. */
+function recordOf(
+  req: IncomingMessage,
+  prepared: Named,
+  used: Used,
+  started: number,
+  requestId: RequestId,
+  options: FastLaneOptions,
+): OperationRecord {
+  return {
+    started,
+    requestId,
+    clientAddress: options.clientAddress(req),
+    operationType: prepared.operationType,
+    upstreamCalls: used.upstreamCalls,
+    ...(prepared.operationName === undefined ? {} : { operationName: prepared.operationName }),
+  };
 }
 
 /**
