@@ -129,7 +129,8 @@ function oneCallsOf(
       return undefined;
     calls.push({ oneCall: oneCall as OneCall, request });
   }
-  return calls;
+  // No entry, no call to wait for: the usual way answers (plainBody refuses such a batch today).
+  return calls.length > 0 ? calls : undefined;
 }
 
 /**

@@ -57,6 +57,11 @@ describe('batches in both lanes', () => {
       // Each operation alone first, three times: prepared for the fast lane, if it could serve it.
       for (const entry of entries) for (let i = 0; i < 3; i++) await send(fast.url, entry);
       upstream.requests.length = 0;
+      // The batch itself, once: Yoga learns its answer's headers, as it does for any new batch (not
+      // twice for the mutation's: its pets would differ from Yoga's run).
+      if (!name.includes('mutation')) await send(fast.url, entries);
+      upstream.requests.length = 0;
+      const served = { ...fast.lanes?.served };
       const fromFast = await send(fast.url, entries);
       const fastCalls = upstream.requests.map((request) => `${request.method} ${request.path}`);
       upstream.requests.length = 0;
@@ -72,7 +77,10 @@ describe('batches in both lanes', () => {
         expect(fromFast.text).toBe(fromYoga.text);
       }
       expect(fromFast).toMatchObject({ status: fromYoga.status, headers: fromYoga.headers });
-      expect(fastCalls).toEqual(yogaCalls);
+      // Reads go out at once, in any order.
+      expect(fastCalls.sort()).toEqual(yogaCalls.sort());
+      if (name === 'two lists')
+        expect((fast.lanes?.served.oneCall ?? 0) - (served.oneCall ?? 0), 'the one-call path').toBe(1);
     });
   }
 });

@@ -255,8 +255,11 @@ describe("a batch's one-call path", () => {
     const before = { ...lanes.served };
     const answer = await sendBody([A, B]);
     expect(answer.status).toBe(200);
+    expect((answer.body as Array<{ data: { pets: unknown[] } }>)[0]?.data.pets).toHaveLength(2);
+    expect(lanes.served.oneCall - before.oneCall).toBe(1);
     expect(lanes.served.fast - before.fast).toBe(1);
-    expect(gets().filter((path) => path === '/v1/pets?limit=2')).toHaveLength(2);
+    expect(lanes.served.planned - before.planned).toBe(1);
+    expect(gets().sort()).toEqual(['/v1/pets?limit=2', '/v1/pets?limit=2', '/v1/pets?limit=3&status=sold']);
   });
 
   it('hands a failed call on the usual way without calling again: the error where it belongs', async () => {
