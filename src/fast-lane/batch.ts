@@ -8,12 +8,12 @@ import { operationKey } from '../policy/prepared-operations.ts';
 import type { RateLimitDecision } from '../policy/rate-limit.ts';
 import { type Context, createContext } from '../schema/context.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
-import type { ListPetsQuery, PetDto } from '../upstream/bodies.ts';
+import { type ListPetsQuery, listKey, type PetDto } from '../upstream/bodies.ts';
 import type { UpstreamError } from '../upstream/errors.ts';
 import type { Loaders } from '../upstream/loaders.ts';
 import { writeAnswer } from './answer.ts';
 import { type FastLaneOptions, handOver, headerValue, rescue } from './hand-over.ts';
-import { dataOfCall, mayCallOnce, type OneCall, requestOf } from './one-call.ts';
+import { adoptCall, dataOfCall, mayCallOnce, type OneCall, requestOf } from './one-call.ts';
 import type { PlainParams } from './plain-request.ts';
 import { type Named, type Runnable, runnableOf } from './run-prepared.ts';
 
@@ -56,8 +56,9 @@ export async function serveBatch(
     return handOver(req, res, body, options, { batch: { loaders: undefined, decisions } });
   }
   const batch: Batch = { req, res, body, entries, runnable, learned, decisions, started };
-  const calls = oneCallsOf(batch, options);
-  if (calls !== undefined) return callEntriesOnce(batch, calls, options);
+  const { authorization: bearer } = bearerAuthorization(authorization);
+  const calls = bearer !== undefined && mayCallOnce(options) ? oneCallsOf(batch, options) : undefined;
+  if (bearer !== undefined && calls !== undefined) return callEntriesOnce(batch, bearer, calls, options);
   return runEntries(batch, options);
 }
 
@@ -111,22 +112,14 @@ function oneCallsOf(
   batch: Batch,
   options: FastLaneOptions,
 ): Array<{ oneCall: OneCall; request: ListPetsQuery }> | undefined {
-  if (
-    !mayCallOnce(options) ||
-    bearerAuthorization(batch.req.headers.authorization).authorization === undefined
-  )
-    return undefined;
   const calls: Array<{ oneCall: OneCall; request: ListPetsQuery }> = [];
-  for (const [index, operation] of batch.runnable.entries()) {
-    const { oneCall } = operation;
+  const lists = new Set<string>();
+  for (const [index, { oneCall }] of batch.runnable.entries()) {
     const entry = batch.entries[index] as PlainParams;
     const request = oneCall && requestOf(oneCall, entry.variables ?? {}, options.context.maxCost);
     // The same list twice is one call on shared loaders: the usual way keeps it one.
-    if (
-      request === undefined ||
-      calls.some((call) => call.request.limit === request.limit && call.request.status === request.status)
-    )
-      return undefined;
+    if (request === undefined || lists.has(listKey(request))) return undefined;
+    lists.add(listKey(request));
     calls.push({ oneCall: oneCall as OneCall, request });
   }
   // No entry, no call to wait for: the usual way answers (plainBody refuses such a batch today).
@@ -141,34 +134,31 @@ function oneCallsOf(
  */
 function callEntriesOnce(
   batch: Batch,
+  authorization: string,
   calls: ReadonlyArray<{ oneCall: OneCall; request: ListPetsQuery }>,
   options: FastLaneOptions,
 ): void {
   const { req, res, body } = batch;
   options.lanes.served.oneCall++;
-  const { authorization } = bearerAuthorization(req.headers.authorization);
   const client = options.context.upstream;
   const deadline = client.deadline();
   cancelWhenClientGoes(res, deadline);
   const executeStarted = performance.now();
-  const outcomes = new Array<{ error: UpstreamError | undefined; pets: PetDto[] | undefined }>(calls.length);
+  const outcomes = new Array<Outcome>(calls.length);
   let waiting = calls.length;
   const settle = () => {
     deadline.release();
     const executeSeconds = (performance.now() - executeStarted) / 1000;
     if (res.destroyed) return answerBatch(batch, [], calls.length, executeSeconds, options);
     const results: ExecutionResult[] = [];
-    for (const [index, { error, pets }] of outcomes.entries()) {
-      const data =
-        error === undefined ? dataOfCall((calls[index] as (typeof calls)[0]).oneCall, pets) : undefined;
+    for (const [index, { oneCall }] of calls.entries()) {
+      const { error, pets } = outcomes[index] as Outcome;
+      const data = error === undefined ? dataOfCall(oneCall, pets) : undefined;
       if (data === undefined) {
         const adopt = (loaders: Loaders) =>
-          outcomes.forEach((outcome, at) => {
-            const answered =
-              outcome.error === undefined
-                ? Promise.resolve(outcome.pets as PetDto[])
-                : Promise.reject(outcome.error);
-            loaders.adoptList((calls[at] as (typeof calls)[0]).request, answered);
+          calls.forEach(({ request }, at) => {
+            const outcome = outcomes[at] as Outcome;
+            adoptCall(loaders, request, outcome.error, outcome.pets);
           });
         runEntries(batch, options, adopt).catch(() => rescue(req, res, body, options));
         return;
@@ -190,6 +180,12 @@ function callEntriesOnce(
       }
     });
   }
+}
+
+/** How one entry's call ended. */
+interface Outcome {
+  readonly error: UpstreamError | undefined;
+  readonly pets: PetDto[] | undefined;
 }
 
 /** Writes the batch's answer (unless its client went away), then its lines and counts. */

@@ -4,6 +4,8 @@ import { cancelWhenClientGoes } from '../policy/client-gone.ts';
 import { type Context, createContext } from '../schema/context.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { ListPetsQuery, PetDto } from '../upstream/bodies.ts';
+import type { UpstreamError } from '../upstream/errors.ts';
+import type { Loaders } from '../upstream/loaders.ts';
 import { answerOperation, logClientGone, type Named, type Used } from './answer.ts';
 import { type FastLaneOptions, rescue, type Served } from './hand-over.ts';
 
@@ -80,6 +82,19 @@ export function dataOfCall(
   return dataOf(oneCall.plan, results);
 }
 
+/**
+ * Gives `loaders` the outcome of a call this path already made, for the usual path to read from its
+ * memo instead of calling again.
+ */
+export function adoptCall(
+  loaders: Loaders,
+  request: ListPetsQuery,
+  error: UpstreamError | undefined,
+  pets: PetDto[] | undefined,
+): void {
+  loaders.adoptList(request, error === undefined ? Promise.resolve(pets as PetDto[]) : Promise.reject(error));
+}
+
 /** The usual path (fast-lane.ts's `run`), on the context given. */
 type Run<Found> = (
   served: Served,
@@ -120,10 +135,7 @@ export function callOnce<Found extends { readonly named: Named }>(
       const data = error === undefined ? dataOfCall(oneCall, pets) : undefined;
       if (data === undefined) {
         const context = createContext(req.headers.authorization, options.context, served.variables);
-        context.loaders.adoptList(
-          request,
-          error === undefined ? Promise.resolve(pets as PetDto[]) : Promise.reject(error),
-        );
+        adoptCall(context.loaders, request, error, pets);
         run(served, found, options, context).catch(() => rescue(req, res, served.body, options));
         return;
       }

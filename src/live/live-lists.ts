@@ -1,4 +1,4 @@
-import type { ListPetsQuery, PetDto } from '../upstream/bodies.ts';
+import { type ListPetsQuery, listKey, type PetDto } from '../upstream/bodies.ts';
 import type { CallerKey } from '../upstream/caller-key.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { UpstreamResponseError } from '../upstream/errors.ts';
@@ -116,8 +116,6 @@ interface Watch {
   /** A poll was asked for while one was in flight: one more runs after it. */
   again: boolean;
 }
-
-const listKey = (query: ListPetsQuery) => `${query.status ?? ''}|${query.limit}`;
 
 /**
  * Live `pets` lists over a REST service that has no events: the gateway asks `GET /pets` again

@@ -30,6 +30,9 @@ export interface ListPetsQuery {
   limit: number;
 }
 
+/** One text per distinct `GET /pets` query: two queries ask for the same list when their keys match. */
+export const listKey = (query: ListPetsQuery): string => `${query.status ?? ''}|${query.limit}`;
+
 /**
  * JSON.parse that keeps the source text of every integer under an int64 key, so ids survive exactly
  * (Node 24's reviver `context.source`). A reviver costs several plain parses: parseBody uses this

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { Authorization } from './authorization.ts';
-import type { ListPetsQuery, PetDto, WriteRequest } from './bodies.ts';
+import { type ListPetsQuery, listKey, type PetDto, type WriteRequest } from './bodies.ts';
 import { type CachedCalls, cachedCalls, type ResponseCacheOptions } from './cached-calls.ts';
 import type { Deadline, UpstreamClient, UpstreamDeprecation } from './client.ts';
 import { expiryError } from './errors.ts';
@@ -62,9 +62,6 @@ export interface LoaderOptions {
    */
   changes?: { listsChanged(auth: string): void };
 }
-
-/** The memo key of a `GET /pets` query (also DataLoader's cache key for `petList`). */
-const listKey = (query: ListPetsQuery) => `${query.status ?? ''}|${query.limit}`;
 
 /**
  * Creates the loaders for one GraphQL request and one caller's `Authorization`. They are never
