@@ -51,7 +51,18 @@ interface Held {
   probeOnly: boolean;
   /** The request whose body is still arriving, with when and at which byte count its body began. */
   body?: { req: IncomingMessage; res: ServerResponse; since: number; bytesAtStart: number };
+  /** The body's answer has gone out and the rest of the body is being dropped (dropRest). */
+  dropping?: boolean;
 }
+
+/**
+ * How much of a body still arriving after its answer (a 413, a refusal sent before the body was
+ * read) is read and dropped before the connection is cut. Closing with bytes unread makes the
+ * kernel send a reset, which can overtake the answer: the client (Node's fetch, a browser) then
+ * sees EPIPE or ECONNRESET instead of the 413. nginx's lingering close does the same.
+ */
+export const DROP_UNREAD_BODY = { ms: 5_000, bytes: 16 * 1024 * 1024 };
+const DROP_CHECK_MS = 50;
 
 const PROBE_PATHS = new Set(['/health', '/readiness']);
 
@@ -145,6 +156,56 @@ function hold(books: Books, entry: Held): void {
   if (current === undefined) books.byAddress.set(entry.address, new Set([entry]));
   else current.add(entry);
   entry.socket.once('close', () => forget(books, entry));
+  // Node closes a connection whose answer said `Connection: close` with destroySoon: the socket
+  // is destroyed as soon as the answer is written, whatever the client is still sending.
+  const destroySoon = entry.socket.destroySoon;
+  entry.socket.destroySoon = () =>
+    bodyUnread(entry) ? closeInStages(books, entry) : destroySoon.call(entry.socket);
+}
+
+/** The body of the connection's request is still arriving. */
+function bodyUnread(entry: Held): boolean {
+  return entry.body !== undefined && !entry.body.req.complete && !entry.socket.destroyed;
+}
+
+/**
+ * RFC 9112 §9.6's close in stages: the answer, then this side's FIN, then what the client still
+ * sends is read and dropped until it closes its side, within DROP_UNREAD_BODY.
+ */
+function closeInStages(books: Books, entry: Held): void {
+  const { socket } = entry;
+  socket.once('end', () => socket.destroy());
+  socket.end();
+  dropRest(books, entry);
+}
+
+/**
+ * From now on what arrives of the body is dropped (Node reads it off the wire for an answered
+ * request), checked every DROP_CHECK_MS: past DROP_UNREAD_BODY the connection is cut. A connection
+ * kept alive is let go once the body has all arrived; one closing in stages waits for the client's
+ * side to close.
+ */
+function dropRest(books: Books, entry: Held): void {
+  const { socket, body } = entry;
+  if (entry.dropping || body === undefined) return;
+  entry.dropping = true;
+  // Whoever read the body has its answer, but may have paused or destroyed its stream, and Node's
+  // parser stops reading the socket whenever that stream refuses a chunk. _dump is what Node does
+  // itself with a body nobody reads: the parser then drops the bytes instead of handing them on.
+  (body.req as IncomingMessage & { _dump(): void })._dump();
+  socket.resume();
+  const until = Date.now() + DROP_UNREAD_BODY.ms;
+  const bytesUntil = socket.bytesRead + DROP_UNREAD_BODY.bytes;
+  const timer = setInterval(() => {
+    const settled = socket.destroyed || (!socket.writableEnded && (entry.body !== body || body.req.complete));
+    if (!settled && Date.now() < until && socket.bytesRead <= bytesUntil) return;
+    clearInterval(timer);
+    entry.dropping = false;
+    if (settled) return;
+    socket.destroy();
+    books.limits.onClose('unread_body');
+  }, DROP_CHECK_MS);
+  timer.unref();
 }
 
 function isIdle(limits: ConnectionLimits, entry: Held, now: number): boolean {
@@ -229,7 +290,10 @@ function screenUpgrade(books: Books, req: IncomingMessage, socket: Duplex): bool
   return false;
 }
 
-/** Closes the connections whose request body, past its grace, averages under the minimum rate. */
+/**
+ * Closes the connections whose request body, past its grace, averages under the minimum rate; one
+ * whose answer has gone out is left to dropRest.
+ */
 function sweepSlowBodies(books: Books): void {
   const { limits } = books;
   const now = Date.now();
@@ -240,6 +304,9 @@ function sweepSlowBodies(books: Books): void {
       entry.body = undefined;
       continue;
     }
+    // Answered while its body still arrives: Node reads the rest of a kept-alive one to its end.
+    if (body.res.writableFinished) dropRest(books, entry);
+    if (entry.dropping) continue;
     const elapsed = now - body.since;
     if (elapsed < limits.bodyGraceMs) continue;
     const received = entry.socket.bytesRead - body.bytesAtStart;

@@ -39,6 +39,8 @@ export type ConnectionClose =
   | 'timeout'
   /** A request body arriving slower than the minimum data rate after its grace: answered 408. */
   | 'slow_body'
+  /** A request body still arriving after its answer went out, past the bound read and dropped (edge/connections.ts DROP_UNREAD_BODY). */
+  | 'unread_body'
   /** A connection taken past the cap for a probe that asked for something else: answered 503. */
   | 'probe_only'
   /** A stream whose client stopped reading: unsent bytes past WS_MAX_BUFFERED_BYTES, a ping unanswered, or a live list's change left unread past LIVE_SLOW_READER_MS. */
@@ -334,7 +336,7 @@ function deprecatedFieldMetric(registry: Registry): Metrics['deprecatedUse'] {
 function connectionMetric(registry: Registry): Metrics['connectionClosed'] {
   const connectionsClosed = new Counter({
     name: 'pet_gateway_client_connections_closed_total',
-    help: 'Client connections the gateway closed itself: refused (at the cap or the address share, all busy), evicted (the oldest idle one, at the cap or the address share), timeout (request not in within its time; answered 408), slow_body (a request body under the minimum rate; 408), probe_only (a connection past the cap asked for more than /health or /readiness; 503), slow_reader (a stream whose client stopped reading), flood (a WebSocket over WS_MAX_MESSAGES_PER_SECOND; 1008), unauthenticated (a WebSocket whose connection_init had no usable key; 4403).',
+    help: 'Client connections the gateway closed itself: refused (at the cap or the address share, all busy), evicted (the oldest idle one, at the cap or the address share), timeout (request not in within its time; answered 408), slow_body (a request body under the minimum rate; 408), unread_body (a request body still arriving 5 s or 16 MiB after its answer, such as a 413), probe_only (a connection past the cap asked for more than /health or /readiness; 503), slow_reader (a stream whose client stopped reading), flood (a WebSocket over WS_MAX_MESSAGES_PER_SECOND; 1008), unauthenticated (a WebSocket whose connection_init had no usable key; 4403).',
     labelNames: ['reason'],
     registers: [registry],
   });

@@ -44,6 +44,7 @@ export function connectionCloseLines(
     evicted: 0,
     timeout: 0,
     slow_body: 0,
+    unread_body: 0,
     probe_only: 0,
     slow_reader: 0,
     flood: 0,

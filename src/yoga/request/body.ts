@@ -93,8 +93,9 @@ function operation(body: unknown, where: string): GraphQLParams {
 }
 
 /**
- * The rest of the body is never read: the connection closes after the answer, or a client could
- * keep a socket (and Node's discard loop) busy with a body it never finishes.
+ * The connection closes after the answer, or a client could keep a socket busy with a body it never
+ * finishes; the edge still reads and drops what follows the answer, within a bound, so that the
+ * client reads the 413 rather than a reset (edge/connections.ts, DROP_UNREAD_BODY).
  */
 function tooLarge(maxBytes: number) {
   return requestError(CODES.PAYLOAD_TOO_LARGE, `The request body is larger than ${maxBytes} bytes.`, {
