@@ -18,6 +18,13 @@ const DOCS = readdirSync(new URL('docs/', ROOT))
 const MAX_LINES = 400;
 /** What a reader sees of the README before scrolling, on a laptop's screen. */
 const FIRST_SCREEN_LINES = 50;
+/** Words a newcomer may be asked to read in README.md and docs/ (#63). */
+const MAX_WORDS = 30_000;
+/** Written by `npm run bench`, not by people: a run's tables, outside the budget. */
+const GENERATED = new Set(['docs/performance-run.md']);
+
+/** Words as `wc -w` counts them: runs of characters between whitespace. */
+const words = (text: string) => text.split(/[ \t\n\v\f\r]+/).filter(Boolean).length;
 
 const lines = (text: string) => text.replace(/\n$/, '').split('\n').length;
 
@@ -27,6 +34,23 @@ describe('README and docs/ pages', () => {
       .map((page) => ({ page, lines: lines(read(page)) }))
       .filter(({ lines }) => lines > MAX_LINES);
     expect(long).toEqual([]);
+  });
+
+  it(`hold at most ${MAX_WORDS.toLocaleString('en-US')} words together (the generated run page aside)`, () => {
+    const counted = ['README.md', ...DOCS.filter((page) => !GENERATED.has(page))].map((page) => ({
+      page,
+      words: words(read(page)),
+    }));
+    const total = counted.reduce((sum, { words }) => sum + words, 0);
+    // Past the budget, the table says where the words are: cut repetition there first.
+    const table = [...counted]
+      .sort((a, b) => b.words - a.words)
+      .map(({ page, words }) => `${String(words).padStart(6)}  ${page}`)
+      .join('\n');
+    expect(
+      total,
+      `${total} words, over ${MAX_WORDS}:\n${table}\n${String(total).padStart(6)}  total`,
+    ).toBeLessThanOrEqual(MAX_WORDS);
   });
 
   it('each docs/ page opens with a link back to the README', () => {
