@@ -81,6 +81,8 @@ async function run(example: Runnable, on: StartedGateway): Promise<void> {
       const started = await npmStart(example.env);
       try {
         const shown = example.output?.text.replace(/\n$/, '').split('\n').length ?? 0;
+        // The lines after the key's (the `export KEY=` line) may still be on their way.
+        await started.waitFor(new RegExp(`^(?:.*\\n){${shown}}`));
         compare(started.lines().slice(0, shown).join('\n'));
       } finally {
         await started.stop();

@@ -71,10 +71,9 @@ describe('the operation log line, as npm start writes it', () => {
         body: JSON.stringify({ query: 'query Logged { pets(limit: 1) { id } }' }),
       });
       expect(response.status).toBe(200);
-      for (let i = 0; i < 100 && !gateway.lines().some((line) => line.includes('"Logged"')); i++)
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      const line = gateway.lines().find((one) => one.includes('"operationName":"Logged"'));
-      return line === undefined ? undefined : (JSON.parse(line) as { clientAddress?: string }).clientAddress;
+      // The whole line: a chunk of the pipe may end inside it.
+      const [, line = ''] = await gateway.waitFor(/^(.*"operationName":"Logged".*)\n/m, 5000);
+      return (JSON.parse(line) as { clientAddress?: string }).clientAddress;
     } finally {
       await gateway.stop();
     }

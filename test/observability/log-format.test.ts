@@ -3,7 +3,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { npmStart, type StartedGateway } from '../support/npm-start.ts';
 import { spawnWatched } from '../support/process.ts';
-import { until } from '../support/wait.ts';
 
 // Logs a person reads in a terminal, JSON where a program reads them (#44 item 3).
 
@@ -20,7 +19,8 @@ async function oneQuery(started: StartedGateway): Promise<string[]> {
     body: JSON.stringify({ query: 'query Three { pets(limit: 3) { id } }' }),
   });
   expect(response.status).toBe(200);
-  await until(() => started.tail().some((line) => line.includes('Three')), 10_000);
+  // The whole line: a chunk of the pipe may end inside it.
+  await started.waitFor(/Three.*\n/, 10_000);
   return started.tail().filter((line) => line.includes('Three'));
 }
 
@@ -74,7 +74,7 @@ describe('log lines', { timeout: 60_000 }, () => {
 
   it('are all JSON with LOG_FORMAT=json and WORKERS=2, the primary’s lines included', async () => {
     gateway = await npmStart({ LOG_FORMAT: 'json', WORKERS: '2' });
-    await until(() => gateway?.lines().some((line) => line.includes('2 workers')) ?? false, 10_000);
+    await gateway.waitFor(/2 workers/);
     await gateway.stop();
     const messages = jsonLines(gateway.lines()).map((event) => event.msg);
     expect(messages).toContainEqual(expect.stringMatching(/^2 workers \(pids \d+, \d+\)$/));

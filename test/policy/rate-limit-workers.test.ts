@@ -62,7 +62,9 @@ describe('the rate limit with WORKERS=2', { timeout: 60_000 }, () => {
 
   it('says in its start-up line that the count is shared by the workers', async () => {
     gateway = await npmStart({ WORKERS: '2', RATE_LIMIT_PER_MINUTE: '5', LOG_LEVEL: 'silent' });
-    expect(gateway.lines()).toContain(
+    // Printed after the key's line, which npmStart waits for: this line is waited for in turn.
+    const [, line] = await gateway.waitFor(/^(pet-gateway: rate limit .*)\n/m);
+    expect(line).toBe(
       'pet-gateway: rate limit 5 requests per API key per minute (memory, counted across the 2 workers)',
     );
   });

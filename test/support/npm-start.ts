@@ -1,8 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { marked } from './leftovers.ts';
-import { killGroup } from './process.ts';
+import { spawnWatched } from './process.ts';
 
 const ROOT = new URL('../../', import.meta.url);
 
@@ -18,6 +15,11 @@ export interface StartedGateway {
   /** Stops reading stdout, as a log shipper that stalls: the pipe fills. */
   pauseStdout(): void;
   resumeStdout(): void;
+  /**
+   * The first match of `pattern` in stdout and stderr (within their last 64 KB), at once or as soon
+   * as it arrives; fails naming the pattern when the process exits first or `timeoutMs` passes.
+   */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
   /** What was written to stderr. */
   stderr(): string;
   /** SIGTERM, then waits for the exit (SIGKILL after 10 s). */
@@ -32,8 +34,8 @@ export interface StartedGateway {
  * Runs the gateway exactly as `npm start` does (package.json's start script: node, its flags,
  * src/main.ts), with `env` on top of a bare environment, on loopback and a free port (`PORT=0`,
  * `HOST=127.0.0.1`) and, unless given, a fresh seeded store (`PETSTORE_DB=:memory:`), optionally
- * under a file-descriptor limit (`ulimit -n`). Resolves
- * once the start-up lines are out (the key's line too, in the embedded default).
+ * under a file-descriptor limit (`ulimit -n`). Resolves once the start-up lines are out (the key's
+ * line too, in the embedded default), each waited for as it arrives.
  */
 export async function npmStart(
   env: Record<string, string> = {},
@@ -50,19 +52,14 @@ export async function npmStart(
     options.fileDescriptors === undefined
       ? [process.execPath, args]
       : ['sh', ['-c', `ulimit -n ${options.fileDescriptors} && exec "$0" "$@"`, process.execPath, ...args]];
-  const child: ChildProcess = spawn(file, argv, {
-    cwd: ROOT,
-    env: marked({
-      PATH: process.env.PATH ?? '',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      PETSTORE_DB: ':memory:',
-      ...env,
-    }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // A group of its own: the forced stop reaches its workers too.
-    detached: true,
+  // Its own process group (spawnWatched's default): the forced stop reaches its workers too.
+  const watched = spawnWatched(file, argv, {
+    env: { PORT: '0', HOST: '127.0.0.1', PETSTORE_DB: ':memory:', ...env },
+    // The first lines are read by waitFor; a chatty gateway (a log line per request) keeps the rest.
+    outputLimit: 64 * 1024,
+    name: 'npm start',
   });
+  const { child } = watched;
   let stdout = '';
   let last = '';
   let stderr = '';
@@ -75,38 +72,34 @@ export async function npmStart(
     stderr += chunk;
   });
   const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => killGroup(child), 10_000);
-    await exited;
-    clearTimeout(timer);
+    await watched.stop('SIGTERM', 10_000);
   };
   const embedded = env.UPSTREAM_URL === undefined;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const origin = /(?:GraphQL|GraphiQL) at http:\/\/[^:/\s]+:(\d+)\/graphql/.exec(stdout)?.[1];
-    // The line is the same words in a JSON log line (LOG_FORMAT=json), its `msg` ending at the quote.
-    const key = /API key for this run: ([^\s"]+)"?\}?\n/.exec(stdout)?.[1];
-    const upstreamLine = embedded ? /animal store at \S+\n/.test(stdout) : /upstream \S+\n/.test(stdout);
-    if (origin && upstreamLine && (!embedded || key || env.PETSTORE_API_KEY)) {
-      return {
-        origin: `http://127.0.0.1:${origin}`,
-        key: env.PETSTORE_API_KEY ?? key,
-        lines: () => stdout.replace(/\n$/, '').split('\n'),
-        tail: () => last.replace(/\n$/, '').split('\n'),
-        pauseStdout: () => child.stdout?.pause(),
-        resumeStdout: () => child.stdout?.resume(),
-        stderr: () => stderr,
-        stop,
-        pid: child.pid as number,
-        exit: () => child.exitCode ?? child.signalCode ?? undefined,
-      };
+  try {
+    const [, port] = await watched.waitFor(/(?:GraphQL|GraphiQL) at http:\/\/[^:/\s]+:(\d+)\/graphql/);
+    let key: string | undefined;
+    if (!embedded) await watched.waitFor(/upstream \S+\n/);
+    else {
+      await watched.waitFor(/animal store at \S+\n/);
+      // The line is the same words in a JSON log line (LOG_FORMAT=json), its `msg` ending at the quote.
+      const line = await watched.waitFor(/API key for this run: ([^\s"]+)"?\}?\n/);
+      if (env.PETSTORE_API_KEY === undefined) key = line[1];
     }
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`npm start did not come up:\n${stdout}${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    return {
+      origin: `http://127.0.0.1:${port}`,
+      key: env.PETSTORE_API_KEY ?? key,
+      lines: () => stdout.replace(/\n$/, '').split('\n'),
+      tail: () => last.replace(/\n$/, '').split('\n'),
+      waitFor: watched.waitFor,
+      pauseStdout: () => child.stdout?.pause(),
+      resumeStdout: () => child.stdout?.resume(),
+      stderr: () => stderr,
+      stop,
+      pid: child.pid as number,
+      exit: () => child.exitCode ?? child.signalCode ?? undefined,
+    };
+  } catch (error) {
+    await stop();
+    throw new Error(`npm start did not come up: ${(error as Error).message}`);
   }
 }
