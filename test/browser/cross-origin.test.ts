@@ -2,6 +2,7 @@
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumFor } from '../support/chromium.ts';
 import { npmStart, type StartedGateway } from '../support/npm-start.ts';
@@ -16,6 +17,7 @@ const chromium = await chromiumFor('cross-origin.test');
 let gateway: StartedGateway;
 let other: Server;
 let otherOrigin = '';
+let browser: Browser | undefined;
 
 beforeAll(async () => {
   if (!chromium.available) return;
@@ -26,12 +28,31 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
   otherOrigin = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+  // One browser for both tests. The attacker's name is answered with 127.0.0.1, as a rebinding DNS
+  // server would after the first visit: a page it fetches is then same-origin with the attacker's own.
+  browser = await chromium.launch(['--host-resolver-rules=MAP rebind.example 127.0.0.1']);
 }, 60_000);
 
 afterAll(async () => {
+  await browser?.close();
   await gateway?.stop();
   other?.close();
 });
+
+/**
+ * The page Chromium is served at `url`, as it arrived: the checks here are about what the gateway
+ * sends to that origin, so the 9 MB GraphiQL page is not run (its scripts off), which would cost
+ * seconds of CPU per load on a busy machine.
+ */
+async function served(url: string): Promise<{ status: number | undefined; html: string }> {
+  const context = await (browser as Browser).newContext({ javaScriptEnabled: false });
+  try {
+    const response = await (await context.newPage()).goto(url, { waitUntil: 'commit' });
+    return { status: response?.status(), html: (await response?.text()) ?? '' };
+  } finally {
+    await context.close();
+  }
+}
 
 /** What a script on `page` could read of a fetch: the text, or the error that stopped it. */
 interface Read {
@@ -43,9 +64,8 @@ describe.skipIf(!chromium.available)('the GraphiQL page from another origin, in 
   it('a page on another origin cannot read the GraphiQL page (nor the key in it), though it may call GraphQL', async () => {
     const key = gateway.key as string;
     expect(key).toMatch(/^dev-/);
-    const browser = await chromium.launch();
+    const page = await (browser as Browser).newPage();
     try {
-      const page = await browser.newPage();
       await page.goto(`${otherOrigin}/`);
       expect(new URL(page.url()).origin).not.toBe(gateway.origin);
       const reads = await page.evaluate(async (endpoint): Promise<Record<string, Read>> => {
@@ -79,35 +99,23 @@ describe.skipIf(!chromium.available)('the GraphiQL page from another origin, in 
       expect(JSON.stringify(reads)).not.toContain(key);
 
       // Opened on its own origin, the page does hold the key: what the reads above were after.
-      const own = await browser.newPage();
-      await own.goto(`${gateway.origin}/graphql`);
-      expect((await own.content()).includes(key)).toBe(true);
+      expect((await served(`${gateway.origin}/graphql`)).html.includes(key)).toBe(true);
     } finally {
-      await browser.close();
+      await page.close();
     }
   });
 
   it('a name that resolves to this machine (DNS rebinding) is served the page without the key', async () => {
     const key = gateway.key as string;
     const port = new URL(gateway.origin).port;
-    // The attacker's name, answered with 127.0.0.1 as a rebinding DNS server would after the first
-    // visit: the page it fetches is then same-origin with the attacker's own.
-    const browser = await chromium.launch(['--host-resolver-rules=MAP rebind.example 127.0.0.1']);
-    try {
-      const page = await browser.newPage();
-      const response = await page.goto(`http://rebind.example:${port}/graphql`);
-      expect(response?.status()).toBe(200);
-      const html = await page.content();
-      // The page is GraphiQL all the same, with the placeholder where the key would be.
-      // (Booleans: the page is 9 MB, too much for a failure message.)
-      expect(html.includes('Bearer <your API key>'), 'placeholder in the page').toBe(true);
-      expect(html.includes(key), 'key in the page').toBe(false);
-      for (const local of [`http://localhost:${port}/graphql`, `${gateway.origin}/graphql`]) {
-        await page.goto(local);
-        expect((await page.content()).includes(key), local).toBe(true);
-      }
-    } finally {
-      await browser.close();
+    const { status, html } = await served(`http://rebind.example:${port}/graphql`);
+    expect(status).toBe(200);
+    // The page is GraphiQL all the same, with the placeholder where the key would be.
+    // (Booleans: the page is 9 MB, too much for a failure message.)
+    expect(html.includes('Bearer <your API key>'), 'placeholder in the page').toBe(true);
+    expect(html.includes(key), 'key in the page').toBe(false);
+    for (const local of [`http://localhost:${port}/graphql`, `${gateway.origin}/graphql`]) {
+      expect((await served(local)).html.includes(key), local).toBe(true);
     }
   });
 });

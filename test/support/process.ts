@@ -20,8 +20,8 @@ export interface Watched {
   /** stdout and stderr so far (or their tail, with `outputLimit`), interleaved as they arrived. */
   output(): string;
   /**
-   * The first match of `pattern` in the output: at once if it is there, else as soon as it
-   * arrives. Fails with the output when the process exits first or `timeoutMs` passes.
+   * The first match of `pattern` in the output's whole lines: at once if it is there, else as soon
+   * as it arrives. Fails with the output when the process exits first or `timeoutMs` passes.
    */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
   /** The exit code (null after a signal), once the process has exited. */
@@ -96,9 +96,12 @@ export function spawnWatched(command: string, args: readonly string[], options: 
   const waitFor = (pattern: RegExp, timeoutMs = 30_000) =>
     new Promise<RegExpExecArray>((resolve, reject) => {
       const check = () => {
-        const match = pattern.exec(output);
+        // Whole lines only, until the process is gone: a pipe's chunk may end inside a line, and
+        // `API key for this run: (\S+)` must not match half a key.
+        const ended = gone() && child.stdout?.readableEnded !== false && child.stderr?.readableEnded !== false;
+        const match = pattern.exec(ended ? output : output.slice(0, output.lastIndexOf('\n') + 1));
         if (match) finish(() => resolve(match));
-        else if (gone() && child.stdout?.readableEnded !== false && child.stderr?.readableEnded !== false)
+        else if (ended)
           finish(() => reject(new Error(`${name}: exited before ${pattern} in output:\n${tail()}`)));
       };
       const timer = setTimeout(
