@@ -69,6 +69,17 @@ describe('README and docs/', () => {
     expect(broken).toEqual([]);
   });
 
+  it('names its three commands in its first code block, and CI runs the test command it names', () => {
+    const start = /```sh\n([\s\S]*?)```/.exec(README)?.[1] ?? '';
+    const commands = start.split('\n').map((line) => line.split('#')[0]?.trim());
+    expect(commands.slice(0, 3)).toEqual(['npm ci', 'npm start', 'npm test']);
+    expect(README).toContain('`npm run test:quick`');
+    // .ci/run installs what the repository needs, then runs exactly these two.
+    const ci = read('.ci/run');
+    expect(ci).toMatch(/^npm ci\b/m);
+    expect(ci).toMatch(/^npm test\b/m);
+  });
+
   it('every docs/ page is one link from the README', () => {
     const linked = new Set(
       markdownLinks(README)

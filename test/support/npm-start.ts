@@ -81,9 +81,10 @@ export async function npmStart(
     if (!embedded) await watched.waitFor(/upstream \S+\n/);
     else {
       await watched.waitFor(/animal store at \S+\n/);
-      // The line is the same words in a JSON log line (LOG_FORMAT=json), its `msg` ending at the quote.
-      const line = await watched.waitFor(/API key for this run: ([^\s"]+)"?\}?\n/);
-      if (env.PETSTORE_API_KEY === undefined) key = line[1];
+      // The line is the same words in a JSON log line (LOG_FORMAT=json), its `msg` ending at the quote;
+      // with PETSTORE_API_KEY set it names the setting instead of a key.
+      const [, shown] = await watched.waitFor(/API key for this run: ([^"\n]+)"?\}?\n/);
+      if (env.PETSTORE_API_KEY === undefined) key = shown;
     }
     return {
       origin: `http://127.0.0.1:${port}`,

@@ -98,7 +98,8 @@ export function spawnWatched(command: string, args: readonly string[], options: 
       const check = () => {
         // Whole lines only, until the process is gone: a pipe's chunk may end inside a line, and
         // `API key for this run: (\S+)` must not match half a key.
-        const ended = gone() && child.stdout?.readableEnded !== false && child.stderr?.readableEnded !== false;
+        const ended =
+          gone() && child.stdout?.readableEnded !== false && child.stderr?.readableEnded !== false;
         const match = pattern.exec(ended ? output : output.slice(0, output.lastIndexOf('\n') + 1));
         if (match) finish(() => resolve(match));
         else if (ended)
