@@ -68,17 +68,14 @@ export async function startStack(
 
 /**
  * (Re)starts these hops, one after the other (a start-up would otherwise share the targets' CPUs
- * with another's), but all at once in a smoke run, which measures nothing. A process can sit about
- * 10% off another of the same code for its whole life, so rounds on fresh processes are judged
- * across processes. The upstream keeps running.
+ * with another's). A process can sit about 10% off another of the same code for its whole life, so
+ * rounds on fresh processes are judged across processes. The upstream keeps running.
  */
 export async function restartHops(stack: Stack, hops: readonly HopKind[], settings: Settings): Promise<void> {
-  const restart = async (hop: HopKind) => {
+  for (const hop of hops) {
     await stack.hops.get(hop)?.stop();
     stack.hops.set(hop, await startHop(hop, stack, settings));
-  };
-  if (settings.smoke) await Promise.all(hops.map(restart));
-  else for (const hop of hops) await restart(hop);
+  }
 }
 
 function startHop(hop: HopKind, stack: Stack, settings: Settings): Promise<TargetProcess> {
