@@ -10,7 +10,7 @@ import { apiKeys, WORKLOADS } from './workloads.ts';
 export const DEFAULT_KEYS = 200;
 
 export const USAGE = `Usage: npm run bench -- [options]
-  --smoke              1 round of 1 s per target, 10 connections, no warm-up (checks the harness)
+  --smoke              1 round of 1 s per target, 2 connections, no warm-up (checks the harness)
   --duration <s>       seconds per target per round (default 4)
   --rounds <n>         rounds; targets alternate within each round (default 3), each round on new
                        processes (started again and warmed up), so no process's luck decides a ratio
@@ -121,7 +121,7 @@ export function parseSettings(argv: string[]) {
     unpinned: typeof pinning === 'string' ? pinning : undefined,
     duration: numberOption('duration', values.duration, smoke ? 1 : 4),
     warmup: numberOption('warmup', values.warmup, smoke ? 0 : 3, false),
-    connections: numberOption('connections', values.connections, smoke ? 10 : 50),
+    connections: numberOption('connections', values.connections, smoke ? 2 : 50),
     keys: apiKeys(numberOption('keys', values.keys, DEFAULT_KEYS)),
     workloads: WORKLOADS.filter((w) => names.length === 0 || names.includes(w.name)),
     json: values.json,
