@@ -1,4 +1,11 @@
-import { createClient, type RedisClientType } from 'redis';
+import { createRequire } from 'node:module';
+import type { RedisClientType } from 'redis';
+
+/**
+ * node-redis is some 600 modules, loaded on the first connection: an instance without REDIS_URL
+ * (every `npm start`, every test that starts a gateway) never pays their load at start-up.
+ */
+const load = createRequire(import.meta.url);
 
 /** A node-redis client as the gateway uses it (default modules, RESP2). */
 export type RedisConnection = RedisClientType;
@@ -154,6 +161,7 @@ export interface RedisConnectionOptions {
  * through createSharedRedis, which adds the breaker.
  */
 export function connectRedis(url: URL | string, options: RedisConnectionOptions): RedisConnection {
+  const { createClient } = load('redis') as typeof import('redis');
   const client: RedisConnection = createClient({
     url: String(url),
     disableOfflineQueue: true,
