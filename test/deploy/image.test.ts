@@ -1,6 +1,6 @@
 // @tier slow: runs the image's command and nginx as processes
 
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import {
   chmodSync,
@@ -15,12 +15,11 @@ import {
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { marked } from '../support/leftovers.ts';
 import { haveNginx, startNginx } from '../support/nginx.ts';
-import { killGroup } from '../support/process.ts';
+import { killSpawned, spawnWatched } from '../support/process.ts';
 
 // No Docker engine on this machine: the image and the compose file are checked as far as a plain
 // process allows. The Dockerfile's final stage is read (WORKDIR, ENV, COPY, the directories it makes
@@ -30,6 +29,8 @@ import { killGroup } from '../support/process.ts';
 const ROOT = new URL('../..', import.meta.url).pathname;
 /** The `node` user of the official Node images. */
 const IMAGE_UID = 1000;
+/** Where the base image (node:24-bookworm-slim) has its node. */
+const IMAGE_NODE = 'usr/local/bin/node';
 const NODE = join(ROOT, 'node_modules/.bin/node');
 
 interface FinalStage {
@@ -94,13 +95,46 @@ function readFinalStage(): FinalStage {
 }
 
 const temps: string[] = [];
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) killGroup(child);
-});
+afterEach(killSpawned);
 afterAll(() => {
   for (const dir of temps) rmSync(dir, { recursive: true, force: true });
 });
+
+/**
+ * The packages the image's deps stage installs (`npm ci --omit=dev --omit=optional`), as paths
+ * under the checkout: node_modules/<name> for each, their own node_modules inside them.
+ */
+let productionPackages: string[] | undefined;
+function imagePackages(): string[] {
+  if (productionPackages) return productionPackages;
+  const listed = spawnSync('npm', ['ls', '--omit=dev', '--omit=optional', '--all', '--parseable'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  productionPackages = listed.stdout
+    .split('\n')
+    .map((path) => relative(ROOT, path))
+    .filter((path) => /^node_modules\/(@[^/]+\/)?[^/]+$/.test(path));
+  if (productionPackages.length < 20) throw new Error(`npm ls listed too few packages:\n${listed.stderr}`);
+  return productionPackages;
+}
+
+/**
+ * Copies `path` from `from` to `to`, as COPY makes: copies, not links into the checkout, so the
+ * image's user reads them whatever the checkout's parent directories allow (a clone inside a 0700
+ * directory, as mktemp -d makes). Hard links where the file system allows, else real copies.
+ * node_modules gets the production packages only, as the deps stage installs them: a devDependency
+ * the gateway needs at run time fails here as in the image (and it is a third of the files).
+ */
+function copyInto(from: string, to: string, path: string): void {
+  const paths = path === 'node_modules' ? imagePackages() : [path];
+  for (const one of paths) {
+    mkdirSync(dirname(join(to, one)), { recursive: true });
+    const linked = spawnSync('cp', ['-al', join(from, one), join(to, one)]);
+    if (linked.status !== 0)
+      cpSync(join(from, one), join(to, one), { recursive: true, verbatimSymlinks: true });
+  }
+}
 
 /** The final stage's files under a fresh root: COPYed paths root-owned, its user's directories its own. */
 function layOut(stage: FinalStage, checkout = ROOT): string {
@@ -109,14 +143,10 @@ function layOut(stage: FinalStage, checkout = ROOT): string {
   chmodSync(root, 0o755);
   const app = join(root, stage.workdir);
   mkdirSync(app, { recursive: true, mode: 0o755 });
-  // Copies, as COPY makes, not links into the checkout: the image's user must read them whatever
-  // the checkout's parent directories allow (a clone inside a 0700 directory, as mktemp -d makes).
-  // Hard links where the file system allows (fast: node_modules is ~600 MB), else a real copy.
-  for (const path of stage.copies) {
-    const linked = spawnSync('cp', ['-al', join(checkout, path), join(app, path)]);
-    if (linked.status !== 0)
-      cpSync(join(checkout, path), join(app, path), { recursive: true, verbatimSymlinks: true });
-  }
+  for (const path of stage.copies) copyInto(checkout, app, path);
+  // The base image's Node 24, which the deps stage does not install: this checkout's (the `node`
+  // devDependency's binary), linked in where node:24 has it.
+  copyInto(join(ROOT, 'node_modules/node/bin'), join(root, dirname(IMAGE_NODE)), 'node');
   for (const dir of stage.userDirs) {
     mkdirSync(join(root, dir), { recursive: true });
     chownSync(join(root, dir), IMAGE_UID, IMAGE_UID);
@@ -124,36 +154,18 @@ function layOut(stage: FinalStage, checkout = ROOT): string {
   return root;
 }
 
-/** Runs `command` as the image's user in `cwd` and collects its output. */
-function runAsImageUser(command: string[], cwd: string, env: Record<string, string>) {
+/**
+ * Runs `command` as the image's user in `cwd`: `node` is the image's own (the base image's
+ * /usr/local/bin/node, which layOut puts under the root), not the checkout's.
+ */
+function runAsImageUser(command: string[], root: string, workdir: string, env: Record<string, string>) {
   const [program, ...args] = command;
-  // The image's own node (in its node_modules), not the checkout's: see layOut.
-  const child = spawn(program === 'node' ? join(cwd, 'node_modules/.bin/node') : (program as string), args, {
-    cwd,
-    env: marked({ PATH: process.env.PATH ?? '', ...env }),
-    uid: IMAGE_UID,
-    gid: IMAGE_UID,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
+  return spawnWatched(program === 'node' ? join(root, IMAGE_NODE) : (program as string), args, {
+    cwd: join(root, workdir),
+    env,
+    user: IMAGE_UID,
+    name: `${program} as the image's user`,
   });
-  children.push(child);
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const waitFor = async (pattern: RegExp) => {
-    for (let i = 0; i < 200; i++) {
-      const match = pattern.exec(output);
-      if (match) return match;
-      if (child.exitCode !== null) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`no ${pattern} in output (exit ${child.exitCode}):\n${output}`);
-  };
-  return { child, waitFor };
 }
 
 const asRoot = process.getuid?.() === 0;
@@ -172,7 +184,7 @@ describe.skipIf(!asRoot)('the image, run as its user without Docker', () => {
     expect(stage.user).toBe('node');
     const root = layOut(stage);
     // The image's environment; PORT and HOST moved off the machine's shared 4000.
-    const gateway = runAsImageUser(stage.cmd, join(root, stage.workdir), {
+    const gateway = runAsImageUser(stage.cmd, root, stage.workdir, {
       ...stage.env,
       PORT: '0',
       HOST: '127.0.0.1',
@@ -197,12 +209,9 @@ describe.skipIf(!asRoot)('the image test, from a checkout its user cannot enter'
     temps.push(parent);
     const checkout = join(parent, 'repo');
     mkdirSync(checkout);
-    for (const path of stage.copies) {
-      const linked = spawnSync('cp', ['-al', join(ROOT, path), join(checkout, path)]);
-      if (linked.status !== 0) cpSync(join(ROOT, path), join(checkout, path), { recursive: true });
-    }
+    for (const path of stage.copies) copyInto(ROOT, checkout, path);
     const root = layOut(stage, checkout);
-    const gateway = runAsImageUser(stage.cmd, join(root, stage.workdir), {
+    const gateway = runAsImageUser(stage.cmd, root, stage.workdir, {
       ...stage.env,
       PORT: '0',
       HOST: '127.0.0.1',
@@ -235,7 +244,7 @@ describe.skipIf(!asRoot)('deploy/compose.yaml, as far as it runs here', () => {
     expect(stage.userDirs).toContain(dirname(db));
 
     const root = layOut(stage);
-    const service = runAsImageUser(petstore.command, join(root, stage.workdir), {
+    const service = runAsImageUser(petstore.command, root, stage.workdir, {
       ...stage.env,
       ...petstore.environment,
       PETSTORE_DB: join(root, db),

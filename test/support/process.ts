@@ -51,6 +51,8 @@ export interface SpawnOptions {
   outputLimit?: number;
   /** What failures call it. @default the command */
   name?: string;
+  /** Runs it as this user id (and the group of the same id), as a container's USER does. */
+  user?: number;
 }
 
 /** Starts a program, watches its output and keeps it on the list of what ends with this process. */
@@ -66,6 +68,7 @@ export function spawnWatched(command: string, args: readonly string[], options: 
     env: marked(env),
     stdio: options.stdio ?? ['ignore', 'pipe', 'pipe'],
     detached: options.ownGroup ?? true,
+    ...(options.user === undefined ? {} : { uid: options.user, gid: options.user }),
   });
   running.add(child);
   let output = '';
