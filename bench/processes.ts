@@ -66,7 +66,9 @@ export async function startTarget(
         resolve(message);
       });
     });
-  const ready = await next('its URL', 15_000);
+  // A hang guard: a start takes a second or two alone, several times that on a loaded machine
+  // (the smoke beside the test suite's other files), WORKERS=2 three processes' worth.
+  const ready = await next('its URL', 60_000);
   const pid = target.child.pid ?? 0;
   const stats = async () => {
     const answer = next('stats', 5_000);

@@ -105,8 +105,9 @@ function assertWellFormed(reply: Reply): void {
 
 const runs = (numRuns: number) => ({ seed: SEED, numRuns, endOnFailure: true });
 
-// The in-process properties run thousands of cases on one core: about 15 s alone, more beside the
-// slow tier's neighbours (the bench harness among them). The limit guards against a hang, not speed.
+// Each property runs a fixed number of cases (hundreds to thousands) on one core: up to 15 s alone,
+// two or three times that beside the slow tier's neighbours. The limit guards against a hang, not
+// speed: the cases are counted, so it never cuts a run short of its work.
 const MANY_CASES = { timeout: 90_000 };
 
 describe('random operations and bodies', () => {
@@ -126,7 +127,7 @@ describe('random operations and bodies', () => {
     upstream.requests.length = 0;
   });
 
-  it('random queries answer the same interpreted and compiled (in-process)', async () => {
+  it('random queries answer the same interpreted and compiled (in-process)', MANY_CASES, async () => {
     cases = 0;
     // A document's first run is interpreted by graphql-js, later runs compiled by graphql-jit:
     // status and bytes must not change. Mutations are left out: each run creates another pet.
@@ -150,56 +151,60 @@ describe('random operations and bodies', () => {
     upstream.requests.length = 0;
   });
 
-  it('random queries answer the same through the fast lane as with FAST_LANE off (real sockets)', async () => {
-    cases = 0;
-    // Each query goes three times to a gateway with the fast lane (interpreted, then compiled and
-    // prepared, then served by the fast lane when it succeeds) and once to one without it: status,
-    // bytes and the headers a client reads must match every time.
-    const edge = await startGateway({ upstreamUrl: upstream.url });
-    const reference = await startGateway({ upstreamUrl: upstream.url, gateway: { fastLane: false } });
-    const post = async (url: string, body: string, auth: string | undefined) => {
-      const headers: Record<string, string> = {
-        'content-type': 'application/json',
-        accept: 'application/graphql-response+json, application/json',
-        'x-request-id': 'property',
+  it(
+    'random queries answer the same through the fast lane as with FAST_LANE off (real sockets)',
+    MANY_CASES,
+    async () => {
+      cases = 0;
+      // Each query goes three times to a gateway with the fast lane (interpreted, then compiled and
+      // prepared, then served by the fast lane when it succeeds) and once to one without it: status,
+      // bytes and the headers a client reads must match every time.
+      const edge = await startGateway({ upstreamUrl: upstream.url });
+      const reference = await startGateway({ upstreamUrl: upstream.url, gateway: { fastLane: false } });
+      const post = async (url: string, body: string, auth: string | undefined) => {
+        const headers: Record<string, string> = {
+          'content-type': 'application/json',
+          accept: 'application/graphql-response+json, application/json',
+          'x-request-id': 'property',
+        };
+        if (auth !== undefined) headers.authorization = auth;
+        const response = await fetch(url, { method: 'POST', headers, body });
+        const kept = ['content-type', 'content-length', 'deprecation', 'sunset', 'x-request-id', 'vary'];
+        return {
+          status: response.status,
+          text: await response.text(),
+          headers: kept.map((name) => `${name}: ${response.headers.get(name)}`),
+        };
       };
-      if (auth !== undefined) headers.authorization = auth;
-      const response = await fetch(url, { method: 'POST', headers, body });
-      const kept = ['content-type', 'content-length', 'deprecation', 'sunset', 'x-request-id', 'vary'];
-      return {
-        status: response.status,
-        text: await response.text(),
-        headers: kept.map((name) => `${name}: ${response.headers.get(name)}`),
-      };
-    };
-    try {
-      await fc.assert(
-        fc.asyncProperty(
-          operation.filter((op) => !op.query.startsWith('mutation')),
-          authorization,
-          async (op: Operation, auth) => {
-            cases++;
-            const body = JSON.stringify(op);
-            const expected = await post(reference.url, body, auth);
-            for (let run = 0; run < 3; run++) expect(await post(edge.url, body, auth)).toEqual(expected);
-          },
-        ),
-        runs(300),
-      );
-      // Every case ran: fast-check stops early only by failing.
-      expect(cases).toBe(300);
-      allCases += cases;
-      // The comparison is only worth something if the fast lane served some of them: most random
-      // operations fail (bad auth, refused arguments) or use @skip/@include (never compiled), so
-      // Yoga answers them; the fixed seed gives 39 fast answers.
-      expect(edge.lanes?.served.fast).toBeGreaterThan(30);
-    } finally {
-      await edge.close();
-      await reference.close();
-    }
-    upstreamCalls += upstream.requests.length;
-    upstream.requests.length = 0;
-  });
+      try {
+        await fc.assert(
+          fc.asyncProperty(
+            operation.filter((op) => !op.query.startsWith('mutation')),
+            authorization,
+            async (op: Operation, auth) => {
+              cases++;
+              const body = JSON.stringify(op);
+              const expected = await post(reference.url, body, auth);
+              for (let run = 0; run < 3; run++) expect(await post(edge.url, body, auth)).toEqual(expected);
+            },
+          ),
+          runs(300),
+        );
+        // Every case ran: fast-check stops early only by failing.
+        expect(cases).toBe(300);
+        allCases += cases;
+        // The comparison is only worth something if the fast lane served some of them: most random
+        // operations fail (bad auth, refused arguments) or use @skip/@include (never compiled), so
+        // Yoga answers them; the fixed seed gives 39 fast answers.
+        expect(edge.lanes?.served.fast).toBeGreaterThan(30);
+      } finally {
+        await edge.close();
+        await reference.close();
+      }
+      upstreamCalls += upstream.requests.length;
+      upstream.requests.length = 0;
+    },
+  );
 
   it('mutated request bodies (in-process)', MANY_CASES, async () => {
     cases = 0;
@@ -217,7 +222,7 @@ describe('random operations and bodies', () => {
     upstream.requests.length = 0;
   });
 
-  it('random operations and mutated bodies over real sockets', async () => {
+  it('random operations and mutated bodies over real sockets', MANY_CASES, async () => {
     cases = 0;
     const served = await startGateway({ upstreamUrl: upstream.url });
     const { url } = served;
@@ -317,29 +322,37 @@ describe('callers with distinct tokens', () => {
     }
   }
 
-  it('never see each other’s data or tokens, whatever the interleaving (fc.scheduler)', async () => {
-    cases = 0;
-    await fc.assert(
-      fc.asyncProperty(fc.scheduler(), fc.array(call, { minLength: 2, maxLength: 10 }), async (s, calls) => {
-        cases++;
-        // Each answer is released in an order the scheduler picks; the upstream calls themselves
-        // run truly concurrently over the shared pool.
-        const send = s.scheduleFunction(async (c: Call) => {
-          const me = callers[c.caller] as (typeof callers)[number];
-          return inProcess(JSON.stringify(request(c)), `Bearer ${me.token}`);
-        });
-        const all = Promise.all(calls.map(async (c) => assertIsolated(c, await send(c))));
-        await s.waitFor(all);
-        await all;
-      }),
-      runs(300),
-    );
-    // Every case ran: fast-check stops early only by failing.
-    expect(cases).toBe(300);
-    allCases += cases;
-  });
+  it(
+    'never see each other’s data or tokens, whatever the interleaving (fc.scheduler)',
+    MANY_CASES,
+    async () => {
+      cases = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.scheduler(),
+          fc.array(call, { minLength: 2, maxLength: 10 }),
+          async (s, calls) => {
+            cases++;
+            // Each answer is released in an order the scheduler picks; the upstream calls themselves
+            // run truly concurrently over the shared pool.
+            const send = s.scheduleFunction(async (c: Call) => {
+              const me = callers[c.caller] as (typeof callers)[number];
+              return inProcess(JSON.stringify(request(c)), `Bearer ${me.token}`);
+            });
+            const all = Promise.all(calls.map(async (c) => assertIsolated(c, await send(c))));
+            await s.waitFor(all);
+            await all;
+          },
+        ),
+        runs(300),
+      );
+      // Every case ran: fast-check stops early only by failing.
+      expect(cases).toBe(300);
+      allCases += cases;
+    },
+  );
 
-  it('never see each other’s data over real sockets, all at once', async () => {
+  it('never see each other’s data over real sockets, all at once', MANY_CASES, async () => {
     cases = 0;
     const served = await startGateway({ upstreamUrl: upstream.url });
     const { url } = served;
