@@ -31,6 +31,18 @@ describe('MAX_DEPTH exempts introspection, __type as well as __schema (#39 item 
     expect((await post(gateway.url, { query: viaFragment })).body.errors).toBeUndefined();
   });
 
+  it('holds __schema beside ordinary fields to MAX_DEPTH, as __type (#64 row 4)', async () => {
+    const mixed = `{ pets(limit: 1) { id } __schema { types { fields { type { ${ofTypes(4)} } } } } }`;
+    const answer = await post(gateway.url, { query: mixed });
+    expect(answer.body.errors?.[0]?.extensions?.code).toBe('DEPTH_LIMIT_EXCEEDED');
+    expect(answer.status).toBe(400);
+    // Within MAX_DEPTH (5) it passes validation, and goes on to be refused for want of a key.
+    const within = await post(gateway.url, {
+      query: '{ pets(limit: 1) { id } __schema { types { name } } }',
+    });
+    expect(within.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+  });
+
   it('keeps MAX_DEPTH for an operation that is not pure introspection', async () => {
     const mixed = `{ __typename pets(limit: 1) { id } __type(name: "Pet") { fields { type { ${ofTypes(2)} } } } }`;
     const answer = await post(gateway.url, { query: mixed });

@@ -52,6 +52,9 @@ export function useDocumentLimits(limits: Limits): Plugin[] {
           outsideIntrospection(
             maxDepthRule({
               n: limits.maxDepth,
+              // Operations of introspection alone are skipped by outsideIntrospection; in any other,
+              // `__schema` counts like every field (graphql-armor would skip it, not `__type`).
+              ignoreIntrospection: false,
               flattenFragments: true,
               ...armorOptions(CODES.DEPTH_LIMIT_EXCEEDED),
             }),
