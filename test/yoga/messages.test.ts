@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/config.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
-import { postJson } from '../support/graphql.ts';
+import { post, postJson } from '../support/graphql.ts';
 
 // Request errors are read by people: each says what was wrong in words that are true for the
 // request sent (no "Syntax Error" for a document that parses, operations named by name).
@@ -116,5 +116,26 @@ describe('MAX_ALIASES counts every alias', () => {
     } finally {
       await roomy.close();
     }
+  });
+});
+
+describe('every document limit answers 400 whatever the client accepts (#64 row 5)', () => {
+  const LIMITS = [
+    ['aliases', aliases(11), 'ALIAS_LIMIT_EXCEEDED'],
+    ['tokens', `{ ${'__typename '.repeat(801)}}`, 'TOKEN_LIMIT_EXCEEDED'],
+    ['depth', `{ pets { id } a: ${deep.slice(2, -2)} }`, 'DEPTH_LIMIT_EXCEEDED'],
+    [
+      'directives',
+      `{ pets { id ${'@skip(if: false) '.repeat(DEFAULT_LIMITS.maxDirectives + 1)}} }`,
+      'DIRECTIVE_LIMIT_EXCEEDED',
+    ],
+  ] as const;
+  const ACCEPTS = ['application/graphql-response+json', 'application/json', '*/*'];
+  it.each(
+    LIMITS.flatMap(([name, query, code]) => ACCEPTS.map((accept) => [name, accept, query, code] as const)),
+  )('%s under Accept: %s', async (_name, accept, query, code) => {
+    const answer = await post(gateway.url, { query }, { authorization: AUTH, accept });
+    expect(answer.body.errors?.[0]?.extensions?.code).toBe(code);
+    expect(answer.status).toBe(400);
   });
 });

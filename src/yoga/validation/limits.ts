@@ -33,7 +33,9 @@ function armorOptions(code: Answered) {
       (_context: unknown, error: GraphQLError) => {
         // graphql-armor words every limit as a "Syntax Error:", which it is not.
         error.message = error.message.replace(/^Syntax Error: /, '');
-        Object.assign(error.extensions, { code: code.code, http: { status: code.status } });
+        // `spec: false`: a refusal by a limit is the gateway's, a 400 whatever the client accepts,
+        // not one of the GraphQL-over-HTTP spec's errors that Yoga answers 200 to application/json.
+        Object.assign(error.extensions, { code: code.code, http: { status: code.status, spec: false } });
       },
     ],
   };
@@ -46,6 +48,18 @@ function armorOptions(code: Answered) {
 export function useDocumentLimits(limits: Limits): Plugin[] {
   return [
     maxTokensPlugin({ n: limits.maxTokens, ...armorOptions(CODES.TOKEN_LIMIT_EXCEEDED) }),
+    {
+      // Yoga marks every parse error as the spec's once the parse is done (`spec ||= true`),
+      // MAX_TOKENS's refusal among them; it gets its own back before the status is chosen.
+      onResultProcess({ result }) {
+        for (const one of Array.isArray(result) ? result : [result]) {
+          for (const error of ('errors' in one && one.errors) || []) {
+            const http = error.extensions?.http as { spec?: boolean } | undefined;
+            if (http && error.extensions.code === CODES.TOKEN_LIMIT_EXCEEDED.code) http.spec = false;
+          }
+        }
+      },
+    },
     {
       onValidate({ addValidationRule }) {
         addValidationRule(
