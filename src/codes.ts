@@ -106,7 +106,14 @@ const TABLE = {
     means: 'A connection admitted past MAX_CONNECTIONS for probes asked for something else.',
   },
   SHUTTING_DOWN: { status: 503, means: 'A WebSocket upgrade arrived while the gateway drains.' },
-  NOT_FOUND: { status: 404, means: 'A WebSocket upgrade on a path other than /graphql.' },
+  NOT_FOUND: {
+    status: 404,
+    means: 'A path the gateway does not serve, or a WebSocket upgrade on a path other than /graphql.',
+  },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    means: '/graphql asked with a method other than GET and POST, or a mutation over GET.',
+  },
   FORBIDDEN: { status: 403, means: 'A WebSocket upgrade from an Origin the Origin rule refuses.' },
   UPSTREAM_TIMEOUT: {
     status: 200,

@@ -73,7 +73,7 @@ describe('SIGTERM: the drain sequence', () => {
     expect(readiness).toMatch(/^HTTP\/1\.1 503 /);
     expect(readiness).toMatch(/\r\nconnection: close\r\n/i);
     expect(readiness).toContain('"status":"draining"');
-    // No new connections.
+    // No new connections, a liveness probe's included (docs/operating.md says so).
     const refused = connect(port, '127.0.0.1');
     const [outcome] = await Promise.race([
       once(refused, 'error').then(([error]) => [(error as NodeJS.ErrnoException).code]),

@@ -76,7 +76,7 @@ export const persistedCases: Case[] = [
   {
     name: 'GET: a mutation prepared over POST, sent by hash over GET (405, never run)',
     method: 'GET',
-    code: 'BAD_REQUEST',
+    code: 'METHOD_NOT_ALLOWED',
     register: { query: APQ_ADD, variables: { name: 'ByPost' }, extensions: persistedQuery(sha256(APQ_ADD)) },
     body: { variables: { name: 'ByGet' }, extensions: persistedQuery(sha256(APQ_ADD)) },
     yogaOnly: true,

@@ -139,3 +139,26 @@ describe('every document limit answers 400 whatever the client accepts (#64 row 
     expect(answer.status).toBe(400);
   });
 });
+
+describe('a method /graphql does not take is 405 METHOD_NOT_ALLOWED, as the codes table says (#64 row 10)', () => {
+  it.each(['PUT', 'DELETE', 'PATCH'])('%s', async (method) => {
+    const response = await fetch(gateway.url, {
+      method,
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET, POST');
+    const body = (await response.json()) as { errors: Array<{ extensions: { code: string } }> };
+    expect(body.errors[0]?.extensions.code).toBe('METHOD_NOT_ALLOWED');
+  });
+
+  it('a mutation over GET', async () => {
+    const response = await fetch(`${gateway.url}?query=${encodeURIComponent('mutation { __typename }')}`, {
+      headers: { accept: 'application/json', authorization: AUTH },
+    });
+    expect(response.status).toBe(405);
+    const body = (await response.json()) as { errors: Array<{ extensions: { code: string } }> };
+    expect(body.errors[0]?.extensions.code).toBe('METHOD_NOT_ALLOWED');
+  });
+});

@@ -27,7 +27,9 @@ import { requestError, variablePath } from '../../schema/errors.ts';
  *   introspection off they would reveal schema names one guess at a time. graphql-armor's
  *   block-field-suggestions only covered validation and left "[Suggestion hidden]" behind.
  * It also counts every directive written in the document: graphql-armor's per-operation count
- * skips directives on repeated spreads of a fragment it has already counted.
+ * skips directives on repeated spreads of a fragment it has already counted. And Yoga's own 405s (a
+ * method /graphql does not take, a mutation over GET), which Yoga codes BAD_REQUEST, get the code
+ * the table gives a 405.
  */
 export function useCodedRequestErrors(maxDirectives: number): Plugin {
   return {
@@ -45,6 +47,13 @@ export function useCodedRequestErrors(maxDirectives: number): Plugin {
     // the same way (its result is then one ExecutionResult, not a stream).
     onSubscribe({ args }) {
       return { onSubscribeResult: ({ result, setResult }) => codeRequestErrors(args, result, setResult) };
+    },
+    onResultProcess({ result }) {
+      if (Array.isArray(result) || !('errors' in result)) return;
+      for (const error of result.errors ?? []) {
+        if ((error.extensions?.http as { status?: number } | undefined)?.status === 405)
+          (error.extensions as { code?: string }).code = CODES.METHOD_NOT_ALLOWED.code;
+      }
     },
   };
 }
