@@ -28,8 +28,9 @@ export default defineConfig({
   test: {
     testTimeout: 20_000,
     // Every process a test starts carries the run's marker; what still runs with it at the end
-    // fails the run (test/support/no-leftovers.ts).
-    globalSetup: ['test/support/no-leftovers.ts'],
+    // fails the run (test/support/no-leftovers.ts). Chromium is found (unpacked) once, before any
+    // browser test (test/support/chromium-setup.ts).
+    globalSetup: ['test/support/no-leftovers.ts', 'test/support/chromium-setup.ts'],
     hookTimeout: 30_000,
     // Two workers, each at most a core. A worker runs its files one after another in one module
     // graph: importing Yoga, Pothos and graphql afresh for each file cost more than most files'
