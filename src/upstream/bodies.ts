@@ -212,9 +212,16 @@ export function parseErrorBody(
   }
   if (typeof value !== 'object' || value === null) return undefined;
   const { code, message } = value as Record<string, unknown>;
-  if (typeof code !== 'string' || code === '' || typeof message !== 'string') return undefined;
+  if (typeof code !== 'string' || !MACHINE_READABLE.test(code) || typeof message !== 'string')
+    return undefined;
   return new UpstreamResponseError(status, code, message, retryAfter);
 }
+
+/**
+ * What the contract's "machine-readable error code" can be, bounded: the code is passed on verbatim
+ * to clients, logs and a metric's label, so a 200 kB or free-text `code` is no Error body.
+ */
+const MACHINE_READABLE = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 
 /**
  * A write: its route (which declares what it changes), the route's path parameters, and its body

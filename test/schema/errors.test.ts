@@ -162,6 +162,17 @@ describe('upstream failures map to one documented code each', () => {
       { code: 'UNAUTHORIZED', status: 401 },
     ],
     [
+      // #64 row 10: the upstream's code is passed on verbatim, but only one that reads as a code.
+      '400 whose Error body has a 200 kB code (not a code: the answer is outside the contract)',
+      reply(400, JSON.stringify({ code: 'X'.repeat(200_000), message: 'Bad.', status: 400 })),
+      { code: 'UPSTREAM_BAD_RESPONSE' },
+    ],
+    [
+      '400 whose Error body code is a sentence',
+      reply(400, '{"code":"not a code <b>at all</b>","message":"Bad.","status":400}'),
+      { code: 'UPSTREAM_BAD_RESPONSE' },
+    ],
+    [
       '404 on the list route (not the contract: an Error body still passes through)',
       reply(404, '{"code":"NOT_FOUND","message":"No such route.","status":404}'),
       { code: 'NOT_FOUND', status: 404 },
