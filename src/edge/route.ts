@@ -11,7 +11,7 @@ import { createLanes, type Lanes } from '../policy/prepared-operations.ts';
 import { contextDepsOf } from '../schema/context.ts';
 import { createYogaServer, type YogaServer, type YogaServerOptions } from '../yoga/server.ts';
 import { createHealthEndpoints } from './health.ts';
-import { signpost } from './signposts.ts';
+import { signpost, unknownPath } from './signposts.ts';
 
 export interface EdgeOptions extends YogaServerOptions {
   /**
@@ -95,12 +95,21 @@ export function createEdge(options: EdgeOptions): Edge {
     ...(draining ? { draining } : {}),
     ...(options.streams ? { streams: options.streams } : {}),
   });
+  // Yoga serves /graphql, and /metrics when metrics are on; /mcp is answered before.
+  const notServed = unknownPath(new Set(['/graphql', ...(options.metrics ? ['/metrics'] : [])]));
   if (!fastLane) {
     const yoga = createYogaServer(resolved);
     const mcp = mcpRoute(options, yoga, logger);
     return {
       yoga,
-      handle: (req, res) => void (health(req, res) || signpost(req, res) || mcp(req, res) || yoga(req, res)),
+      handle: (req, res) =>
+        void (
+          health(req, res) ||
+          signpost(req, res) ||
+          mcp(req, res) ||
+          notServed(req, res) ||
+          yoga(req, res)
+        ),
     };
   }
   // With trusted documents required only the manifest's ids run: no text may stand for one by shape.
@@ -123,6 +132,6 @@ export function createEdge(options: EdgeOptions): Edge {
   options.metrics?.watchLanes(lanes.served);
   const mcp = mcpRoute(options, yoga, logger);
   const handle = (req: IncomingMessage, res: ServerResponse) =>
-    void (health(req, res) || signpost(req, res) || mcp(req, res) || fast(req, res));
+    void (health(req, res) || signpost(req, res) || mcp(req, res) || notServed(req, res) || fast(req, res));
   return { yoga, handle, lanes };
 }

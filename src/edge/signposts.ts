@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { CODES } from '../codes.ts';
+import { refuse } from './error-body.ts';
 
 /*
  * The paths people try before reading: `/` (a browser opened on the bare origin) and the probe
@@ -46,4 +48,22 @@ export function signpost(req: IncomingMessage, res: ServerResponse): boolean {
   });
   res.end(req.method === 'HEAD' ? undefined : body);
   return true;
+}
+
+/**
+ * Answers 404 NOT_FOUND, with the code a client reads and where to go, for a path none of the
+ * gateway's endpoints serves (Yoga would answer a bare 404); false for a path in `served`.
+ */
+export function unknownPath(
+  served: ReadonlySet<string>,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
+  return (req, res) => {
+    const url = req.url ?? '';
+    // Every GraphQL request passes here: the common case costs one comparison.
+    if (url.startsWith('/graphql') && (url.length === 8 || url[8] === '?')) return false;
+    const query = url.indexOf('?');
+    if (served.has(query === -1 ? url : url.slice(0, query))) return false;
+    refuse(res, CODES.NOT_FOUND, `No such path. ${MESSAGE.replace('pet-gateway: ', '')}.`);
+    return true;
+  };
 }

@@ -44,3 +44,34 @@ describe('the paths people try first', () => {
     expect(await (await fetch(`${gateway.origin}/health`)).json()).toMatchObject({ status: 'ok' });
   });
 });
+
+describe('a path the gateway does not serve (#64 row 10)', () => {
+  let gateway: RunningGateway;
+  useGateway({ tokens: [] }, (started) => {
+    ({ gateway } = started);
+  });
+
+  it.each(['/nope', '/graphql/extra', '/graphqlx', '/v1/pets', '/metrics'])(
+    '%s is 404 NOT_FOUND with where to go, not a bare 404',
+    async (path) => {
+      for (const method of ['GET', 'POST']) {
+        const response = await fetch(`${gateway.origin}${path}`, {
+          method,
+          headers: { 'content-type': 'application/json' },
+          ...(method === 'POST' ? { body: '{"query":"{ __typename }"}' } : {}),
+        });
+        expect(response.status, method).toBe(404);
+        const body = (await response.json()) as {
+          errors: Array<{ message: string; extensions: { code: string } }>;
+        };
+        expect(body.errors[0]?.extensions.code).toBe('NOT_FOUND');
+        expect(body.errors[0]?.message).toContain('/graphql');
+      }
+    },
+  );
+
+  it('still serves /graphql with a query string, and its GET and POST', async () => {
+    const get = await fetch(`${gateway.url}?query=${encodeURIComponent('{ __typename }')}`);
+    expect(await get.json()).toEqual({ data: { __typename: 'Query' } });
+  });
+});
