@@ -50,6 +50,8 @@ export function signpost(req: IncomingMessage, res: ServerResponse): boolean {
   return true;
 }
 
+const NOT_FOUND_MESSAGE = `No such path. ${MESSAGE.replace('pet-gateway: ', '')}.`;
+
 /**
  * Answers 404 NOT_FOUND, with the code a client reads and where to go, for a path none of the
  * gateway's endpoints serves (Yoga would answer a bare 404); false for a path in `served`.
@@ -63,7 +65,7 @@ export function unknownPath(
     if (url.startsWith('/graphql') && (url.length === 8 || url[8] === '?')) return false;
     const query = url.indexOf('?');
     if (served.has(query === -1 ? url : url.slice(0, query))) return false;
-    refuse(res, CODES.NOT_FOUND, `No such path. ${MESSAGE.replace('pet-gateway: ', '')}.`);
+    refuse(res, CODES.NOT_FOUND, NOT_FOUND_MESSAGE);
     return true;
   };
 }

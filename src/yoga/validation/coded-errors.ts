@@ -27,9 +27,11 @@ import { requestError, variablePath } from '../../schema/errors.ts';
  *   introspection off they would reveal schema names one guess at a time. graphql-armor's
  *   block-field-suggestions only covered validation and left "[Suggestion hidden]" behind.
  * It also counts every directive written in the document: graphql-armor's per-operation count
- * skips directives on repeated spreads of a fragment it has already counted. And Yoga's own 405s (a
- * method /graphql does not take, a mutation over GET), which Yoga codes BAD_REQUEST, get the code
- * the table gives a 405.
+ * skips directives on repeated spreads of a fragment it has already counted. And, before Yoga picks
+ * the status, what Yoga itself decided against the table is set back: its 405s (a method /graphql
+ * does not take, a mutation over GET), coded BAD_REQUEST, get the table's code for a 405; MAX_TOKENS's
+ * refusal, which Yoga marks as a spec parse error once the parse is done (`spec ||= true`, answered
+ * 200 to application/json), gets back its own `spec: false` (yoga/validation/limits.ts).
  */
 export function useCodedRequestErrors(maxDirectives: number): Plugin {
   return {
@@ -49,10 +51,13 @@ export function useCodedRequestErrors(maxDirectives: number): Plugin {
       return { onSubscribeResult: ({ result, setResult }) => codeRequestErrors(args, result, setResult) };
     },
     onResultProcess({ result }) {
-      if (Array.isArray(result) || !('errors' in result)) return;
-      for (const error of result.errors ?? []) {
-        if ((error.extensions?.http as { status?: number } | undefined)?.status === 405)
-          (error.extensions as { code?: string }).code = CODES.METHOD_NOT_ALLOWED.code;
+      for (const one of Array.isArray(result) ? result : [result]) {
+        for (const error of ('errors' in one && one.errors) || []) {
+          const http = error.extensions?.http as { status?: number; spec?: boolean } | undefined;
+          if (http?.status === 405)
+            (error.extensions as { code?: string }).code = CODES.METHOD_NOT_ALLOWED.code;
+          else if (http && error.extensions.code === CODES.TOKEN_LIMIT_EXCEEDED.code) http.spec = false;
+        }
       }
     },
   };

@@ -49,18 +49,6 @@ export function useDocumentLimits(limits: Limits): Plugin[] {
   return [
     maxTokensPlugin({ n: limits.maxTokens, ...armorOptions(CODES.TOKEN_LIMIT_EXCEEDED) }),
     {
-      // Yoga marks every parse error as the spec's once the parse is done (`spec ||= true`),
-      // MAX_TOKENS's refusal among them; it gets its own back before the status is chosen.
-      onResultProcess({ result }) {
-        for (const one of Array.isArray(result) ? result : [result]) {
-          for (const error of ('errors' in one && one.errors) || []) {
-            const http = error.extensions?.http as { spec?: boolean } | undefined;
-            if (http && error.extensions.code === CODES.TOKEN_LIMIT_EXCEEDED.code) http.spec = false;
-          }
-        }
-      },
-    },
-    {
       onValidate({ addValidationRule }) {
         addValidationRule(
           outsideIntrospection(
