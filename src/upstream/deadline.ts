@@ -45,6 +45,10 @@ export abstract class ExpiringScope implements CallScope {
     const cancels = this.#cancels;
     cancels.push(cancel);
     return () => {
+      // Once the scope expires (or forgets all), its hooks are being run or dropped: a hook that
+      // forgets itself (or another) as its call ends must not shift the list under that walk, or
+      // the walk skips the next call, which then runs on past the deadline.
+      if (this.#cancels !== cancels) return;
       const index = cancels.indexOf(cancel);
       if (index !== -1) cancels.splice(index, 1);
     };

@@ -103,6 +103,52 @@ describe('a call whose client went away', () => {
     expectNoFailureSeen();
   });
 
+  it('cancels every call of the operation, not every other one (#64 row 2)', async () => {
+    // Each call's hook forgets itself as its call ends; the walk over the hooks must not skip the
+    // next one when that happens. Coalescing off, so the calls share nothing but the deadline.
+    const plain = createUpstreamClient({
+      baseUrl: new URL(upstream.url),
+      timeoutMs: 8000,
+      connections: 8,
+      coalesce: false,
+    });
+    try {
+      const held = upstream.hold(/^\/v1\/pets\?/, HOLD_MS);
+      const deadline = plain.deadline();
+      const calls = [1, 2, 3, 4].map((limit) =>
+        plain.listPets(AUTH, { limit }, deadline).catch((error: unknown) => error),
+      );
+      await waitFor(() => expect(held).toHaveLength(4));
+      deadline.abandon();
+      for (const call of calls) expect(await call).toBeInstanceOf(UpstreamCancelledError);
+      await waitFor(() => expect(held.filter((request) => request.abortedAt !== undefined)).toHaveLength(4));
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('times out every call of the operation at its deadline, bodies still arriving included', async () => {
+    const plain = createUpstreamClient({
+      baseUrl: new URL(upstream.url),
+      timeoutMs: 400,
+      connections: 8,
+      coalesce: false,
+    });
+    try {
+      const held = upstream.hold(/^\/v1\/pets\?/, HOLD_MS);
+      const deadline = plain.deadline();
+      const started = performance.now();
+      const calls = [1, 2, 3].map((limit) =>
+        plain.listPets(AUTH, { limit }, deadline).catch((error: unknown) => error),
+      );
+      for (const call of calls) expect(await call).toBeInstanceOf(UpstreamTimeoutError);
+      expect(performance.now() - started).toBeLessThan(2000);
+      await waitFor(() => expect(held.filter((request) => request.abortedAt !== undefined)).toHaveLength(3));
+    } finally {
+      await plain.close();
+    }
+  });
+
   it('is not sent when the client left before it was made', async () => {
     const loaders = createLoaders(client, AUTH);
     loaders.abandon();
