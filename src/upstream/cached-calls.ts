@@ -94,7 +94,9 @@ export function cachedCalls(
       });
       if (hit) return hit;
       onCall();
-      const pets = await client.listPets(auth, query, deadline());
+      // Shared only with calls of this generation: one sent before a create (here or on another
+      // instance) would be stored under the generation after it.
+      const pets = await client.listPets(auth, query, deadline(), generation);
       await attempt(() => store.set(key, JSON.stringify(pets), ttlMs));
       return pets;
     },

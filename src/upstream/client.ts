@@ -56,13 +56,23 @@ export interface UpstreamDeprecation {
 
 /** One typed method per REST operation. Every failure is an `UpstreamError`. */
 export interface UpstreamClient {
-  /** `GET /pets` (listPets). */
-  listPets(auth: Authorization, query: ListPetsQuery, deadline?: Deadline): Promise<PetDto[]>;
+  /**
+   * `GET /pets` (listPets). `era`, when given, is what a shared call must also agree on: the
+   * response cache's list generation, so that a read after a write (which changed it, perhaps
+   * through another instance) never joins a call sent before it.
+   */
+  listPets(auth: Authorization, query: ListPetsQuery, deadline?: Deadline, era?: string): Promise<PetDto[]>;
   /**
    * `listPets` in callback form, for a path that holds no promise (the fast lane's one-call plans):
    * the same call, through the same layers; `done` is told once.
    */
-  listPetsThen(auth: Authorization, query: ListPetsQuery, deadline: Deadline, done: Done<PetDto[]>): void;
+  listPetsThen(
+    auth: Authorization,
+    query: ListPetsQuery,
+    deadline: Deadline,
+    done: Done<PetDto[]>,
+    era?: string,
+  ): void;
   /**
    * `GET /pets/{petId}` (getPet, deprecated upstream). `onDeprecation` receives the upstream's
    * `Deprecation` / `Sunset` headers when it sends them.
@@ -115,17 +125,18 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     ...(options.breaker ? { breaker: options.breaker } : {}),
     observers,
   });
-  const get = coalescedGet(call, observers, options.coalesce !== false);
+  const { get, seal } = coalescedGet(call, observers, options.coalesce !== false);
   const withOwnDeadline = <T>(run: (deadline: Deadline) => Promise<T>) => ownDeadline(deadlines, run);
 
   const client: UpstreamClient = {
-    listPets(auth, query, deadline) {
-      if (deadline === undefined) return withOwnDeadline((own) => client.listPets(auth, query, own));
-      return promised((done) => client.listPetsThen(auth, query, deadline, done));
+    listPets(auth, query, deadline, era) {
+      if (deadline === undefined) return withOwnDeadline((own) => client.listPets(auth, query, own, era));
+      return promised((done) => client.listPetsThen(auth, query, deadline, done, era));
     },
-    listPetsThen(auth, query, deadline, done) {
+    listPetsThen(auth, query, deadline, done, era) {
       const status = query.status === undefined ? '' : `&status=${query.status}`;
-      get(ROUTES.listPets, `/pets?limit=${query.limit}${status}`, auth, deadline, (error, response) => {
+      const path = `/pets?limit=${query.limit}${status}`;
+      get(ROUTES.listPets, path, auth, deadline, era, (error, response) => {
         if (error !== undefined) return done(error);
         let pets: PetDto[];
         try {
@@ -140,7 +151,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       if (deadline === undefined)
         return withOwnDeadline((own) => client.getPet(auth, id, own, onDeprecation));
       const response = await promised<RawResponse>((done) =>
-        get(ROUTES.getPet, pathOf(ROUTES.getPet, { petId: id }), auth, deadline, done),
+        get(ROUTES.getPet, pathOf(ROUTES.getPet, { petId: id }), auth, deadline, undefined, done),
       );
       if (onDeprecation) reportDeprecation(response, onDeprecation);
       return parsePet(success(response, 200).text);
@@ -149,9 +160,16 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       if (deadline === undefined) return withOwnDeadline((own) => client.write(auth, request, own));
       const { route } = request;
       const path = pathOf(route, request.params);
-      const response = await promised<RawResponse>((done) =>
-        call(route, path, auth, serializeBody(request), deadline, done),
-      );
+      let response: RawResponse;
+      try {
+        response = await promised<RawResponse>((done) =>
+          call(route, path, auth, serializeBody(request), deadline, done),
+        );
+      } finally {
+        // Answered, or failed perhaps after the store kept it: either way, what is read from now
+        // on is read afresh.
+        seal();
+      }
       // Any 2xx: the contract names the one it sends (`success.status`), and a 200 means the same.
       if (response.status < 200 || response.status >= 300) fail(response);
       return route.success.answer === 'Pet' ? parsePet(response.text) : null;
@@ -192,23 +210,25 @@ function coalescedGet(call: Send, observers: readonly UpstreamObserver[], coales
     }
     return tell;
   };
-  return (
+  const get = (
     getRoute: ContractRoute,
     path: string,
     auth: Authorization,
     deadline: Deadline,
+    era: string | undefined,
     done: Done<RawResponse>,
   ) => {
     if (coalescer === undefined || auth === undefined)
       return call(getRoute, path, auth, undefined, deadline, done);
     coalescer.run(
-      `${auth} ${path}`,
+      era === undefined ? `${auth} ${path}` : `${auth} ${path} ${era}`,
       deadline,
       (shared, sent: Done<RawResponse>) => call(getRoute, path, auth, undefined, shared, sent),
       done,
       joinedOn(getRoute),
     );
   };
+  return { get, seal: () => coalescer?.seal() };
 }
 
 /** A call made without an operation's deadline gets one of its own, released when it settles. */

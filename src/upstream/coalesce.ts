@@ -28,6 +28,12 @@ export interface Coalescer {
     done: Done<T>,
     joined?: () => void,
   ): void;
+  /**
+   * A write was answered: calls in flight now keep their waiters, but no later waiter joins them.
+   * Each read them as the store was when it was sent, maybe before the write; a read that starts
+   * after the write's answer must see it (docs/limits.md, read your own writes).
+   */
+  seal(): void;
 }
 
 interface Waiter {
@@ -112,6 +118,9 @@ export function createCoalescer(
           for (const each of waiters) each.done(error === undefined ? undefined : share(error), value);
         else waiters?.done(error === undefined ? undefined : share(error), value);
       });
+    },
+    seal() {
+      flights.clear();
     },
   };
 

@@ -3,7 +3,7 @@ import type { Authorization } from './authorization.ts';
 import { type ListPetsQuery, listKey, type PetDto, type WriteRequest } from './bodies.ts';
 import { type CachedCalls, cachedCalls, type ResponseCacheOptions } from './cached-calls.ts';
 import type { Deadline, UpstreamClient, UpstreamDeprecation } from './client.ts';
-import { expiryError } from './errors.ts';
+import { expiryError, UpstreamResponseError } from './errors.ts';
 
 /**
  * One request's upstream calls for one caller, each made at most once per key: `GET /pets` per
@@ -274,18 +274,33 @@ class RequestLoaders implements Loaders {
     let answer: PetDto | null;
     try {
       answer = await this.#client.write(this.#auth, write, own);
+    } catch (error) {
+      // Timed out, cut off, or a 5xx: the store may have kept the change all the same, and nothing
+      // here can tell. What the change would make stale is dropped as after a success: a wasted
+      // refetch at worst, never a list without the caller's pet. A 4xx is the store saying no.
+      const refused = error instanceof UpstreamResponseError && error.status < 500;
+      if (!refused) await this.#changed(write, undefined);
+      throw error;
     } finally {
       own.release();
     }
+    await this.#changed(write, answer);
+    return answer;
+  }
+
+  /**
+   * What a write's route `changes` is forgotten before the write is answered (its answer, when it
+   * has one, known instead), so this caller's next `pets` cannot be served a list without the
+   * change; live lists are told.
+   */
+  async #changed(write: WriteRequest, answer: PetDto | null | undefined): Promise<void> {
     const { changes } = write.route;
     // The pet a write changed is no longer what this request saw of it; its answer is.
     const item = write.params?.petId ?? answer?.id;
     if (changes.item && item !== undefined) this.#forget(item);
     if (answer) this.#remember([answer]);
-    // Before answering, so this caller's next `pets` cannot be served a list without the change.
     await this.#cache()?.changed({ lists: changes.lists, ...(changes.item && item ? { item } : {}) });
     if (changes.lists && this.#auth !== undefined) this.#options.changes?.listsChanged(this.#auth);
-    return answer;
   }
 
   /** A pet this request may no longer answer from what it has seen or fetched. */
