@@ -93,16 +93,15 @@ export function createContext(
   // The canonical `Bearer <key>` is what goes upstream and what the response cache hashes.
   const { authorization: bearer, problem } = bearerAuthorization(authorization);
   const authError = problem === undefined ? undefined : unauthenticated(problem);
-  const deprecations = new DeprecationNotices();
   // The operations of one batch share the caller's loaders (and release them together).
   const loaders =
     share?.loaders ??
     createLoaders(deps.upstream, bearer, {
       ...(authError ? { authError } : { cache: deps.cache }),
-      deprecations,
       ...(deps.live ? { changes: deps.live } : {}),
     });
   if (share) share.loaders = loaders;
+  const deprecations = new DeprecationNotices(() => loaders.upstreamPetDeprecation);
   return {
     loaders,
     maxCost: deps.maxCost,

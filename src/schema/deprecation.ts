@@ -28,31 +28,28 @@ export interface DeprecationNotice {
 export class DeprecationNotices {
   // Made on first use: most operations touch nothing deprecated, and one is made per operation.
   #byField: Map<string, DeprecationNotice> | undefined;
-  #upstreamPet: { deprecation?: string; sunset?: string } | undefined;
+  readonly #upstreamPet: () => { deprecation?: string; sunset?: string } | undefined;
+
+  /**
+   * `upstreamPet` tells what the upstream announced on `GET /pets/{petId}` (the request's loaders,
+   * shared by a batch's entries), read when the notices are: it makes no notice on its own, since
+   * `_entities` loads through the same route and a router resolving keys has not used the
+   * deprecated field (docs/federation.md).
+   */
+  constructor(upstreamPet: () => { deprecation?: string; sunset?: string } | undefined = () => undefined) {
+    this.#upstreamPet = upstreamPet;
+  }
 
   /** Records that `pet(id)` ran in this operation. */
   usePet(): void {
     this.#byField ??= new Map();
     if (this.#byField.has('Query.pet')) return;
-    const notice: DeprecationNotice = {
+    this.#byField.set('Query.pet', {
       field: 'Query.pet',
       reason: PET_DEPRECATION_REASON,
       replacement: 'Query.pets',
       sunset: PET_SUNSET_DAY,
-    };
-    if (this.#upstreamPet) notice.upstream = this.#upstreamPet;
-    this.#byField.set('Query.pet', notice);
-  }
-
-  /**
-   * Keeps the upstream's `Deprecation` / `Sunset` headers of `GET /pets/{petId}` for the pet notice.
-   * They make no notice on their own: `_entities` loads through the same route, and a router
-   * resolving keys has not used the deprecated field (docs/federation.md).
-   */
-  upstreamPet(headers: { deprecation?: string; sunset?: string }): void {
-    this.#upstreamPet ??= headers;
-    const notice = this.#byField?.get('Query.pet');
-    if (notice && !notice.upstream) notice.upstream = headers;
+    });
   }
 
   get size(): number {
@@ -60,6 +57,10 @@ export class DeprecationNotices {
   }
 
   list(): DeprecationNotice[] {
-    return this.#byField ? [...this.#byField.values()] : [];
+    if (!this.#byField) return [];
+    const notice = this.#byField.get('Query.pet');
+    const upstream = notice && !notice.upstream ? this.#upstreamPet() : undefined;
+    if (notice && upstream) notice.upstream = upstream;
+    return [...this.#byField.values()];
   }
 }

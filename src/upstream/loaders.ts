@@ -32,6 +32,12 @@ export interface Loaders extends UpstreamCalls {
   readonly petList: DataLoader<ListPetsQuery, PetDto[], string>;
   /** Upstream requests this request has made so far (cache hits and shared answers not counted). */
   readonly upstreamCalls: number;
+  /**
+   * What the upstream announced on `GET /pets/{petId}` (its `Deprecation` / `Sunset` headers), the
+   * first time any call of these loaders heard it: a fact about the route, so every operation
+   * sharing them (a batch's entries) reports it, whichever entry's call brought it.
+   */
+  readonly upstreamPetDeprecation: UpstreamDeprecation | undefined;
   /** Answers the next `write` calls from those already made, in order (see UpstreamCalls). */
   replay(): void;
   /**
@@ -53,8 +59,6 @@ export interface Loaders extends UpstreamCalls {
 export interface LoaderOptions {
   /** Set when the caller's `Authorization` cannot be used: every call fails with it, nothing is sent. */
   authError?: Error;
-  /** Told the upstream's `Deprecation`/`Sunset` headers on `GET /pets/{petId}`. */
-  deprecations?: { upstreamPet(headers: UpstreamDeprecation): void };
   cache?: ResponseCacheOptions;
   /**
    * Told each time a write of this caller changed its lists, once the upstream has answered (live
@@ -91,6 +95,10 @@ class RequestLoaders implements Loaders {
   /** The client went away before the deadline was started: it starts abandoned. */
   #gone = false;
   #calls = 0;
+  #upstreamPet: UpstreamDeprecation | undefined;
+  readonly #heard = (headers: UpstreamDeprecation) => {
+    this.#upstreamPet ??= headers;
+  };
   #cached: CachedCalls | undefined;
   // Pets already seen in this request (lists, a created pet), by id: `pet(id)` is answered from
   // them without a call. Not DataLoader.prime, which made a promise per listed pet; and the map is
@@ -115,6 +123,10 @@ class RequestLoaders implements Loaders {
 
   get upstreamCalls(): number {
     return this.#calls;
+  }
+
+  get upstreamPetDeprecation(): UpstreamDeprecation | undefined {
+    return this.#upstreamPet;
   }
 
   listPets(query: ListPetsQuery): Promise<PetDto[]> {
@@ -248,12 +260,10 @@ class RequestLoaders implements Loaders {
     if (this.#options.authError) throw this.#options.authError;
     const known = this.#knownPet(id);
     if (known) return known;
-    const { deprecations } = this.#options;
-    const notify = deprecations && ((headers: UpstreamDeprecation) => deprecations.upstreamPet(headers));
     const cached = this.#cache();
-    if (cached) return cached.getPet(id, notify);
+    if (cached) return cached.getPet(id, this.#heard);
     this.#calls++;
-    return this.#client.getPet(this.#auth, id, this.#requestDeadline(), notify);
+    return this.#client.getPet(this.#auth, id, this.#requestDeadline(), this.#heard);
   }
 
   /**

@@ -30,6 +30,7 @@ const LIST = { query: 'query L($limit: Int) { pets(limit: $limit) { id name } }'
 const PET = { query: 'query P { pet(id: "2") { id name } }' };
 const BATCHES: Record<string, unknown[]> = {
   'two reads': [LIST, PET],
+  'two reads, pet(id) first': [PET, LIST],
   // Different lists: the one-call path's batch (fast-lane/batch.ts callEntriesOnce).
   'two lists': [LIST, { query: '{ pets(limit: 3, status: AVAILABLE) { id __typename } }' }],
   'the same list twice': [LIST, LIST],
@@ -81,6 +82,49 @@ describe('batches in both lanes', () => {
       expect(fastCalls.sort()).toEqual(yogaCalls.sort());
       if (name === 'two lists')
         expect((fast.lanes?.served.oneCall ?? 0) - (served.oneCall ?? 0), 'the one-call path').toBe(1);
+    });
+  }
+});
+
+describe('the upstream’s own deprecation in a batch (#64 row 3)', () => {
+  // GET /pets/{petId} announces its own dates; every entry that ran pet(id) reports them, wherever
+  // it stands in the batch and whichever entry's call reached the upstream, and the answer's
+  // headers carry them, in both lanes.
+  const ANNOUNCED = { deprecation: '@1861920000', sunset: 'Thu, 05 Dec 2030 00:00:00 GMT' };
+  const announce = () =>
+    upstream.fault(/^\/v1\/pets\/\d+$/, (req, res) => {
+      const id = req.url?.split('/').pop();
+      res.writeHead(200, { 'content-type': 'application/json', ...ANNOUNCED });
+      res.end(`{"id":${id},"name":"Tom","categoryId":1,"status":"sold"}`);
+    });
+  const PET3 = { query: 'query Q { pet(id: "3") { name } }' };
+  const positions: Record<string, unknown[]> = {
+    'pet(id) first': [PET, LIST],
+    'pet(id) last': [LIST, PET],
+    'pet(id) in two entries': [LIST, PET, PET3],
+    'the same pet(id) twice': [PET, LIST, PET],
+  };
+  for (const [name, entries] of Object.entries(positions)) {
+    it(`${name}: every entry that ran pet(id) says what the upstream announced`, async () => {
+      announce();
+      try {
+        for (const entry of entries) for (let i = 0; i < 3; i++) await send(fast.url, entry);
+        for (let i = 0; i < 2; i++) await send(fast.url, entries);
+        for (const url of [fast.url, (yoga as RunningGateway).url]) {
+          const answer = await send(url, entries);
+          const body = JSON.parse(answer.text) as Array<{
+            extensions?: { deprecations?: Array<{ upstream?: unknown }> };
+          }>;
+          for (const [index, entry] of entries.entries()) {
+            const notices = body[index]?.extensions?.deprecations;
+            if (entry === LIST) expect(notices, `entry ${index}`).toBeUndefined();
+            else expect(notices?.[0]?.upstream, `entry ${index} via ${url}`).toEqual(ANNOUNCED);
+          }
+          expect(new Map(answer.headers).get('deprecation'), url).toBe(ANNOUNCED.deprecation);
+        }
+      } finally {
+        upstream.clearFaults();
+      }
     });
   }
 });
