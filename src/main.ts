@@ -4,7 +4,6 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { ConfigError } from './config/env-values.ts';
 import { type Config, loadConfig } from './config.ts';
-import { composeGateway } from './gateway.ts';
 import {
   aggregateWorkerMetrics,
   askPrimaryForMetrics,
@@ -22,7 +21,6 @@ import { listen, StartupError } from './process/start-up-errors.ts';
 import { STARTUP_FAILED, superviseWorkers } from './process/workers.ts';
 import { relayAnnouncements } from './stores/cluster-announcements.ts';
 import { serveWorkerCounts } from './stores/cluster-counts.ts';
-import { loadPersistedDocuments } from './yoga/request/persisted-documents.ts';
 import type { YogaServerOptions } from './yoga/server.ts';
 
 /** How long SIGTERM waits for in-flight operations before closing anyway. */
@@ -148,8 +146,9 @@ async function upstreamOf(
 }
 
 /** The trusted-documents manifest, read once; a bad file stops start-up with one line. */
-function readPersistedOperations(config: Config): YogaServerOptions['persistedOperations'] {
+async function readPersistedOperations(config: Config): Promise<YogaServerOptions['persistedOperations']> {
   if (config.persistedOperations === 'off' || !config.persistedOperationsFile) return undefined;
+  const { loadPersistedDocuments } = await import('./yoga/request/persisted-documents.ts');
   try {
     return {
       mode: config.persistedOperations,
@@ -173,7 +172,7 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  const persistedOperations = readPersistedOperations(config);
+  const persistedOperations = await readPersistedOperations(config);
 
   if (config.workers > 1 && cluster.isPrimary) return runPrimary(config);
   const worker = cluster.isWorker;
@@ -193,6 +192,10 @@ async function main(): Promise<void> {
     ? (await import('./observability/tracing.ts')).createTracing({ exporter: config.otlpEndpoint })
     : undefined;
   let stopping = false;
+  // Imported once the settings are known good, and never by a primary: Yoga, Pothos and graphql
+  // are most of a start's second, which a refused setting or a process that serves no request
+  // need not pay.
+  const { composeGateway } = await import('./gateway.ts');
   const gateway = composeGateway(embeddedKey ? overEmbedded(config) : config, {
     upstreamUrl,
     logger,
