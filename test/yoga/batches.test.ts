@@ -151,6 +151,40 @@ describe('batched operations, defaults', () => {
     expect(field(answer, 3, 'pets')).toHaveLength(2);
   });
 
+  it('refuses an entry over MAX_COST with data: null, @defer or not (#64 row 7)', async () => {
+    const fields = '{ id name categoryId status }';
+    const lists = `a: pets(limit: 100) ${fields} b: pets(limit: 100) ${fields} c: pets(limit: 100) ${fields}`;
+    const response = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: AUTH },
+      body: JSON.stringify([
+        { query: `{ ... @defer { ${lists} } }` },
+        { query: `{ ${lists} }` },
+        { query: `{ x: pets(limit: 1) { id } ... @defer { ${lists} } }` },
+      ]),
+    });
+    const entries = (await response.json()) as Array<{
+      data?: unknown;
+      errors?: Array<{ extensions?: { code?: string } }>;
+    }>;
+    expect(entries.map((entry) => entry.errors?.[0]?.extensions?.code)).toEqual([
+      'COST_LIMIT_EXCEEDED',
+      'COST_LIMIT_EXCEEDED',
+      'COST_LIMIT_EXCEEDED',
+    ]);
+    expect(entries.map((entry) => entry.data)).toEqual([null, null, null]);
+    // And alone, to a client that takes only JSON (the parts merged as for a batch entry).
+    const alone = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: AUTH },
+      body: JSON.stringify({ query: `{ ... @defer { ${lists} } }` }),
+    });
+    expect(await alone.json()).toMatchObject({
+      data: null,
+      errors: [{ extensions: { code: 'COST_LIMIT_EXCEEDED' } }],
+    });
+  });
+
   it('answers an entry without a document with its own coded error, beside a served one', async () => {
     const answer = await batch(gateway.url, [
       {},

@@ -172,10 +172,37 @@ async function whole(parts: AsyncIterable<ExecutionResult>): Promise<ExecutionRe
   let merged: ExecutionResult | undefined;
   for await (const part of parts) {
     if (merged === undefined) merged = { ...part };
-    else mergeIncrementalResult({ incrementalResult: part, executionResult: merged });
+    else {
+      mergeIncrementalResult({ incrementalResult: part, executionResult: merged });
+      nullFailedFragments(part, merged);
+    }
   }
   const { hasNext: _hasNext, ...result } = (merged ?? { data: null }) as ExecutionResult & {
     hasNext?: boolean;
   };
   return result;
+}
+
+type Path = ReadonlyArray<string | number>;
+
+/**
+ * A deferred fragment whose error reached its boundary comes as `data: null` at its path, which
+ * the merge skips; undeferred, the same error nulls the object the fragment was on (the whole
+ * `data` for a fragment on the operation, as a query refused for its cost answers `data: null`).
+ */
+function nullFailedFragments(part: ExecutionResult, merged: ExecutionResult): void {
+  const items = (part as { incremental?: Array<{ data?: unknown; path?: Path; items?: unknown }> })
+    .incremental;
+  for (const item of items ?? []) {
+    if (item.data !== null || item.items !== undefined) continue;
+    const path = item.path ?? [];
+    if (path.length === 0) {
+      (merged as { data: unknown }).data = null;
+      continue;
+    }
+    let parent: unknown = merged.data;
+    for (const key of path.slice(0, -1)) parent = (parent as Record<string | number, unknown> | null)?.[key];
+    if (parent !== null && typeof parent === 'object')
+      (parent as Record<string | number, unknown>)[path[path.length - 1] as string | number] = null;
+  }
 }
