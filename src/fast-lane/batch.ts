@@ -103,7 +103,10 @@ async function runEntries(batch: Batch, options: FastLaneOptions, adopt?: (loade
   share.loaders?.release();
   // A request answered by plans alone, as for one operation.
   if (planned.count === runnable.length && !res.destroyed) options.lanes.served.planned++;
-  const calls = share.loaders?.upstreamCalls ?? 0;
+  const calls = contexts.map((context) => ({
+    own: context.upstreamCalls(),
+    shared: context.sharedUpstreamCalls?.() ?? 0,
+  }));
   answerBatch(batch, results as ExecutionResult[], calls, executeSeconds, options);
 }
 
@@ -149,7 +152,9 @@ function callEntriesOnce(
   const settle = () => {
     deadline.release();
     const executeSeconds = (performance.now() - executeStarted) / 1000;
-    if (res.destroyed) return answerBatch(batch, [], calls.length, executeSeconds, options);
+    // Each entry asked for a list of its own (oneCallsOf): one call each, none shared.
+    const each = calls.map(() => ONE_CALL_EACH);
+    if (res.destroyed) return answerBatch(batch, [], each, executeSeconds, options);
     const results: ExecutionResult[] = [];
     for (const [index, { oneCall }] of calls.entries()) {
       const { error, pets } = outcomes[index] as Outcome;
@@ -166,7 +171,7 @@ function callEntriesOnce(
       results.push({ data });
     }
     options.lanes.served.planned++;
-    answerBatch(batch, results, calls.length, executeSeconds, options);
+    answerBatch(batch, results, each, executeSeconds, options);
   };
   for (const [index, { request }] of calls.entries()) {
     client.listPetsThen(authorization, request, deadline, (error, pets) => {
@@ -182,6 +187,14 @@ function callEntriesOnce(
   }
 }
 
+/** What one entry's log line counts: the upstream calls it asked for, and of those, the shared ones. */
+interface EntryCalls {
+  readonly own: number;
+  readonly shared: number;
+}
+
+const ONE_CALL_EACH: EntryCalls = { own: 1, shared: 0 };
+
 /** How one entry's call ended. */
 interface Outcome {
   readonly error: UpstreamError | undefined;
@@ -192,7 +205,7 @@ interface Outcome {
 function answerBatch(
   batch: Batch,
   results: readonly ExecutionResult[],
-  upstreamCalls: number,
+  upstreamCalls: readonly EntryCalls[],
   executeSeconds: number,
   options: FastLaneOptions,
 ): void {
@@ -253,13 +266,13 @@ function writeArray(
 }
 
 /**
- * A line and a count per entry, as Yoga's lane writes them: the shared calls on the first entry's
- * line, the request's HTTP duration once.
+ * A line and a count per entry, as Yoga's lane writes them: each with the calls it asked for, the
+ * request's HTTP duration once.
  */
 function logAndCount(
   req: IncomingMessage,
   prepared: readonly Named[],
-  calls: number,
+  calls: readonly EntryCalls[],
   requestIds: readonly RequestId[],
   started: number,
   executeSeconds: number,
@@ -277,7 +290,8 @@ function logAndCount(
         requestId: requestIds[index] as RequestId,
         clientAddress,
         operationType: operation.operationType,
-        upstreamCalls: index === 0 ? () => calls : () => 0,
+        upstreamCalls: () => calls[index]?.own ?? 0,
+        sharedUpstreamCalls: () => calls[index]?.shared ?? 0,
         batch: { index, size },
         ...(gone ? { clientGone: true } : {}),
         ...(operation.operationName === undefined ? {} : { operationName: operation.operationName }),

@@ -14,6 +14,11 @@ export interface OperationRecord {
   operationType?: 'query' | 'mutation' | 'subscription';
   codes?: string[];
   upstreamCalls?: () => number;
+  /**
+   * Of `upstreamCalls`, the calls another operation of the batch asked for too (each is on the
+   * line of every entry that asked for it); written when there are any.
+   */
+  sharedUpstreamCalls?: () => number;
   /** Where the operation stood in a batched request; undefined for a single request. */
   batch?: { readonly index: number; readonly size: number; readonly shared?: boolean };
   /** The client went away before the answer was written (outcome `client_gone`). */
@@ -48,6 +53,8 @@ export function logOperation(logger: Logger, record: OperationRecord, status: nu
 function operationFields(record: OperationRecord, status: number): string {
   const durationMs = Math.round((performance.now() - record.started) * 100) / 100;
   const upstreamCalls = record.upstreamCalls?.() ?? 0;
+  const sharedCalls = record.sharedUpstreamCalls?.() ?? 0;
+  const shared = sharedCalls > 0 ? `,"upstreamCallsShared":${sharedCalls}` : '';
   const name =
     record.operationName === undefined
       ? 'null'
@@ -57,7 +64,7 @@ function operationFields(record: OperationRecord, status: number): string {
   const batch = record.batch ? `,"batch":{"index":${record.batch.index},"size":${record.batch.size}}` : '';
   // The request id (a RequestId) and the operation type (one of three words) need no escaping;
   // the address may come from a header, so it is escaped.
-  return `"requestId":"${record.requestId}","clientAddress":${JSON.stringify(record.clientAddress)},"operationName":${name},"operationType":${type},"durationMs":${durationMs},"upstreamCalls":${upstreamCalls},"status":${status},"outcome":"${outcomeOf(record)}"${codes}${batch}`;
+  return `"requestId":"${record.requestId}","clientAddress":${JSON.stringify(record.clientAddress)},"operationName":${name},"operationType":${type},"durationMs":${durationMs},"upstreamCalls":${upstreamCalls}${shared},"status":${status},"outcome":"${outcomeOf(record)}"${codes}${batch}`;
 }
 
 function outcomeOf(record: OperationRecord): 'ok' | 'error' | 'client_gone' {

@@ -69,8 +69,6 @@ export function useOperationLog(
       const list = byRequest.get(request);
       if (!list?.[0]) return;
       response.headers.set('x-request-id', list[0].requestId);
-      // Entries that share their loaders share their calls: counted once. Others count their own.
-      if (list.length > 1 && list[0].batch?.shared) countBatchCallsOnce(list);
       // The adapter aborts the request's signal when its client leaves before the answer is out.
       const gone = request.signal.aborted;
       for (const record of list) {
@@ -91,19 +89,15 @@ function statusOf(errors: readonly GraphQLError[]): number {
   return status;
 }
 
-/** A batch's operations share their upstream calls: its first operation's line carries them all. */
-function countBatchCallsOnce(list: OperationRecord[]): void {
-  const first = list.reduce((a, b) => ((a.batch?.index ?? 0) <= (b.batch?.index ?? 0) ? a : b));
-  const total = list.reduce((most, record) => Math.max(most, record.upstreamCalls?.() ?? 0), 0);
-  for (const record of list) record.upstreamCalls = record === first ? () => total : () => 0;
-}
-
 /** The operation's type and name, and its upstream calls, on the record of its context. */
 function noteOperation(
   records: WeakMap<object, OperationRecord>,
   args: { contextValue: unknown; document: unknown; operationName?: string | null | undefined },
 ): void {
-  const context = args.contextValue as { upstreamCalls?: () => number };
+  const context = args.contextValue as {
+    upstreamCalls?: () => number;
+    sharedUpstreamCalls?: () => number;
+  };
   const record = records.get(context);
   if (!record) return;
   const operation = (args.document as DocumentNode).definitions.find(
@@ -116,4 +110,5 @@ function noteOperation(
     if (operation.name) record.operationName = operation.name.value;
   }
   if (context.upstreamCalls) record.upstreamCalls = context.upstreamCalls;
+  if (context.sharedUpstreamCalls) record.sharedUpstreamCalls = context.sharedUpstreamCalls;
 }

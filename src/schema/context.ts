@@ -5,6 +5,7 @@ import type { OperationSpan } from '../observability/tracing.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { ResponseCacheOptions } from '../upstream/cached-calls.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
+import { EntryView } from '../upstream/entry-loaders.ts';
 import { createLoaders, type Loaders } from '../upstream/loaders.ts';
 import { DeprecationNotices } from './deprecation.ts';
 import { unauthenticated } from './errors.ts';
@@ -27,8 +28,13 @@ export interface Context {
   deprecations: DeprecationNotices;
   /** The clock (injectable so the sunset can be tested). */
   now: () => Date;
-  /** Upstream calls this request has made so far (retries not counted twice), for the operation log. */
+  /**
+   * Upstream calls this operation has needed so far (retries not counted twice), for the operation
+   * log: in a batch sharing loaders, those it asked for, whoever's load sent them.
+   */
   upstreamCalls: () => number;
+  /** In a batch sharing loaders: of `upstreamCalls`, those another entry asked for too. */
+  sharedUpstreamCalls?: () => number;
   /** Ends the request's upstream deadline once execution is over (both lanes call it). */
   release: () => void;
   /** The client went away: cancels the request's upstream calls (see `Loaders.abandon`). */
@@ -93,14 +99,17 @@ export function createContext(
   // The canonical `Bearer <key>` is what goes upstream and what the response cache hashes.
   const { authorization: bearer, problem } = bearerAuthorization(authorization);
   const authError = problem === undefined ? undefined : unauthenticated(problem);
-  // The operations of one batch share the caller's loaders (and release them together).
-  const loaders =
+  // The operations of one batch share the caller's loaders (and release them together), each
+  // through a view that counts the calls it asked for.
+  const shared =
     share?.loaders ??
     createLoaders(deps.upstream, bearer, {
       ...(authError ? { authError } : { cache: deps.cache }),
       ...(deps.live ? { changes: deps.live } : {}),
     });
-  if (share) share.loaders = loaders;
+  if (share) share.loaders = shared;
+  const entry = share ? new EntryView(shared) : undefined;
+  const loaders = entry ?? shared;
   const deprecations = new DeprecationNotices(() => loaders.upstreamPetDeprecation);
   return {
     loaders,
@@ -111,6 +120,7 @@ export function createContext(
     deprecations,
     now: deps.now,
     upstreamCalls: () => loaders.upstreamCalls,
+    ...(entry ? { sharedUpstreamCalls: () => entry.sharedUpstreamCalls } : {}),
     release: share ? noop : () => loaders.release(),
     // A batch's shared loaders are abandoned by whoever holds them, as they are released.
     abandon: share ? noop : () => loaders.abandon(),

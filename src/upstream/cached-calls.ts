@@ -31,9 +31,10 @@ const processCallerKey = createCallerKey();
 const GENERATION_TTL_MS = 60 * 60 * 1000;
 const newGeneration = () => randomBytes(12).toString('base64url');
 
+/** Each lookup is told `called` when it goes to the upstream (a miss), before the call. */
 export interface CachedCalls {
-  listPets(query: ListPetsQuery): Promise<PetDto[]>;
-  getPet(id: string, notify?: (headers: UpstreamDeprecation) => void): Promise<PetDto>;
+  listPets(query: ListPetsQuery, called: () => void): Promise<PetDto[]>;
+  getPet(id: string, called: () => void, notify?: (headers: UpstreamDeprecation) => void): Promise<PetDto>;
   /**
    * A write succeeded: with `lists`, this caller's cached lists are stale; with `item`, so is that
    * pet's cached answer.
@@ -52,7 +53,6 @@ export function cachedCalls(
   auth: string,
   { store, ttlMs, callerKey = processCallerKey }: ResponseCacheOptions,
   deadline: () => Deadline,
-  onCall: () => void,
 ): CachedCalls {
   const caller = callerKey(auth);
   const generationKey = cacheKey(caller, 'gen');
@@ -66,7 +66,7 @@ export function cachedCalls(
     }
   };
   return {
-    async listPets(query: ListPetsQuery): Promise<PetDto[]> {
+    async listPets(query: ListPetsQuery, called: () => void): Promise<PetDto[]> {
       // Read, not created: nothing derived from a key is written before the upstream accepts it.
       // Not a lookup of its own: the list's lookup is this read when it finds no generation (a
       // miss, or an error when the store failed), else the read of the list's key below.
@@ -74,7 +74,7 @@ export function cachedCalls(
       const generation = read?.value;
       if (generation === undefined) {
         if (read) store.stats.misses++;
-        onCall();
+        called();
         const pets = await client.listPets(auth, query, deadline());
         // Accepted: start this caller's generation. Kept only if it is the one now stored: any
         // other value was set meanwhile (by a create, perhaps after this list was read upstream),
@@ -93,14 +93,18 @@ export function cachedCalls(
         return text === undefined ? undefined : decodePets(JSON.parse(text));
       });
       if (hit) return hit;
-      onCall();
+      called();
       // Shared only with calls of this generation: one sent before a create (here or on another
       // instance) would be stored under the generation after it.
       const pets = await client.listPets(auth, query, deadline(), generation);
       await attempt(() => store.set(key, JSON.stringify(pets), ttlMs));
       return pets;
     },
-    async getPet(id: string, notify?: (headers: UpstreamDeprecation) => void): Promise<PetDto> {
+    async getPet(
+      id: string,
+      called: () => void,
+      notify?: (headers: UpstreamDeprecation) => void,
+    ): Promise<PetDto> {
       const key = cacheKey(caller, 'pet', id);
       const hit = await attempt(async () => {
         const text = await store.get(key);
@@ -112,7 +116,7 @@ export function cachedCalls(
         return hit.pet;
       }
       let upstream: UpstreamDeprecation | undefined;
-      onCall();
+      called();
       const pet = await client.getPet(auth, id, deadline(), (headers) => {
         upstream = headers;
         notify?.(headers);

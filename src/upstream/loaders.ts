@@ -27,9 +27,9 @@ export interface UpstreamCalls {
 /** Per-request data access. Resolvers reach the upstream only through these. */
 export interface Loaders extends UpstreamCalls {
   /** `GET /pets/{petId}`, de-duplicated per id within the request; pets already listed or created need no call. */
-  readonly petById: DataLoader<string, PetDto>;
+  readonly petById: Pick<DataLoader<string, PetDto>, 'load'>;
   /** `GET /pets`, de-duplicated per (status, limit) within the request. */
-  readonly petList: DataLoader<ListPetsQuery, PetDto[], string>;
+  readonly petList: Pick<DataLoader<ListPetsQuery, PetDto[], string>, 'load'>;
   /** Upstream requests this request has made so far (cache hits and shared answers not counted). */
   readonly upstreamCalls: number;
   /**
@@ -46,6 +46,11 @@ export interface Loaders extends UpstreamCalls {
    * instead find its outcome and nothing is sent again.
    */
   adoptList(query: ListPetsQuery, pets: Promise<PetDto[]>): void;
+  /**
+   * From now on, which calls go upstream, by key (`l` + list key, `p` + id), and how many of the
+   * batch entries sharing these loaders asked for each (entry-loaders.ts keeps it).
+   */
+  ledger(): CallLedger;
   /** Ends the request's deadline; call once no load is pending (the operation has its result). */
   release(): void;
   /**
@@ -54,6 +59,12 @@ export interface Loaders extends UpstreamCalls {
    * `write`). Nothing once released.
    */
   abandon(): void;
+}
+
+/** Which calls of shared loaders went upstream, and how many entries asked for each (see `ledger`). */
+export interface CallLedger {
+  readonly called: Set<string>;
+  readonly askers: Map<string, number>;
 }
 
 export interface LoaderOptions {
@@ -95,6 +106,9 @@ class RequestLoaders implements Loaders {
   /** The client went away before the deadline was started: it starts abandoned. */
   #gone = false;
   #calls = 0;
+  // Kept only once an entry view exists (a batch's shared loaders): which calls went upstream, by
+  // key ('l' + list key, 'p' + id), and how many entries asked for each.
+  #ledger: CallLedger | undefined;
   #upstreamPet: UpstreamDeprecation | undefined;
   readonly #heard = (headers: UpstreamDeprecation) => {
     this.#upstreamPet ??= headers;
@@ -162,9 +176,20 @@ class RequestLoaders implements Loaders {
     this.#replayed = 0;
   }
 
+  ledger(): CallLedger {
+    this.#ledger ??= { called: new Set(), askers: new Map() };
+    return this.#ledger;
+  }
+
+  /** A call goes upstream: counted, and noted by key when entries keep count. */
+  #called(key: string): void {
+    this.#calls++;
+    this.#ledger?.called.add(key);
+  }
+
   adoptList(query: ListPetsQuery, pets: Promise<PetDto[]>): void {
     this.#lists ??= new Map();
-    this.#calls++;
+    this.#called(`l${listKey(query)}`);
     this.#lists.set(
       listKey(query),
       pets.then((list) => {
@@ -213,13 +238,7 @@ class RequestLoaders implements Loaders {
   #cache(): CachedCalls | undefined {
     const { cache, authError } = this.#options;
     if (cache === undefined || authError !== undefined || this.#auth === undefined) return undefined;
-    this.#cached ??= cachedCalls(
-      this.#client,
-      this.#auth,
-      cache,
-      () => this.#requestDeadline(),
-      () => this.#calls++,
-    );
+    this.#cached ??= cachedCalls(this.#client, this.#auth, cache, () => this.#requestDeadline());
     return this.#cached;
   }
 
@@ -227,9 +246,9 @@ class RequestLoaders implements Loaders {
     if (this.#options.authError) throw this.#options.authError;
     const cached = this.#cache();
     let pets: PetDto[];
-    if (cached) pets = await cached.listPets(query);
+    if (cached) pets = await cached.listPets(query, () => this.#called(`l${listKey(query)}`));
     else {
-      this.#calls++;
+      this.#called(`l${listKey(query)}`);
       pets = await this.#client.listPets(this.#auth, query, this.#requestDeadline());
     }
     this.#remember(pets);
@@ -261,8 +280,8 @@ class RequestLoaders implements Loaders {
     const known = this.#knownPet(id);
     if (known) return known;
     const cached = this.#cache();
-    if (cached) return cached.getPet(id, this.#heard);
-    this.#calls++;
+    if (cached) return cached.getPet(id, () => this.#called(`p${id}`), this.#heard);
+    this.#called(`p${id}`);
     return this.#client.getPet(this.#auth, id, this.#requestDeadline(), this.#heard);
   }
 

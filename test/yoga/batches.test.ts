@@ -270,22 +270,24 @@ describe('batched operations, defaults', () => {
     expect(operations.map((line) => line.upstreamCalls)).toEqual([1, 1, 1, 1]);
   });
 
-  it('counts a batch of reads’ shared upstream calls once, on its first operation’s line', async () => {
+  it('counts on each entry’s line the calls it asked for, and which of them another entry shared (#64 row 8)', async () => {
     await batch(gateway.url, [
       { query: 'query R0 { pets(limit: 4) { id } }' },
-      { query: 'query R1 { pets(limit: 4) { id } }' },
+      { query: 'query R1 { pets(limit: 4) { id } b: pets(limit: 6) { id } }' },
       { query: 'query R2 { pets(limit: 5) { id } }' },
     ]);
     const operations = lines.filter((line) => line.msg === 'operation');
-    const calls = new Map(operations.map((line) => [line.operationName, line.upstreamCalls]));
+    const calls = new Map(
+      operations.map((line) => [line.operationName, [line.upstreamCalls, line.upstreamCallsShared]]),
+    );
     expect(calls).toEqual(
       new Map([
-        ['R0', 2],
-        ['R1', 0],
-        ['R2', 0],
+        ['R0', [1, 1]],
+        ['R1', [2, 1]],
+        ['R2', [1, undefined]],
       ]),
     );
-    expect(upstream.requests).toHaveLength(2);
+    expect(upstream.requests).toHaveLength(3);
   });
 
   it('writes one log line per operation, each naming its place in the batch', async () => {
