@@ -140,42 +140,61 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
   const keylessDecision = keylessLimit(options, addressOf, stats);
   const accepted = options.acceptedKeys ?? createAcceptedKeys();
   const ownMemory = options.acceptedKeys === undefined;
-  /** Keys being checked: the address whose point each holds. */
-  const checking = new Map<string, string>();
+  /**
+   * Keys being checked: the address whose point each holds, and whether it got one. Set before the
+   * point is taken, so a key's concurrent requests (a burst, a batch's entries) share one point and
+   * one answer, and the upstream's acceptance gives back the one point taken.
+   */
+  const checking = new Map<string, { address: string; refused: Promise<RateLimiterRes | undefined> }>();
   const observer: UpstreamObserver = {
     keyAnswered(auth, ok) {
       if (ownMemory) accepted.observer.keyAnswered?.(auth, ok);
       // Most answers are for keys accepted long ago: nothing is being checked, no name to compute.
       if (checking.size === 0) return;
       const key = callerKey(auth);
-      const address = checking.get(key);
+      const check = checking.get(key);
       checking.delete(key);
-      if (ok && address !== undefined) void refusedKeys.reward(address, 1);
+      if (ok && check !== undefined)
+        void check.refused.then((refused) => refused === undefined && refusedKeys.reward(check.address, 1));
     },
+  };
+  /** The key's check: its address's point taken (refused: the budget's answer), or joined. */
+  const checkOf = (key: string, req: IncomingMessage | undefined) => {
+    const known = checking.get(key);
+    if (known) return known;
+    const address = req ? addressOf(req) : 'unknown';
+    const check = {
+      address,
+      refused: refusedKeys.consume(address).then(
+        () => undefined,
+        (error: unknown) => {
+          // Not checked after all: the key's next request asks the budget again.
+          if (checking.get(key) === check) checking.delete(key);
+          return error instanceof RateLimiterRes ? error : undefined;
+        },
+      ),
+    };
+    checking.set(key, check);
+    if (checking.size > MAX_CHECKING_KEYS) checking.delete(checking.keys().next().value as string);
+    return check;
   };
   const consume = async (
     bearer: string,
     key: string,
     req: IncomingMessage | undefined,
   ): Promise<RateLimitDecision> => {
-    try {
-      if (!checking.has(key) && !accepted.has(bearer)) {
-        const address = req ? addressOf(req) : 'unknown';
-        await refusedKeys.consume(address);
-        checking.set(key, address);
-        if (checking.size > MAX_CHECKING_KEYS) checking.delete(checking.keys().next().value as string);
+    if (checking.has(key) || !accepted.has(bearer)) {
+      const refused = await checkOf(key, req).refused;
+      if (refused) {
+        stats.limited++;
+        stats.refusedKeysLimited++;
+        return { limited: true, reason: 'refused_keys', retryAfterSeconds: secondsLeft(refused) };
       }
-      const wait = await counts.consume(key);
-      if (wait === undefined) return ALLOWED;
-      stats.limited++;
-      return { limited: true, reason: 'key', retryAfterSeconds: wait };
-    } catch (error) {
-      // Only the address's budget of refused keys throws its decision (the counts never reject).
-      if (!(error instanceof RateLimiterRes)) return ALLOWED;
-      stats.limited++;
-      stats.refusedKeysLimited++;
-      return { limited: true, reason: 'refused_keys', retryAfterSeconds: secondsLeft(error) };
     }
+    const wait = await counts.consume(key);
+    if (wait === undefined) return ALLOWED;
+    stats.limited++;
+    return { limited: true, reason: 'key', retryAfterSeconds: wait };
   };
 
   const decisions = new WeakMap<object, Promise<RateLimitDecision>>();

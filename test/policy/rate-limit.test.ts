@@ -230,6 +230,44 @@ describe('RATE_LIMIT_REFUSED_KEYS_PER_MINUTE: a client sending a new key every t
     expect(limit.stats.limited).toBe(0);
   });
 
+  it('charges a new valid key one point however many requests it sends at once, and gives it back (#64 row 6b)', async () => {
+    const keys = Array.from({ length: 6 }, (_, i) => `valid-burst-key-${i}`);
+    for (const key of keys) upstream.tokens.add(key);
+    const { limit, gateway } = await gatewayWith({ perMinute: 600, refusedKeysPerMinute: 20 });
+    // Six new keys, ten requests each at once (then six more, a batch of ten each): the address's
+    // budget of 20 is never spent, since each key holds at most one point while checked and gets
+    // it back when the upstream accepts it.
+    const codes = await Promise.all(
+      keys.flatMap((key) =>
+        Array.from({ length: 10 }, () => list(gateway.url, `Bearer ${key}`).then(codeOf)),
+      ),
+    );
+    expect(codes.filter((code) => code !== 'ok')).toEqual([]);
+    const fresh = Array.from({ length: 6 }, (_, i) => `valid-batch-key-${i}`);
+    for (const key of fresh) upstream.tokens.add(key);
+    const batches = await Promise.all(
+      fresh.map(async (key) => {
+        const response = await fetch(gateway.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+          body: JSON.stringify(
+            Array.from({ length: 10 }, (_, i) => ({ query: `{ pets(limit: ${i + 1}) { id } }` })),
+          ),
+        });
+        const entries = (await response.json()) as Array<{
+          errors?: Array<{ extensions?: { code?: string } }>;
+        }>;
+        return entries.map((entry) => entry.errors?.[0]?.extensions?.code ?? 'ok');
+      }),
+    );
+    expect(batches.flat().filter((code) => code !== 'ok')).toEqual([]);
+    expect(limit.stats.refusedKeysLimited).toBe(0);
+    // And the budget is whole: 20 junk keys are still refused by the upstream, the 21st here.
+    const junk: unknown[] = [];
+    for (let i = 0; i < 21; i++) junk.push(codeOf(await list(gateway.url, `Bearer junk-after-burst-${i}`)));
+    expect(junk).toEqual([...Array(20).fill('UNAUTHENTICATED'), 'REFUSED_KEYS_LIMITED']);
+  });
+
   it('lets 300 junk keys from one address cost the upstream no more calls than the budget (60)', async () => {
     const { gateway } = await gatewayWith({ perMinute: 600 });
     const codes = await inBatches(300, 20, (i) => list(gateway.url, `Bearer junk-flood-${i}`).then(codeOf));
