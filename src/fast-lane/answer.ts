@@ -47,30 +47,48 @@ export function answerOperation(
   const extra = deprecation && ['deprecation', deprecation.deprecation, 'sunset', deprecation.sunset];
   writeAnswer(req, res, text, learned, prepared.operationType, extra, requestId, options);
   options.lanes.served.fast++;
+  recordOperation(req, prepared, used, started, executeSeconds, requestId, false, options);
+}
 
-  logOperation(options.logger, recordOf(req, prepared, used, started, requestId, options), 200);
+/**
+ * A request whose client went away before its answer was written: nothing is written, and it is
+ * logged and counted as every lane counts it, with the status its line gives (499).
+ */
+export function answerClientGone(
+  req: IncomingMessage,
+  prepared: Named,
+  used: Used,
+  started: number,
+  executeSeconds: number,
+  options: FastLaneOptions,
+): void {
+  const requestId = requestIdOf(headerValue(req, 'x-request-id'));
+  recordOperation(req, prepared, used, started, executeSeconds, requestId, true, options);
+}
+
+/** The operation's log line and metrics, answered (200) or its client gone (499). */
+function recordOperation(
+  req: IncomingMessage,
+  prepared: Named,
+  used: Used,
+  started: number,
+  executeSeconds: number,
+  requestId: RequestId,
+  gone: boolean,
+  options: FastLaneOptions,
+): void {
+  const record = recordOf(req, prepared, used, started, requestId, options);
+  if (gone) record.clientGone = true;
+  const status = gone ? CLIENT_GONE_STATUS : 200;
+  logOperation(options.logger, record, status);
   options.metrics?.servedFast({
     operationName: prepared.operationName,
     operationType: prepared.operationType,
     executeSeconds,
     httpSeconds: (performance.now() - started) / 1000,
-    status: 200,
+    status,
     method: req.method === 'GET' ? 'GET' : 'POST',
   });
-}
-
-/** The operation line of a request whose client went away before its answer was written. */
-export function logClientGone(
-  req: IncomingMessage,
-  prepared: Named,
-  used: Used,
-  started: number,
-  options: FastLaneOptions,
-): void {
-  const requestId = requestIdOf(headerValue(req, 'x-request-id'));
-  const record = recordOf(req, prepared, used, started, requestId, options);
-  record.clientGone = true;
-  logOperation(options.logger, record, CLIENT_GONE_STATUS);
 }
 
 /** What the operation's log line says of it, as both of the above write it. */

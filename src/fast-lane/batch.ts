@@ -303,7 +303,7 @@ function logAndCount(
       operationType: operation.operationType,
       executeSeconds,
       httpSeconds: index === size - 1 ? (performance.now() - started) / 1000 : undefined,
-      status: 200,
+      status: gone ? CLIENT_GONE_STATUS : 200,
       method: 'POST',
     });
   }

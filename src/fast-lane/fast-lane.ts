@@ -4,7 +4,7 @@ import { hasUnsafeNumber } from '../contract/int64.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
 import { operationKey } from '../policy/prepared-operations.ts';
 import { type Context, createContext } from '../schema/context.ts';
-import { answerOperation, logClientGone } from './answer.ts';
+import { answerClientGone, answerOperation } from './answer.ts';
 import { serveBatch } from './batch.ts';
 import { type FastLaneOptions, handOver, headerValue, rescue, type Served } from './hand-over.ts';
 import { callOnce, mayCallOnce } from './one-call.ts';
@@ -129,12 +129,12 @@ async function run(
     return handOver(req, res, body, options, { parsed, ranOn: context });
   }
   context.release();
-  // Nobody is left to answer, in this lane or Yoga's: only the log line says what happened.
+  const executeSeconds = (performance.now() - executeStarted) / 1000;
+  // Nobody is left to answer, in this lane or Yoga's: only the log line and metrics say so.
   if (res.destroyed) {
     span?.end(result.errors);
-    return logClientGone(req, prepared, context, served.started, options);
+    return answerClientGone(req, prepared, context, served.started, executeSeconds, options);
   }
-  const executeSeconds = (performance.now() - executeStarted) / 1000;
   if (result.errors?.length || result.data == null) {
     // Yoga ends the span with the errors it finally answers.
     if (span) context.operationSpan = span;

@@ -6,7 +6,7 @@ import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { ListPetsQuery, PetDto } from '../upstream/bodies.ts';
 import type { UpstreamError } from '../upstream/errors.ts';
 import type { Loaders } from '../upstream/loaders.ts';
-import { answerOperation, logClientGone, type Named, type Used } from './answer.ts';
+import { answerClientGone, answerOperation, type Named, type Used } from './answer.ts';
 import { type FastLaneOptions, rescue, type Served } from './hand-over.ts';
 
 /**
@@ -131,7 +131,10 @@ export function callOnce<Found extends { readonly named: Named }>(
   client.listPetsThen(authorization, request, deadline, (error, pets) => {
     deadline.release();
     try {
-      if (res.destroyed) return logClientGone(req, found.named, ONE_CALL, served.started, options);
+      if (res.destroyed) {
+        const executeSeconds = (performance.now() - executeStarted) / 1000;
+        return answerClientGone(req, found.named, ONE_CALL, served.started, executeSeconds, options);
+      }
       const data = error === undefined ? dataOfCall(oneCall, pets) : undefined;
       if (data === undefined) {
         const context = createContext(req.headers.authorization, options.context, served.variables);

@@ -26,6 +26,7 @@ import {
   watchRateLimit,
   watchRedis,
 } from './metric-watchers.ts';
+import { CLIENT_GONE_STATUS } from './operation-line.ts';
 import { counterSeries, histogramSeries, SeriesCache } from './series.ts';
 import { upstreamMetrics } from './upstream-metrics.ts';
 
@@ -260,7 +261,12 @@ function requestSeries(
     },
     fillLabelsFn: (params) => {
       const { request, response } = params as unknown as { request: Request; response: Response };
-      return { method: request.method, statusCode: response.status };
+      // A client gone before its answer was written was sent nothing: counted with its log line's
+      // status, as the fast lane counts it.
+      return {
+        method: request.method,
+        statusCode: request.signal.aborted ? CLIENT_GONE_STATUS : response.status,
+      };
     },
   });
   return { operations, operationDuration, httpDuration };
