@@ -30,8 +30,14 @@ export interface ListPetsQuery {
   limit: number;
 }
 
-/** One text per distinct `GET /pets` query: two queries ask for the same list when their keys match. */
-export const listKey = (query: ListPetsQuery): string => `${query.status ?? ''}|${query.limit}`;
+/**
+ * One text per distinct `GET /pets` query, and the one place a query's parameters are written: it
+ * is the request's query string, and it names the list wherever a list is matched (the request's
+ * memo, coalescing, the response cache's keys, live lists), so a parameter added here is part of
+ * every one of them.
+ */
+export const listKey = (query: ListPetsQuery): string =>
+  query.status === undefined ? `limit=${query.limit}` : `limit=${query.limit}&status=${query.status}`;
 
 /**
  * JSON.parse that keeps the source text of every integer under an int64 key, so ids survive exactly

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isPetStatus } from '../contract/animal-store.ts';
 import { cacheKey, type ResponseCache } from '../stores/response-cache.ts';
-import type { ListPetsQuery, PetDto } from './bodies.ts';
+import { type ListPetsQuery, listKey, type PetDto } from './bodies.ts';
 import { type CallerKey, createCallerKey } from './caller-key.ts';
 import type { Deadline, UpstreamClient, UpstreamDeprecation } from './client.ts';
 
@@ -82,12 +82,12 @@ export function cachedCalls(
         const proposed = newGeneration();
         const stored = await attempt(() => store.setIfAbsent(generationKey, proposed, GENERATION_TTL_MS));
         if (stored === proposed) {
-          const key = cacheKey(caller, 'pets', proposed, query.status ?? '-', String(query.limit));
+          const key = cacheKey(caller, 'pets', proposed, listKey(query));
           await attempt(() => store.set(key, JSON.stringify(pets), ttlMs));
         }
         return pets;
       }
-      const key = cacheKey(caller, 'pets', generation, query.status ?? '-', String(query.limit));
+      const key = cacheKey(caller, 'pets', generation, listKey(query));
       const hit = await attempt(async () => {
         const text = await store.get(key);
         return text === undefined ? undefined : decodePets(JSON.parse(text));

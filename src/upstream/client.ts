@@ -2,6 +2,7 @@ import { type ContractRoute, pathOf, ROUTES } from '../contract/routes.ts';
 import type { Authorization } from './authorization.ts';
 import {
   type ListPetsQuery,
+  listKey,
   type PetDto,
   parseErrorBody,
   parsePet,
@@ -134,9 +135,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       return promised((done) => client.listPetsThen(auth, query, deadline, done, era));
     },
     listPetsThen(auth, query, deadline, done, era) {
-      const status = query.status === undefined ? '' : `&status=${query.status}`;
-      const path = `/pets?limit=${query.limit}${status}`;
-      get(ROUTES.listPets, path, auth, deadline, era, (error, response) => {
+      get(ROUTES.listPets, `/pets?${listKey(query)}`, auth, deadline, era, (error, response) => {
         if (error !== undefined) return done(error);
         let pets: PetDto[];
         try {

@@ -332,7 +332,7 @@ describe.skipIf(!redisAvailable)('Redis response cache shared by two gateway ins
         expect(text).not.toContain('Bearer');
       }
     }
-    const bobLists = keys.filter((key) => key.includes(':pets:') && key.endsWith(':30'));
+    const bobLists = keys.filter((key) => key.includes(':pets:') && key.endsWith(':limit=30'));
     expect(bobLists).toHaveLength(2);
   });
 
