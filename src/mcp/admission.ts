@@ -1,9 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import { CODES } from '../codes.ts';
 import type { Tracing } from '../observability/tracing.ts';
 import type { AcceptedKeys } from '../policy/accepted-keys.ts';
-import type { RateLimit, RateLimitDecision } from '../policy/rate-limit.ts';
-import { rateLimited, refusedKeysLimited } from '../schema/errors.ts';
+import { type RateLimit, type RateLimitDecision, refusalOf } from '../policy/rate-limit.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { UpstreamResponseError } from '../upstream/errors.ts';
 import { messagesOf, methodOf } from './messages.ts';
@@ -25,17 +23,11 @@ export interface Refusal {
 /** Each tool call's rate-limit decision, kept under an object of its own, by the call's JSON-RPC id. */
 export type CountedCalls = ReadonlyMap<unknown, object>;
 
+/** /graphql's refusal (policy/rate-limit.ts), as an MCP request refused whole carries it. */
 function rateLimitRefusal(decision: Extract<RateLimitDecision, { limited: true }>): Refusal {
-  const seconds = decision.retryAfterSeconds;
-  const error =
-    decision.reason === 'refused_keys' ? refusedKeysLimited(seconds) : rateLimited(seconds, decision.reason);
-  const code = decision.reason === 'refused_keys' ? CODES.REFUSED_KEYS_LIMITED : CODES.RATE_LIMITED;
-  return {
-    status: code.status,
-    headers: { 'retry-after': String(seconds) },
-    message: error.message,
-    data: { code: error.extensions.code, retryAfter: seconds },
-  };
+  const { message, extensions } = refusalOf(decision);
+  const { status, headers } = extensions.http as { status: number; headers: Record<string, string> };
+  return { status, headers, message, data: { code: extensions.code, retryAfter: extensions.retryAfter } };
 }
 
 /**

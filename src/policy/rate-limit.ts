@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
+import type { GraphQLError } from 'graphql';
 import { RateLimiterRes } from 'rate-limiter-flexible';
+import { rateLimited, refusedKeysLimited } from '../schema/errors.ts';
 import { createPointCounter } from '../stores/cluster-counts.ts';
 import { createMinuteCounts, type RateLimitStats, secondsLeft } from '../stores/rate-limit-counts.ts';
 import type { SharedRedis } from '../stores/redis.ts';
@@ -78,6 +80,16 @@ export interface RateLimitOptions {
 }
 
 const ALLOWED: RateLimitDecision = Object.freeze({ limited: false });
+
+/**
+ * What a refused request is told, wherever it came in (/graphql, a batch entry, a WebSocket
+ * operation, an MCP message): its code, message, `retryAfter` and HTTP status and `Retry-After`.
+ */
+export function refusalOf(decision: Extract<RateLimitDecision, { limited: true }>): GraphQLError {
+  return decision.reason === 'refused_keys'
+    ? refusedKeysLimited(decision.retryAfterSeconds)
+    : rateLimited(decision.retryAfterSeconds, decision.reason);
+}
 
 /** Keys being checked, remembered per process (oldest first out). */
 const MAX_CHECKING_KEYS = 10_000;

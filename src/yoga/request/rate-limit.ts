@@ -1,7 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
 import type { LaneContext } from '../../policy/hand-off.ts';
-import type { RateLimit } from '../../policy/rate-limit.ts';
-import { rateLimited, refusedKeysLimited } from '../../schema/errors.ts';
+import { type RateLimit, refusalOf } from '../../policy/rate-limit.ts';
 
 /**
  * Yoga's side of the limit: every GraphQL request (each operation of a batch) is checked once its parameters are read, before
@@ -22,11 +21,7 @@ export function useRateLimit(
       const decision =
         (batchEntry && lane?.batch?.decisions[batchEntry.index]) ??
         (await limit.check(req, request.headers.get('authorization'), entry));
-      if (decision.limited) {
-        throw decision.reason === 'refused_keys'
-          ? refusedKeysLimited(decision.retryAfterSeconds)
-          : rateLimited(decision.retryAfterSeconds, decision.reason);
-      }
+      if (decision.limited) throw refusalOf(decision);
     },
   };
 }
