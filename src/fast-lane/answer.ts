@@ -4,7 +4,7 @@ import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from '../obser
 import { type RequestId, requestIdOf } from '../observability/request-id.ts';
 import { cacheControl } from '../policy/cache-headers.ts';
 import { chooseEncoding, encode } from '../policy/compression.ts';
-import { clientIdentity, deprecationHeaders } from '../policy/deprecation-headers.ts';
+import { deprecationAnswer } from '../policy/deprecation-headers.ts';
 import type { PreparedOperation } from '../policy/prepared-operations.ts';
 import type { Context } from '../schema/context.ts';
 import { type FastLaneOptions, headerValue } from './hand-over.ts';
@@ -30,21 +30,20 @@ export function answerOperation(
   executeSeconds: number,
   options: FastLaneOptions,
 ): void {
-  let deprecation: { deprecation: string; sunset: string } | undefined;
-  let extensions: ExecutionResult['extensions'] | undefined;
-  const { deprecations } = used;
-  if (deprecations !== undefined && deprecations.size > 0) {
-    const list = deprecations.list();
-    options.onDeprecatedUse({
-      fields: list.map((notice) => notice.field),
-      ...clientIdentity((name) => headerValue(req, name)),
-    });
-    extensions = { ...result.extensions, deprecations: list };
-    deprecation = deprecationHeaders(list[0] as (typeof list)[0]);
-  }
-  const text = JSON.stringify(extensions ? { ...result, extensions } : result);
+  const header = (name: string) => headerValue(req, name);
+  const deprecation = deprecationAnswer(used.deprecations, header, options.onDeprecatedUse);
+  const text = JSON.stringify(
+    deprecation
+      ? { ...result, extensions: { ...result.extensions, deprecations: deprecation.notices } }
+      : result,
+  );
   const requestId = requestIdOf(headerValue(req, 'x-request-id'));
-  const extra = deprecation && ['deprecation', deprecation.deprecation, 'sunset', deprecation.sunset];
+  const extra = deprecation && [
+    'deprecation',
+    deprecation.headers.deprecation,
+    'sunset',
+    deprecation.headers.sunset,
+  ];
   writeAnswer(req, res, text, learned, prepared.operationType, extra, requestId, options);
   options.lanes.served.fast++;
   recordOperation(req, prepared, used, started, executeSeconds, requestId, false, options);

@@ -1,7 +1,11 @@
 import type { Logger } from 'pino';
 import { PET_SUNSET_HTTP } from '../contract/animal-store.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { type DeprecationNotice, PET_DEPRECATED_SINCE } from '../schema/deprecation.ts';
+import {
+  type DeprecationNotice,
+  type DeprecationNotices,
+  PET_DEPRECATED_SINCE,
+} from '../schema/deprecation.ts';
 
 /** A use of deprecated fields by one operation, with the client's self-declared name. */
 export interface DeprecatedUse {
@@ -30,6 +34,22 @@ export function deprecationHeaders(notice: DeprecationNotice): { deprecation: st
     deprecation: notice.upstream?.deprecation ?? `@${Math.floor(PET_DEPRECATED_SINCE.getTime() / 1000)}`,
     sunset: notice.upstream?.sunset ?? PET_SUNSET_HTTP,
   };
+}
+
+/**
+ * An operation's use of deprecated fields, as every lane answers it: told to `onUse` (the log and
+ * a metric) with the client's name from `header`, the notices for `extensions.deprecations`, and
+ * the response's `Deprecation` / `Sunset` headers. Undefined when it used none.
+ */
+export function deprecationAnswer(
+  notices: DeprecationNotices | undefined,
+  header: (name: string) => string | null,
+  onUse: ((use: DeprecatedUse) => void) | undefined,
+): { notices: DeprecationNotice[]; headers: { deprecation: string; sunset: string } } | undefined {
+  if (notices === undefined || notices.size === 0) return undefined;
+  const list = notices.list();
+  onUse?.({ fields: list.map((notice) => notice.field), ...clientIdentity(header) });
+  return { notices: list, headers: deprecationHeaders(list[0] as DeprecationNotice) };
 }
 
 /** Where a use of a deprecated field goes, whichever lane served it: the log and a metric. */

@@ -1,6 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
-import { clientIdentity, type DeprecatedUse, deprecationHeaders } from '../../policy/deprecation-headers.ts';
-import type { DeprecationNotice, DeprecationNotices } from '../../schema/deprecation.ts';
+import { type DeprecatedUse, deprecationAnswer } from '../../policy/deprecation-headers.ts';
+import type { DeprecationNotices } from '../../schema/deprecation.ts';
 
 export interface DeprecationPluginOptions {
   /** Where a use of a deprecated field is reported. */
@@ -12,30 +12,26 @@ export interface DeprecationPluginOptions {
  * `Deprecation` / `Sunset` headers (RFC 9745 / RFC 8594) on the HTTP response.
  */
 export function useDeprecationNotices(options: DeprecationPluginOptions = {}): Plugin {
-  const headersFor = new WeakMap<Request, DeprecationNotice[]>();
+  const headersFor = new WeakMap<Request, { deprecation: string; sunset: string }>();
   return {
     onExecute() {
       return {
         onExecuteDone({ args, result, setResult }) {
+          if (!('data' in result)) return;
           const notices = (args.contextValue as { deprecations?: DeprecationNotices }).deprecations;
-          if (!notices || notices.size === 0 || !('data' in result)) return;
-          const list = notices.list();
+          // An operation with no HTTP request of its own (a WebSocket's) is not reported here.
           const request = (args.contextValue as { request?: Request }).request;
-          if (request) {
-            headersFor.set(request, list);
-            options.onUse?.({
-              fields: list.map((notice) => notice.field),
-              ...clientIdentity((name) => request.headers.get(name)),
-            });
-          }
-          setResult({ ...result, extensions: { ...result.extensions, deprecations: list } });
+          const header = (name: string) => request?.headers.get(name) ?? null;
+          const answer = deprecationAnswer(notices, header, request ? options.onUse : undefined);
+          if (!answer) return;
+          if (request) headersFor.set(request, answer.headers);
+          setResult({ ...result, extensions: { ...result.extensions, deprecations: answer.notices } });
         },
       };
     },
     onResponse({ request, response }) {
-      const list = headersFor.get(request);
-      if (!list?.[0]) return;
-      const headers = deprecationHeaders(list[0]);
+      const headers = headersFor.get(request);
+      if (!headers) return;
       response.headers.set('Deprecation', headers.deprecation);
       response.headers.set('Sunset', headers.sunset);
     },
