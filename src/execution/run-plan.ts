@@ -1,6 +1,6 @@
 import { getArgumentValues, getVariableValues } from 'graphql';
 import type { Context } from '../schema/context.ts';
-import type { UpstreamCallName } from '../schema/upstream-field.ts';
+import { requestWithHooks, type UpstreamCallName } from '../schema/upstream-field.ts';
 import { type Plan, type PlannedField, type PlannedRoot, priceOperation } from './plan.ts';
 
 /** What a value's writer returns when it cannot serialise the value (the compiled path words it). */
@@ -104,15 +104,14 @@ export function requestsOf(
     for (let i = 0; i < roots.length; i++) {
       const root = roots[i] as PlannedRoot;
       if (root.kind !== 'call') continue;
-      if (ctx) root.declaration.before?.(ctx);
-      requests[i] =
-        'request' in root
+      // A request the plan fixed was built by the same declaration's `request` (plan.ts).
+      const build = () =>
+        ('request' in root
           ? root.request
-          : root.declaration.request(getArgumentValues(root.field, root.node, variables));
-      if (ctx) {
-        root.declaration.within?.(requests[i] as never, ctx);
-        root.declaration.calling?.(ctx);
-      }
+          : root.declaration.request(getArgumentValues(root.field, root.node, variables))) as ReturnType<
+          typeof root.declaration.request
+        >;
+      requests[i] = requestWithHooks(root.declaration, build, ctx);
     }
   } catch {
     return undefined;

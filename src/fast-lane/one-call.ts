@@ -1,7 +1,8 @@
 import type { Plan, PlannedRoot } from '../execution/plan.ts';
 import { dataOf, requestsOf } from '../execution/run-plan.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
-import { type Context, createContext } from '../schema/context.ts';
+import { type Context, createContext, featuresNeedContext } from '../schema/context.ts';
+import { needsContext } from '../schema/upstream-field.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { ListPetsQuery, PetDto } from '../upstream/bodies.ts';
 import type { UpstreamError } from '../upstream/errors.ts';
@@ -44,19 +45,15 @@ function detect(plan: Plan): OneCall | undefined {
   for (let i = 0; i < plan.roots.length; i++) {
     const root = plan.roots[i] as PlannedRoot;
     if (root.kind === 'typename') continue;
-    const { before, within, calling } = root.declaration;
-    if (index !== -1 || root.call !== 'listPets' || before || within || calling) return undefined;
+    if (index !== -1 || root.call !== 'listPets' || needsContext(root.declaration)) return undefined;
     index = i;
   }
   return index === -1 ? undefined : { plan, index };
 }
 
-/**
- * Whether the one-call path may serve requests: not when the response cache or tracing is on (both
- * live on the context and the span).
- */
+/** Whether the one-call path may serve requests: not when a per-request feature lives on the context. */
 export function mayCallOnce(options: FastLaneOptions): boolean {
-  return options.tracing === undefined && options.context.cache === undefined;
+  return !featuresNeedContext(options.context, options.tracing);
 }
 
 /**

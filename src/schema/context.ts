@@ -61,6 +61,15 @@ export interface ContextDeps {
 }
 
 /**
+ * Whether a per-request feature lives on the context, so that a path which calls the upstream
+ * without one (fast-lane/one-call.ts) must step aside: the response cache (in the loaders) and
+ * tracing (the operation's span). The next such feature is added here.
+ */
+export function featuresNeedContext(deps: ContextDeps, tracing: unknown): boolean {
+  return deps.cache !== undefined || tracing !== undefined;
+}
+
+/**
  * What a request's context is built from, read once from the gateway's options: the same for Yoga's
  * lane and the fast lane.
  */

@@ -60,6 +60,31 @@ export interface UpstreamField<
   readonly calling?: (ctx: Context) => void;
 }
 
+/**
+ * A field's request with its hooks, in their one order, for every path that builds it (the
+ * resolver, a plan): `before`, then `build` (the field's `request`, or the one a plan fixed), then
+ * `within` and `calling`. The hooks run on `ctx`; a path may leave `ctx` out only for a field that
+ * `needsContext` says has none. A new hook is added here and to `needsContext`, and every path runs it.
+ */
+export function requestWithHooks<Call extends UpstreamCallName>(
+  field: Pick<UpstreamField<never, Call>, 'before' | 'within' | 'calling'>,
+  build: () => UpstreamCallTypes[Call]['request'],
+  ctx: Context | undefined,
+): UpstreamCallTypes[Call]['request'] {
+  if (ctx) field.before?.(ctx);
+  const request = build();
+  if (ctx) {
+    field.within?.(request, ctx);
+    field.calling?.(ctx);
+  }
+  return request;
+}
+
+/** Whether a field's call needs the request's context (it has a hook): see requestWithHooks. */
+export function needsContext(field: Pick<UpstreamField<never>, 'before' | 'within' | 'calling'>): boolean {
+  return field.before !== undefined || field.within !== undefined || field.calling !== undefined;
+}
+
 /** The key under which a field's `UpstreamField` sits in its GraphQL extensions. */
 export const UPSTREAM_EXTENSION = 'upstream';
 
@@ -110,10 +135,7 @@ function resolveUpstream<
   field: UpstreamField<Args, Call, Result>,
 ): (root: unknown, args: Args, ctx: Context) => Promise<UpstreamCallTypes[Call]['result']> {
   return (_root, args, ctx) => {
-    field.before?.(ctx);
-    const request = field.request(args);
-    field.within?.(request, ctx);
-    field.calling?.(ctx);
+    const request = requestWithHooks(field, () => field.request(args), ctx);
     return load(ctx, field.call, request).catch(rethrowForClient) as Promise<
       UpstreamCallTypes[Call]['result']
     >;
