@@ -8,12 +8,11 @@ import { operationKey } from '../policy/prepared-operations.ts';
 import type { RateLimitDecision } from '../policy/rate-limit.ts';
 import { type Context, createContext } from '../schema/context.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
-import { type ListPetsQuery, listKey, type PetDto } from '../upstream/bodies.ts';
-import type { UpstreamError } from '../upstream/errors.ts';
+import { type ListPetsQuery, listKey } from '../upstream/bodies.ts';
 import type { Loaders } from '../upstream/loaders.ts';
 import { writeAnswer } from './answer.ts';
 import { type FastLaneOptions, handOver, headerValue, rescue } from './hand-over.ts';
-import { adoptCall, dataOfCall, mayCallOnce, type OneCall, requestOf } from './one-call.ts';
+import { callAll, mayCallOnce, type OneCall, requestOf } from './one-call.ts';
 import type { PlainParams } from './plain-request.ts';
 import { type Named, type Runnable, runnableOf } from './run-prepared.ts';
 
@@ -130,10 +129,9 @@ function oneCallsOf(
 }
 
 /**
- * Serves a batch of one-call operations as one-call.ts serves one: each entry's `GET /pets` through
- * the client's callback under one deadline (cancelled when the client goes). Once all have
- * answered, the array is written; a failed call or an answer that would not serialise sends the
- * batch the usual way (runEntries), its loaders holding every call's outcome.
+ * Serves a batch of one-call operations through the one-call engine (one-call.ts callAll), as a
+ * single one is served: a failed call or an answer that would not serialise sends the batch the
+ * usual way (runEntries), its loaders holding every call's outcome.
  */
 function callEntriesOnce(
   batch: Batch,
@@ -142,49 +140,21 @@ function callEntriesOnce(
   options: FastLaneOptions,
 ): void {
   const { req, res, body } = batch;
-  options.lanes.served.oneCall++;
-  const client = options.context.upstream;
-  const deadline = client.deadline();
-  cancelWhenClientGoes(res, deadline);
-  const executeStarted = performance.now();
-  const outcomes = new Array<Outcome>(calls.length);
-  let waiting = calls.length;
-  const settle = () => {
-    deadline.release();
-    const executeSeconds = (performance.now() - executeStarted) / 1000;
-    // Each entry asked for a list of its own (oneCallsOf): one call each, none shared.
-    const each = calls.map(() => ONE_CALL_EACH);
-    if (res.destroyed) return answerBatch(batch, [], each, executeSeconds, options);
-    const results: ExecutionResult[] = [];
-    for (const [index, { oneCall }] of calls.entries()) {
-      const { error, pets } = outcomes[index] as Outcome;
-      const data = error === undefined ? dataOfCall(oneCall, pets) : undefined;
-      if (data === undefined) {
-        const adopt = (loaders: Loaders) =>
-          calls.forEach(({ request }, at) => {
-            const outcome = outcomes[at] as Outcome;
-            adoptCall(loaders, request, outcome.error, outcome.pets);
-          });
-        runEntries(batch, options, adopt).catch(() => rescue(req, res, body, options));
-        return;
-      }
-      results.push({ data });
-    }
-    options.lanes.served.planned++;
-    answerBatch(batch, results, each, executeSeconds, options);
-  };
-  for (const [index, { request }] of calls.entries()) {
-    client.listPetsThen(authorization, request, deadline, (error, pets) => {
-      outcomes[index] = { error, pets };
-      if (--waiting > 0) return;
-      try {
-        settle();
-      } catch {
-        // A bug of ours; thrown here it would reach undici's handler, and the request would hang.
-        rescue(req, res, body, options);
-      }
-    });
-  }
+  // Each entry asked for a list of its own (oneCallsOf): one call each, none shared.
+  const each = calls.map(() => ONE_CALL_EACH);
+  callAll(res, authorization, calls, options, {
+    gone: (executeSeconds) => answerBatch(batch, [], each, executeSeconds, options),
+    answered: (data, executeSeconds) =>
+      answerBatch(
+        batch,
+        data.map((entry) => ({ data: entry })),
+        each,
+        executeSeconds,
+        options,
+      ),
+    usual: (adopt) => void runEntries(batch, options, adopt).catch(() => rescue(req, res, body, options)),
+    rescue: () => rescue(req, res, body, options),
+  });
 }
 
 /** What one entry's log line counts: the upstream calls it asked for, and of those, the shared ones. */
@@ -194,12 +164,6 @@ interface EntryCalls {
 }
 
 const ONE_CALL_EACH: EntryCalls = { own: 1, shared: 0 };
-
-/** How one entry's call ended. */
-interface Outcome {
-  readonly error: UpstreamError | undefined;
-  readonly pets: PetDto[] | undefined;
-}
 
 /** Writes the batch's answer (unless its client went away), then its lines and counts. */
 function answerBatch(

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Plan, PlannedRoot } from '../execution/plan.ts';
 import { dataOf, requestsOf } from '../execution/run-plan.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
@@ -101,10 +102,10 @@ type Run<Found> = (
 ) => Promise<void>;
 
 /**
- * Serves a one-call operation. What it does not answer itself goes the usual way (`run`): a key
- * that is no bearer key or a request refused, before any call; a failed call, or an answer that
- * would not serialise, on a context whose loaders hold the call's outcome, so nothing is sent twice
- * and the answer is the one compiled execution and Yoga give.
+ * Serves a one-call operation: a batch of one for callAll. What it does not answer itself goes the
+ * usual way (`run`): a key that is no bearer key or a request refused, before any call; a failed
+ * call, or an answer that would not serialise, on a context whose loaders hold the call's outcome,
+ * so nothing is sent twice and the answer is the one compiled execution and Yoga give.
  */
 export function callOnce<Found extends { readonly named: Named }>(
   served: Served,
@@ -114,47 +115,107 @@ export function callOnce<Found extends { readonly named: Named }>(
   run: Run<Found>,
 ): void {
   const { req, res } = served;
-  options.lanes.served.oneCall++;
   const { authorization } = bearerAuthorization(req.headers.authorization);
   const request = requestOf(oneCall, served.variables, options.context.maxCost);
+  const usual = (context?: Context) =>
+    run(served, found, options, context).catch(() => rescue(req, res, served.body, options));
   if (authorization === undefined || request === undefined) {
-    run(served, found, options).catch(() => rescue(req, res, served.body, options));
+    options.lanes.served.oneCall++;
+    usual();
     return;
   }
-  const client = options.context.upstream;
-  const deadline = client.deadline();
-  cancelWhenClientGoes(res, deadline);
-  const executeStarted = performance.now();
-  client.listPetsThen(authorization, request, deadline, (error, pets) => {
-    deadline.release();
-    try {
-      if (res.destroyed) {
-        const executeSeconds = (performance.now() - executeStarted) / 1000;
-        return answerClientGone(req, found.named, ONE_CALL, served.started, executeSeconds, options);
-      }
-      const data = error === undefined ? dataOfCall(oneCall, pets) : undefined;
-      if (data === undefined) {
-        const context = createContext(req.headers.authorization, options.context, served.variables);
-        adoptCall(context.loaders, request, error, pets);
-        run(served, found, options, context).catch(() => rescue(req, res, served.body, options));
-        return;
-      }
-      options.lanes.served.planned++;
-      const executeSeconds = (performance.now() - executeStarted) / 1000;
+  callAll(res, authorization, [{ oneCall, request }], options, {
+    gone: (executeSeconds) =>
+      answerClientGone(req, found.named, ONE_CALL, served.started, executeSeconds, options),
+    answered: ([data], executeSeconds) =>
       answerOperation(
         req,
         res,
         found.named,
         ONE_CALL,
-        { data },
+        { data: data as Record<string, unknown> },
         served.headers,
         served.started,
         executeSeconds,
         options,
-      );
-    } catch {
-      // A bug of ours; thrown here it would reach undici's handler, and the request would hang.
-      rescue(req, res, served.body, options);
-    }
+      ),
+    usual: (adopt) => {
+      const context = createContext(req.headers.authorization, options.context, served.variables);
+      adopt(context.loaders);
+      usual(context);
+    },
+    rescue: () => rescue(req, res, served.body, options),
   });
+}
+
+/** What callAll's caller does with the outcome: each way it can end, said once by the caller. */
+export interface CallsEnd {
+  /** Nobody is left to answer: only the log line and metrics say what happened. */
+  gone(executeSeconds: number): void;
+  /** Every call answered and serialised: each operation's `data`, in order. */
+  answered(data: ReadonlyArray<Record<string, unknown>>, executeSeconds: number): void;
+  /** A call failed, or an answer would not serialise: the usual way, given what adopts every call's outcome. */
+  usual(adopt: (loaders: Loaders) => void): void;
+  /** A bug of ours: answered as one, never a hang. */
+  rescue(): void;
+}
+
+/**
+ * The one engine of the one-call paths (a single operation, a batch of them): each operation's
+ * `GET /pets` through the client's callback under one deadline, cancelled when the client goes and
+ * released when all have answered; then one of `end`'s outcomes. It counts what the lanes count.
+ */
+export function callAll(
+  res: ServerResponse,
+  authorization: string,
+  calls: ReadonlyArray<{ oneCall: OneCall; request: ListPetsQuery }>,
+  options: FastLaneOptions,
+  end: CallsEnd,
+): void {
+  options.lanes.served.oneCall++;
+  const client = options.context.upstream;
+  const deadline = client.deadline();
+  cancelWhenClientGoes(res, deadline);
+  const executeStarted = performance.now();
+  const outcomes = new Array<Outcome>(calls.length);
+  let waiting = calls.length;
+  const settle = () => {
+    deadline.release();
+    const executeSeconds = (performance.now() - executeStarted) / 1000;
+    if (res.destroyed) return end.gone(executeSeconds);
+    const data: Array<Record<string, unknown>> = [];
+    for (const [index, { oneCall }] of calls.entries()) {
+      const { error, pets } = outcomes[index] as Outcome;
+      const answer = error === undefined ? dataOfCall(oneCall, pets) : undefined;
+      if (answer === undefined) {
+        return end.usual((loaders) =>
+          calls.forEach(({ request }, at) => {
+            const outcome = outcomes[at] as Outcome;
+            adoptCall(loaders, request, outcome.error, outcome.pets);
+          }),
+        );
+      }
+      data.push(answer);
+    }
+    options.lanes.served.planned++;
+    end.answered(data, executeSeconds);
+  };
+  for (const [index, { request }] of calls.entries()) {
+    client.listPetsThen(authorization, request, deadline, (error, pets) => {
+      outcomes[index] = { error, pets };
+      if (--waiting > 0) return;
+      try {
+        settle();
+      } catch {
+        // A bug of ours; thrown here it would reach undici's handler, and the request would hang.
+        end.rescue();
+      }
+    });
+  }
+}
+
+/** How one call ended. */
+interface Outcome {
+  readonly error: UpstreamError | undefined;
+  readonly pets: PetDto[] | undefined;
 }

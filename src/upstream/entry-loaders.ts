@@ -26,8 +26,18 @@ export class EntryView implements EntryLoaders {
   constructor(base: Loaders) {
     this.#base = base;
     this.#ledger = base.ledger();
-    this.petById = { load: (id) => (this.#ask(`p${id}`), base.petById.load(id)) };
-    this.petList = { load: (query) => (this.#ask(`l${listKey(query)}`), base.petList.load(query)) };
+    this.petById = {
+      load: (id) => {
+        this.#ask(`p${id}`);
+        return base.petById.load(id);
+      },
+    };
+    this.petList = {
+      load: (query) => {
+        this.#ask(`l${listKey(query)}`);
+        return base.petList.load(query);
+      },
+    };
   }
 
   #ask(key: string): void {

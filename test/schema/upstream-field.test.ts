@@ -29,7 +29,11 @@ describe('a field’s hooks', () => {
 
   it('run in one order around the request, on the context', () => {
     ran.length = 0;
-    const request = requestWithHooks(hooks, () => (ran.push('request'), { limit: 3 }), ctx);
+    const build = () => {
+      ran.push('request');
+      return { limit: 3 };
+    };
+    const request = requestWithHooks(hooks, build, ctx);
     expect(request).toEqual({ limit: 3 });
     expect(ran).toEqual(['before', 'request', 'within', 'calling']);
   });
