@@ -16,7 +16,8 @@ export type Named = Pick<PreparedOperation, 'operationType' | 'operationName'>;
  * What an operation used, for its answer and log line: the deprecated fields it touched (none when
  * it ran on no context) and the upstream calls it made. A request's context is one.
  */
-export type Used = Pick<Context, 'upstreamCalls'> & Partial<Pick<Context, 'deprecations'>>;
+export type Used = Pick<Context, 'upstreamCalls'> &
+  Partial<Pick<Context, 'deprecations' | 'sharedUpstreamCalls'>>;
 
 /** An operation answered with its data, as Yoga would: the answer, the log line, the metrics. */
 export function answerOperation(
@@ -65,8 +66,12 @@ export function answerClientGone(
   recordOperation(req, prepared, used, started, executeSeconds, requestId, true, options);
 }
 
-/** The operation's log line and metrics, answered (200) or its client gone (499). */
-function recordOperation(
+/**
+ * The operation's log line and metrics, answered (200) or its client gone (499): every fast-lane
+ * path records through here, a batch entry with its place (`entry`), the request's HTTP duration
+ * counted once, with its last entry.
+ */
+export function recordOperation(
   req: IncomingMessage,
   prepared: Named,
   used: Used,
@@ -75,38 +80,30 @@ function recordOperation(
   requestId: RequestId,
   gone: boolean,
   options: FastLaneOptions,
+  entry?: { readonly index: number; readonly size: number },
 ): void {
-  const record = recordOf(req, prepared, used, started, requestId, options);
-  if (gone) record.clientGone = true;
-  const status = gone ? CLIENT_GONE_STATUS : 200;
-  logOperation(options.logger, record, status);
-  options.metrics?.servedFast({
-    operationName: prepared.operationName,
-    operationType: prepared.operationType,
-    executeSeconds,
-    httpSeconds: (performance.now() - started) / 1000,
-    status,
-    method: req.method === 'GET' ? 'GET' : 'POST',
-  });
-}
-
-/** What the operation's log line says of it, as both of the above write it. */
-function recordOf(
-  req: IncomingMessage,
-  prepared: Named,
-  used: Used,
-  started: number,
-  requestId: RequestId,
-  options: FastLaneOptions,
-): OperationRecord {
-  return {
+  const record: OperationRecord = {
     started,
     requestId,
     clientAddress: options.clientAddress(req),
     operationType: prepared.operationType,
     upstreamCalls: used.upstreamCalls,
+    ...(used.sharedUpstreamCalls ? { sharedUpstreamCalls: used.sharedUpstreamCalls } : {}),
+    ...(entry ? { batch: entry } : {}),
+    ...(gone ? { clientGone: true } : {}),
     ...(prepared.operationName === undefined ? {} : { operationName: prepared.operationName }),
   };
+  const status = gone ? CLIENT_GONE_STATUS : 200;
+  logOperation(options.logger, record, status);
+  const last = entry === undefined || entry.index === entry.size - 1;
+  options.metrics?.servedFast({
+    operationName: prepared.operationName,
+    operationType: prepared.operationType,
+    executeSeconds,
+    httpSeconds: last ? (performance.now() - started) / 1000 : undefined,
+    status,
+    method: req.method === 'GET' ? 'GET' : 'POST',
+  });
 }
 
 /**

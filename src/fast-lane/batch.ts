@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { hasUnsafeNumber } from '../contract/int64.ts';
-import { CLIENT_GONE_STATUS, logOperation } from '../observability/operation-line.ts';
 import { type RequestId, requestIdOf } from '../observability/request-id.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
 import { operationKey } from '../policy/prepared-operations.ts';
@@ -10,7 +9,7 @@ import { type Context, createContext } from '../schema/context.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import { type ListPetsQuery, listKey } from '../upstream/bodies.ts';
 import type { Loaders } from '../upstream/loaders.ts';
-import { writeAnswer } from './answer.ts';
+import { recordOperation, writeAnswer } from './answer.ts';
 import { type FastLaneOptions, handOver, headerValue, rescue } from './hand-over.ts';
 import { callAll, mayCallOnce, type OneCall, requestOf } from './one-call.ts';
 import type { PlainParams } from './plain-request.ts';
@@ -229,10 +228,7 @@ function writeArray(
   options.lanes.served.fast++;
 }
 
-/**
- * A line and a count per entry, as Yoga's lane writes them: each with the calls it asked for, the
- * request's HTTP duration once.
- */
+/** A line and a count per entry, as Yoga's lane writes them (answer.ts recordOperation). */
 function logAndCount(
   req: IncomingMessage,
   prepared: readonly Named[],
@@ -243,32 +239,14 @@ function logAndCount(
   gone: boolean,
   options: FastLaneOptions,
 ): void {
-  const clientAddress = options.clientAddress(req);
   const size = prepared.length;
   options.metrics?.batch(size);
   for (const [index, operation] of prepared.entries()) {
-    logOperation(
-      options.logger,
-      {
-        started,
-        requestId: requestIds[index] as RequestId,
-        clientAddress,
-        operationType: operation.operationType,
-        upstreamCalls: () => calls[index]?.own ?? 0,
-        sharedUpstreamCalls: () => calls[index]?.shared ?? 0,
-        batch: { index, size },
-        ...(gone ? { clientGone: true } : {}),
-        ...(operation.operationName === undefined ? {} : { operationName: operation.operationName }),
-      },
-      gone ? CLIENT_GONE_STATUS : 200,
-    );
-    options.metrics?.servedFast({
-      operationName: operation.operationName,
-      operationType: operation.operationType,
-      executeSeconds,
-      httpSeconds: index === size - 1 ? (performance.now() - started) / 1000 : undefined,
-      status: gone ? CLIENT_GONE_STATUS : 200,
-      method: 'POST',
-    });
+    const used = {
+      upstreamCalls: () => calls[index]?.own ?? 0,
+      sharedUpstreamCalls: () => calls[index]?.shared ?? 0,
+    };
+    const id = requestIds[index] as RequestId;
+    recordOperation(req, operation, used, started, executeSeconds, id, gone, options, { index, size });
   }
 }

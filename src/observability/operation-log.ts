@@ -15,10 +15,10 @@ type BatchEntryOf = (
  * One log line per GraphQL operation: request id (the caller's `x-request-id` when it is sane, else
  * a new one, echoed in the response), client address, operation name and type, duration, upstream
  * calls made, the HTTP status, and the error codes if any. Never a header, a variable or a token.
- * Each operation of a batch has its own line, with its place in the batch and its own status (the
- * highest its errors ask for, else 200); the upstream calls of a batch of reads, shared by its
- * operations, are counted once, on the line of its first operation. An operation whose client went
- * away before the answer is logged with status 499 and outcome `client_gone`.
+ * Each operation of a batch has its own line, with its place in the batch, its own status (the
+ * highest its errors ask for, else 200) and the upstream calls it asked for (a call entries shared
+ * on each of their lines, and in `upstreamCallsShared`). An operation whose client went away
+ * before the answer is logged with status 499 and outcome `client_gone`.
  */
 export function useOperationLog(
   logger: Logger,
