@@ -26,11 +26,14 @@ export interface RouteContext {
 
 export type Handler = (ctx: RouteContext) => Promise<void> | void;
 
-/** A path with its handlers per method; `headers` go on every answer of the path (errors too). */
+/**
+ * A path with its handlers per method; a method's `headers` go on every answer of that route (its
+ * errors too), not on the path's other methods: a deprecation is an operation's, not a path's.
+ */
 export interface Route {
   pattern: RegExp;
   methods: Readonly<Record<string, Handler>>;
-  headers?: Readonly<Record<string, string>>;
+  headers?: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
 /** The only value of a query parameter, undefined when absent; repeating it is an error. */
@@ -189,8 +192,8 @@ const postMessage: Handler = async ({ req, res, storage }) => {
 /** A handler for each of the contract's operations: a route added there fails to compile until it has one. */
 const HANDLERS: { readonly [Operation in keyof typeof CONTRACT]: Handler } = { listPets, createPet, getPet };
 
-/** What every answer of a deprecated path carries (errors too), as the contract's Versioning section says. */
-const DEPRECATED_PATH_HEADERS = {
+/** What every answer of a deprecated operation carries (errors too), as the contract's Versioning section says. */
+const DEPRECATED_OPERATION_HEADERS = {
   Deprecation: GET_PET_DEPRECATED,
   Sunset: PET_SUNSET_HTTP,
   Link: '</v1/pets>; rel="successor-version"',
@@ -200,16 +203,20 @@ const DEPRECATED_PATH_HEADERS = {
 function contractRoutes(): Route[] {
   const byPath = new Map<
     string,
-    { pattern: RegExp; methods: Record<string, Handler>; headers?: Record<string, string> }
+    {
+      pattern: RegExp;
+      methods: Record<string, Handler>;
+      headers: Record<string, Readonly<Record<string, string>>>;
+    }
   >();
   for (const [operation, route] of Object.entries(CONTRACT)) {
     let entry = byPath.get(route.path);
     if (entry === undefined) {
-      entry = { pattern: pathPattern(route, '/v1'), methods: {} };
+      entry = { pattern: pathPattern(route, '/v1'), methods: {}, headers: {} };
       byPath.set(route.path, entry);
     }
     entry.methods[route.method] = HANDLERS[operation as keyof typeof CONTRACT];
-    if ('deprecated' in route) entry.headers = DEPRECATED_PATH_HEADERS;
+    if ('deprecated' in route) entry.headers[route.method] = DEPRECATED_OPERATION_HEADERS;
   }
   return [...byPath.values()];
 }

@@ -98,7 +98,7 @@ function createRequestHandler(
       const found = matchRoute(path);
       if (found === undefined) throw new HttpError('NOT_FOUND', `no route for ${path}`);
       const { route, params } = found;
-      for (const [name, value] of Object.entries(route.headers ?? {})) res.setHeader(name, value);
+      for (const [name, value] of Object.entries(route.headers?.[method] ?? {})) res.setHeader(name, value);
       const handler = route.methods[method];
       if (handler === undefined) {
         const allow = Object.keys(route.methods).join(', ');

@@ -36,6 +36,17 @@ export interface HeldRequest {
   answeredAt?: number;
 }
 
+/** One request of a contract route, as the fake's handler for it gets it. */
+interface FakeRequest {
+  res: ServerResponse;
+  body: string;
+  url: URL;
+  /** The route's path parameters by name, as they arrived. */
+  params: Record<string, string>;
+  /** The caller's pets. */
+  store: StoredPet[];
+}
+
 export interface StoredPet {
   id: string;
   name: string;
@@ -202,6 +213,55 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     });
   };
 
+  /**
+   * A handler for each of the contract's operations (src/contract/routes.ts), as the reference
+   * service has (src/petstore/routes.ts HANDLERS): a route added there fails to compile here until
+   * the fake answers it too, rather than answering NOT_FOUND.
+   */
+  const HANDLERS: { readonly [Operation in keyof typeof ROUTES]: (request: FakeRequest) => void } = {
+    listPets({ res, url, store }) {
+      const limits = url.searchParams.getAll('limit');
+      const digits = /^0*(\d{1,3})$/.exec(limits[0] ?? '')?.[1];
+      const limit = limits.length === 0 ? LIST_LIMIT.default : digits === undefined ? 0 : Number(digits);
+      if (limits.length > 1 || !(limit >= LIST_LIMIT.min && limit <= LIST_LIMIT.max))
+        return errorBody(
+          res,
+          'INVALID_LIMIT',
+          `limit must be an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}.`,
+        );
+      const statuses = url.searchParams.getAll('status');
+      const status = statuses[0];
+      if (statuses.length > 1 || (status !== undefined && !isPetStatus(status)))
+        return errorBody(res, 'INVALID_STATUS', `status must be one of ${PET_STATUSES.join(', ')}.`);
+      const pets = store.filter((pet) => status === undefined || pet.status === status).slice(0, limit);
+      return json(res, 200, `[${pets.map(petJson).join(',')}]`);
+    },
+    getPet({ res, params, store }) {
+      const raw = params.petId ?? '';
+      const digits = /^(-?)0*(\d{1,20})$/.exec(raw);
+      const id = digits ? BigInt(`${digits[1]}${digits[2]}`) : undefined;
+      if (id === undefined || !isInt64(id))
+        return errorBody(
+          res,
+          'INVALID_PET_ID',
+          `petId must be an int64 integer, got ${JSON.stringify(raw)}.`,
+        );
+      const pet = store.find((candidate) => candidate.id === String(id));
+      return pet ? json(res, 200, petJson(pet)) : errorBody(res, 'PET_NOT_FOUND', `No pet with id ${id}.`);
+    },
+    createPet({ res, body, store }) {
+      const refused = newPetProblem(body);
+      if (refused) return errorBody(res, refused.code, refused.message);
+      const parsed = JSON.parse(body) as { name: string; status?: PetStatus | null };
+      // Keep categoryId's digits: capture the literal rather than trusting a JS number.
+      const categoryId = String(BigInt(/"categoryId"\s*:\s*(-?\d+)/.exec(body)?.[1] ?? ''));
+      const pet: StoredPet = { id: String(nextId++), name: parsed.name, categoryId };
+      if (typeof parsed.status === 'string') pet.status = parsed.status;
+      store.push(pet);
+      return json(res, ROUTES.createPet.success.status, petJson(pet));
+    },
+  };
+
   const answer = (req: IncomingMessage, res: ServerResponse, body: string, url: URL) => {
     const fault = faults.find(
       ({ match, remaining }) => remaining > 0 && match.test(url.pathname + url.search),
@@ -230,47 +290,8 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       }
       return json(res, answered.status, petJson(answered.pet));
     }
-    if (operation === 'listPets') {
-      const limits = url.searchParams.getAll('limit');
-      const digits = /^0*(\d{1,3})$/.exec(limits[0] ?? '')?.[1];
-      const limit = limits.length === 0 ? LIST_LIMIT.default : digits === undefined ? 0 : Number(digits);
-      if (limits.length > 1 || !(limit >= LIST_LIMIT.min && limit <= LIST_LIMIT.max))
-        return errorBody(
-          res,
-          'INVALID_LIMIT',
-          `limit must be an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}.`,
-        );
-      const statuses = url.searchParams.getAll('status');
-      const status = statuses[0];
-      if (statuses.length > 1 || (status !== undefined && !isPetStatus(status)))
-        return errorBody(res, 'INVALID_STATUS', `status must be one of ${PET_STATUSES.join(', ')}.`);
-      const pets = store.filter((pet) => status === undefined || pet.status === status).slice(0, limit);
-      return json(res, 200, `[${pets.map(petJson).join(',')}]`);
-    }
-    if (operation === 'getPet') {
-      const raw = matched?.params.petId ?? '';
-      const digits = /^(-?)0*(\d{1,20})$/.exec(raw);
-      const id = digits ? BigInt(`${digits[1]}${digits[2]}`) : undefined;
-      if (id === undefined || !isInt64(id))
-        return errorBody(
-          res,
-          'INVALID_PET_ID',
-          `petId must be an int64 integer, got ${JSON.stringify(raw)}.`,
-        );
-      const pet = store.find((candidate) => candidate.id === String(id));
-      return pet ? json(res, 200, petJson(pet)) : errorBody(res, 'PET_NOT_FOUND', `No pet with id ${id}.`);
-    }
-    if (operation === 'createPet') {
-      const refused = newPetProblem(body);
-      if (refused) return errorBody(res, refused.code, refused.message);
-      const parsed = JSON.parse(body) as { name: string; status?: PetStatus | null };
-      // Keep categoryId's digits: capture the literal rather than trusting a JS number.
-      const categoryId = String(BigInt(/"categoryId"\s*:\s*(-?\d+)/.exec(body)?.[1] ?? ''));
-      const pet: StoredPet = { id: String(nextId++), name: parsed.name, categoryId };
-      if (typeof parsed.status === 'string') pet.status = parsed.status;
-      store.push(pet);
-      return json(res, ROUTES.createPet.success.status, petJson(pet));
-    }
+    const handler = operation === undefined ? undefined : HANDLERS[operation as keyof typeof ROUTES];
+    if (handler) return handler({ res, body, url, params: matched?.params ?? {}, store });
     return errorBody(res, 'NOT_FOUND', 'No such route.');
   };
 
