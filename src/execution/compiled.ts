@@ -12,11 +12,31 @@ import {
 } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
+import { createLru, type Lru, type LruBounds } from '../stores/lru.ts';
 
 type Compiled = CompiledQuery | 'interpret';
 
-/** A document's executions so far (a count) or its compiled form, per operation name. */
-type Entries = Map<string, number | Compiled>;
+/** A document's executions so far, per operation name, until it is compiled. */
+type Runs = Map<string, number>;
+
+/** A document's compiled forms, per operation name. */
+type Forms = ReadonlyMap<string, Compiled>;
+
+/**
+ * Documents whose compiled forms are kept, least recently run first. A compiled form holds its
+ * document, so the documents kept here are weighed here, whatever else keeps them.
+ */
+export const COMPILED_CACHE: LruBounds = { entries: 512, bytes: 16 * 1024 * 1024 };
+
+/**
+ * What a compiled form weighs on the heap: graphql-jit's generated code and closures (~16 KiB for
+ * the smallest operation) and, per character of the document, its parse and the code per field.
+ */
+const formBytes = (document: DocumentNode, form: Compiled): number =>
+  form === 'interpret' ? 64 : 16 * 1024 + 300 * (document.loc?.end ?? MAX_DOCUMENT_LENGTH);
+
+/** A document's length when it has no locations to tell it: the longest the fast lane prepares. */
+const MAX_DOCUMENT_LENGTH = 8192;
 
 /**
  * A document must run this many times before it is compiled. Compiling costs far more than one
@@ -53,7 +73,7 @@ export interface CompiledExecution {
  * Executes repeated documents with graphql-jit: the document is compiled once into a function
  * that calls the resolvers directly, skipping graphql-js's per-field work (a ResolveInfo object
  * and argument coercion for every field of every list item). Keyed by the parsed document, which
- * Yoga's parse cache hands back for the same query text, and by operation name (one document may hold
+ * the parse cache hands back for the same query text, and by operation name (one document may hold
  * several operations). Anything graphql-jit cannot compile keeps graphql-js, and so do requests
  * that fail before any resolver runs (bad variables): graphql-js words those errors.
  *
@@ -65,7 +85,13 @@ export interface CompiledExecution {
 export function createCompiledExecution(
   executedElsewhere?: (contextValue: unknown) => ExecutionResult | undefined,
 ): CompiledExecution {
-  const byDocument = new WeakMap<DocumentNode, Entries>();
+  // Counts die with their document; compiled forms are bounded on their own.
+  const runs = new WeakMap<DocumentNode, Runs>();
+  const forms = createLru<Forms, DocumentNode>(COMPILED_CACHE, (document, byName) => {
+    let bytes = 0;
+    for (const form of byName.values()) bytes += formBytes(document, form);
+    return bytes;
+  });
   const plugin: Plugin = {
     onExecute({ args, executeFn, setExecuteFn }) {
       const precomputed = executedElsewhere?.(args.contextValue);
@@ -73,7 +99,7 @@ export function createCompiledExecution(
         setExecuteFn((executeArgs: ExecutionArgs) => finish(precomputed, executeArgs, executeFn));
         return;
       }
-      const compiled = compiledFor(byDocument, args);
+      const compiled = compiledFor(runs, forms, args);
       if (compiled === undefined || compiled === 'interpret') return;
       setExecuteFn(async (executeArgs: ExecutionArgs) => {
         const result = (await compiled.query(
@@ -88,8 +114,8 @@ export function createCompiledExecution(
   return {
     plugin,
     compiledFor(document, operationName) {
-      const entry = byDocument.get(document)?.get(operationName ?? '');
-      return entry === undefined || typeof entry === 'number' || entry === 'interpret' ? undefined : entry;
+      const form = forms.get(document)?.get(operationName ?? '');
+      return form === 'interpret' ? undefined : form;
     },
   };
 }
@@ -108,22 +134,27 @@ async function finish(
   return { errors: located(errors, executeArgs), data, ...rest };
 }
 
-function compiledFor(byDocument: WeakMap<DocumentNode, Entries>, args: ExecutionArgs) {
-  let entries = byDocument.get(args.document);
-  if (!entries) {
-    entries = new Map();
-    byDocument.set(args.document, entries);
-  }
+function compiledFor(
+  runs: WeakMap<DocumentNode, Runs>,
+  forms: Lru<Forms, DocumentNode>,
+  args: ExecutionArgs,
+) {
   const key = args.operationName ?? '';
-  if (!entries.has(key) && entries.size >= MAX_NAMES_PER_DOCUMENT) return undefined;
-  const entry = entries.get(key) ?? 0;
-  if (typeof entry !== 'number') return entry;
-  if (entry + 1 < RUNS_BEFORE_COMPILE) {
-    entries.set(key, entry + 1);
-    return undefined;
+  const kept = forms.get(args.document);
+  const form = kept?.get(key);
+  if (form !== undefined) return form;
+  let counts = runs.get(args.document);
+  if (!counts) {
+    counts = new Map();
+    runs.set(args.document, counts);
   }
+  if (!counts.has(key) && counts.size >= MAX_NAMES_PER_DOCUMENT) return undefined;
+  const count = (counts.get(key) ?? 0) + 1;
+  counts.set(key, count);
+  if (count < RUNS_BEFORE_COMPILE) return undefined;
   const compiled = compile(args);
-  entries.set(key, compiled);
+  // A new map, weighed again as a whole.
+  forms.set(args.document, new Map(kept).set(key, compiled));
   return compiled;
 }
 

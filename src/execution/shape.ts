@@ -23,7 +23,7 @@ const SCALARS = ['value', 'block', 'operation'] as const;
 /**
  * Walks the nodes graphql-js defines for each kind (QueryDocumentKeys, its visitor's own map), so
  * nothing else on a node counts: not where it stands (`loc`), nor what graphql-jit marks on nodes
- * it compiled (`__internalShouldInclude`), which Yoga's parse cache then hands out with the
+ * it compiled (`__internalShouldInclude`), which the parse cache then hands out with the
  * document. Texts are written with their length, so no text can pass for the structure around it.
  * Undefined for a document too large to remember.
  */

@@ -1,6 +1,6 @@
 import type { CompiledQuery } from 'graphql-jit';
 import type { Plan } from '../execution/plan.ts';
-import { createLru, type Lru } from './lru.ts';
+import { createLru, type Lru, type LruBounds } from '../stores/lru.ts';
 
 /**
  * What Yoga learned by running a document successfully, kept so the fast lane can run it again
@@ -71,12 +71,25 @@ export interface ShapedOperation {
 }
 
 /**
- * Documents longer than this are never prepared. The key holds the document text, so without a
- * bound the cache could hold MAX_PREPARED × the body cap; real operations are a few hundred bytes.
+ * Documents longer than this are never prepared: the key holds the document text, and real
+ * operations are a few hundred bytes.
  */
 export const MAX_PREPARED_DOCUMENT_LENGTH = 8192;
-/** Prepared operations kept; the least recently served go first. ~25 KB each (graphql-jit's code). */
-const MAX_PREPARED = 512;
+/** Prepared operations kept; the least recently served go first. */
+export const PREPARED_CACHE: LruBounds = { entries: 512, bytes: 16 * 1024 * 1024 };
+/**
+ * What a prepared operation weighs on the heap, by its key (which holds the document's text):
+ * graphql-jit's code (~16 KiB for the smallest operation) and, per character, the document's
+ * parse, the code per field and the plan.
+ */
+const preparedBytes = (key: string): number => 16 * 1024 + 300 * key.length;
+/** Plans kept by shape: each holds the parse of the document it was made from. */
+export const PLANNED_SHAPES: LruBounds = { entries: 512, bytes: 8 * 1024 * 1024 };
+const plannedBytes = (key: string): number => 4096 + 200 * key.length;
+/** Shapes seen once: the key alone. */
+export const SEEN_SHAPES: LruBounds = { entries: 512, bytes: 1024 * 1024 };
+/** A kept key with nothing else: its characters (two bytes each at most) and its entry. */
+export const keyBytes = (key: string): number => 64 + 2 * key.length;
 /**
  * Header sets kept. Accept and Origin come from callers, so a caller sending endless made-up
  * values only ever evicts older sets (those requests then go to Yoga again), never grows memory.
@@ -85,13 +98,18 @@ const MAX_HEADER_SETS = 64;
 /** Header values longer than this are not part of a key: such requests simply stay with Yoga. */
 const MAX_KEY_HEADER_LENGTH = 256;
 
-export function createLanes(planning = true, maxPrepared = MAX_PREPARED, byShape = true): Lanes {
+export function createLanes(planning = true, maxPrepared = PREPARED_CACHE.entries, byShape = true): Lanes {
+  const bounded = (bounds: LruBounds): LruBounds => ({ ...bounds, entries: maxPrepared });
   return {
     planning,
-    prepared: createLru(maxPrepared),
-    // Keys are at most MAX_SHAPE_LENGTH (8 KiB): each table holds a few MiB at most.
+    prepared: createLru(bounded(PREPARED_CACHE), preparedBytes),
     shapes:
-      planning && byShape ? { planned: createLru(maxPrepared), seen: createLru(maxPrepared) } : undefined,
+      planning && byShape
+        ? {
+            planned: createLru(bounded(PLANNED_SHAPES), plannedBytes),
+            seen: createLru(bounded(SEEN_SHAPES), keyBytes),
+          }
+        : undefined,
     headers: createLru(MAX_HEADER_SETS),
     served: { fast: 0, yoga: 0, planned: 0, oneCall: 0 },
   };

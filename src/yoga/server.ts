@@ -37,6 +37,7 @@ import { useResponseCompression } from './response/compression.ts';
 import { useDeprecationNotices } from './response/deprecation.ts';
 import { endingWithLastPart, useIncrementalDelivery } from './response/incremental.ts';
 import { useValidationByShape } from './validation/by-shape.ts';
+import { useDocumentCache } from './validation/document-cache.ts';
 import { useExactInt64Variables } from './validation/int64-variables.ts';
 import { useDocumentLimits } from './validation/limits.ts';
 
@@ -227,14 +228,16 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
   plugins.push(useCacheHeaders(options.cache?.ttlMs));
   // After compression: it learns the headers of the answer as the client receives it.
   if (lanes) plugins.push(usePreparation(lanes, compiled, batches.entryOf));
-  // Last: it answers for the validation rules every plugin before it added.
-  plugins.push(useValidationByShape());
+  // Last: they answer for the validation rules every plugin before them added.
+  plugins.push(useValidationByShape(), useDocumentCache());
   return createYoga<LaneContext, Context>({
     schema: options.schema ?? (options.federation ? subgraph().schema : schema),
     plugins,
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/health',
     landingPage: false,
+    // Replaced by useDocumentCache: Yoga's kept each refusal with the request that first sent it.
+    parserAndValidationCache: false,
     // The bound is yoga/request/body.ts's, which names MAX_BATCH_OPERATIONS in its refusal.
     batching: limits.maxBatchOperations > 1 ? { limit: limits.maxBatchOperations } : false,
     // Our POST parser (yoga/request/body.ts) already caps the body while reading it; Yoga's own cap

@@ -100,7 +100,8 @@ describe('docs/architecture.md: “Prepared operations are bounded…”', () =>
     const claim = sentence('docs/architecture.md', 'Prepared operations are bounded');
     const source = read('src/policy/prepared-operations.ts');
     const constant = (name: string) => Number(new RegExp(`const ${name} = (\\d+);`).exec(source)?.[1]);
-    expect(claim).toContain(`(${constant('MAX_PREPARED')}, least recently used first`);
+    const entries = Number(/PREPARED_CACHE: LruBounds = \{ entries: (\d+),/.exec(source)?.[1]);
+    expect(claim).toContain(`(${entries}, least recently used first`);
     expect(claim).toContain(`documents up to ${constant('MAX_PREPARED_DOCUMENT_LENGTH') / 1024} KB`);
     expect(claim).toContain(`(${constant('MAX_HEADER_SETS')} \`Accept\``);
   });

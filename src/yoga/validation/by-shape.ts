@@ -1,14 +1,15 @@
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { documentShape } from '../../execution/shape.ts';
-import { createLru, type Lru } from '../../policy/lru.ts';
+import { keyBytes } from '../../policy/prepared-operations.ts';
+import { createLru, type Lru, type LruBounds } from '../../stores/lru.ts';
 
 /**
  * Shapes of valid documents remembered per schema. A key is at most MAX_SHAPE_LENGTH characters
- * (execution/shape.ts; a larger document is validated every time), so the table holds a few MiB at
- * most, and a flood of new shapes only evicts older ones.
+ * (execution/shape.ts; a larger document is validated every time), and a flood of new shapes only
+ * evicts older ones.
  */
-const MAX_SHAPES = 512;
+export const VALID_SHAPES: LruBounds = { entries: 512, bytes: 1024 * 1024 };
 
 /**
  * Validation once per document shape, not per document text: a client that writes a new alias into
@@ -20,13 +21,13 @@ const MAX_SHAPES = 512;
  * document); anything else, and a new shape, is validated as before.
  *
  * Last of the plugins: it answers for the rules every plugin before it added (their names are part
- * of the key, as in Yoga's own validation cache).
+ * of the key, as in validation/document-cache.ts).
  */
 export function useValidationByShape(): Plugin {
   const bySchema = new WeakMap<GraphQLSchema, Lru<true>>();
-  // Yoga's parse cache hands back the same document for the same text: a document found valid here
-  // is answered without computing its shape again (Yoga's own validation cache, keyed by the same
-  // document, cannot tell this plugin it has answered).
+  // The parse cache hands back the same document for the same text: a document found valid here
+  // is answered without computing its shape again (the validation cache, which runs after this
+  // plugin, cannot tell it that it has answered).
   const validDocuments = new WeakMap<DocumentNode, string>();
   return {
     onValidate({ params: { schema, documentAST, rules }, setResult }) {
@@ -39,7 +40,7 @@ export function useValidationByShape(): Plugin {
       if (shape === undefined) return;
       let valid = bySchema.get(schema);
       if (valid === undefined) {
-        valid = createLru(MAX_SHAPES);
+        valid = createLru(VALID_SHAPES, keyBytes);
         bySchema.set(schema, valid);
       }
       const key = `${rulesKey}\u0001${shape}`;
