@@ -3,6 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { parse } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
@@ -84,7 +85,7 @@ describe('the parse and validation cache’s bound', () => {
     };
     const texts = ['{ a: __typename }', '{ b: __typename }', '{ c: __typename }'] as const;
     // Room for two of these texts, not three; far more entries than that.
-    const bytes = 2.5 * documentBytes(texts[0]);
+    const bytes = 2.5 * documentBytes(texts[0], { document: parse(texts[0]), validated: new Map() });
     const bare = createYoga({
       schema,
       plugins: [counting, useDocumentCache({ entries: 100, bytes })],

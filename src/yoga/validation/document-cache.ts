@@ -3,14 +3,34 @@ import type { Plugin } from 'graphql-yoga';
 import { createLru, type LruBounds } from '../../stores/lru.ts';
 
 /** Document texts kept with their parse (or the parser's refusal) and their validation. */
-export const DOCUMENT_CACHE: LruBounds = { entries: 1024, bytes: 16 * 1024 * 1024 };
+export const DOCUMENT_CACHE: LruBounds = { entries: 512, bytes: 24 * 1024 * 1024 };
 
 /**
- * What a kept text weighs on the heap: the text, its tokens and nodes with their locations, and
- * its validation errors (at most 100 and one, as graphql-js stops there) come to under 160 bytes a
- * character for the densest documents under MAX_TOKENS, and a few KiB for the smallest.
+ * What a kept text weighs on the heap, counted from what it holds: the text (two bytes a
+ * character); per token of its document, the token and its share of the nodes and locations
+ * (under 350 bytes in every shape measured, from dense aliases to a field repeated 900 times); and
+ * per kept error, its message and the objects around it. Not per character of the text alone: per
+ * character the same documents weigh from 9 to 165 bytes, and a weight made for the densest pushed
+ * out the documents that cost most to validate again. Weighed again once its validation is kept.
  */
-export const documentBytes = (text: string): number => 4096 + 160 * text.length;
+export function documentBytes(
+  text: string,
+  entry?: Pick<Entry, 'document' | 'parseError' | 'validated'>,
+): number {
+  let tokens = 0;
+  const document = entry?.document;
+  if (document) {
+    for (let token = document.loc?.startToken ?? null; token; token = token.next) tokens++;
+    // Parsed without locations: no tokens to count, so the densest a character can be.
+    if (document.loc === undefined) tokens = text.length;
+  }
+  let errors = entry?.parseError ? errorBytes(entry.parseError) : 0;
+  for (const outcome of entry?.validated.values() ?? [])
+    for (const error of outcome.errors) errors += errorBytes(error);
+  return 2048 + 2 * text.length + 350 * tokens + errors;
+}
+
+const errorBytes = (error: KeptError) => 600 + 4 * error.message.length;
 
 /** Rule sets whose outcome one document keeps (they differ only with the server's settings). */
 const MAX_RULE_SETS = 4;
@@ -91,7 +111,10 @@ export function useDocumentCache(bounds: LruBounds = DOCUMENT_CACHE): Plugin {
           if (kept === undefined) return;
           errors.push(kept);
         }
-        if (entry.validated.size < MAX_RULE_SETS) entry.validated.set(rulesKey, { schema, errors });
+        if (entry.validated.size >= MAX_RULE_SETS) return;
+        entry.validated.set(rulesKey, { schema, errors });
+        // Weighed again with its errors: it may now push older texts out, or not be kept at all.
+        entries.set(entry.text, entry);
       };
     },
   };
