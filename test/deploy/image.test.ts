@@ -128,11 +128,14 @@ function imagePackages(): string[] {
  */
 function copyInto(from: string, to: string, path: string): void {
   const paths = path === 'node_modules' ? imagePackages() : [path];
+  // One `cp` for all of them (its --parents keeps each path below `to`): a process per package
+  // was over a hundred starts per layout, seconds on a loaded machine.
+  mkdirSync(to, { recursive: true });
+  const linked = spawnSync('cp', ['-al', '--parents', ...paths, to], { cwd: from });
+  if (linked.status === 0) return;
   for (const one of paths) {
     mkdirSync(dirname(join(to, one)), { recursive: true });
-    const linked = spawnSync('cp', ['-al', join(from, one), join(to, one)]);
-    if (linked.status !== 0)
-      cpSync(join(from, one), join(to, one), { recursive: true, verbatimSymlinks: true });
+    cpSync(join(from, one), join(to, one), { recursive: true, verbatimSymlinks: true, force: true });
   }
 }
 
@@ -170,6 +173,13 @@ function runAsImageUser(command: string[], root: string, workdir: string, env: R
 
 const asRoot = process.getuid?.() === 0;
 
+/**
+ * A test that lays out the image and starts it as its user: a cold start (that user cannot share
+ * the run's compile cache) beside the slow tier's other files. Past waitFor's own 30 s, which says
+ * what did not come, so a slow start fails with its output rather than as a bare timeout.
+ */
+const STARTS_THE_IMAGE = { timeout: 45_000 };
+
 it('the image and the compose gateway listen on every interface: the embedded default alone is loopback only', () => {
   expect(readFinalStage().env.HOST).toBe('0.0.0.0');
   const compose = parse(readFileSync(join(ROOT, 'deploy/compose.yaml'), 'utf8')) as {
@@ -179,46 +189,54 @@ it('the image and the compose gateway listen on every interface: the embedded de
 });
 
 describe.skipIf(!asRoot)('the image, run as its user without Docker', () => {
-  it('starts with no UPSTREAM_URL (the embedded store creates its database), and its HEALTHCHECK passes', async () => {
-    const stage = readFinalStage();
-    expect(stage.user).toBe('node');
-    const root = layOut(stage);
-    // The image's environment; PORT and HOST moved off the machine's shared 4000.
-    const gateway = runAsImageUser(stage.cmd, root, stage.workdir, {
-      ...stage.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-    });
-    const [, url] = await gateway.waitFor(/at (http:\/\/\S+\/graphql)/);
-    const port = new URL(url as string).port;
-    expect(existsSync(join(root, stage.workdir, 'data/petstore.db'))).toBe(true);
-    expect(stage.healthcheck).toBeDefined();
-    const check = spawnSync(NODE, ['-e', stage.healthcheck as string], {
-      env: { PORT: port },
-      timeout: 5000,
-    });
-    expect(check.status).toBe(0);
-  });
+  it(
+    'starts with no UPSTREAM_URL (the embedded store creates its database), and its HEALTHCHECK passes',
+    STARTS_THE_IMAGE,
+    async () => {
+      const stage = readFinalStage();
+      expect(stage.user).toBe('node');
+      const root = layOut(stage);
+      // The image's environment; PORT and HOST moved off the machine's shared 4000.
+      const gateway = runAsImageUser(stage.cmd, root, stage.workdir, {
+        ...stage.env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+      });
+      const [, url] = await gateway.waitFor(/at (http:\/\/\S+\/graphql)/);
+      const port = new URL(url as string).port;
+      expect(existsSync(join(root, stage.workdir, 'data/petstore.db'))).toBe(true);
+      expect(stage.healthcheck).toBeDefined();
+      const check = spawnSync(NODE, ['-e', stage.healthcheck as string], {
+        env: { PORT: port },
+        timeout: 5000,
+      });
+      expect(check.status).toBe(0);
+    },
+  );
 });
 
 describe.skipIf(!asRoot)('the image test, from a checkout its user cannot enter', () => {
-  it('runs the image as its user from a checkout inside a 0700 directory (what mktemp -d makes)', async () => {
-    const stage = readFinalStage();
-    // mkdtemp makes 0700 directories: a checkout below one is out of reach of uid 1000.
-    const parent = mkdtempSync(join(tmpdir(), 'checkout-'));
-    temps.push(parent);
-    const checkout = join(parent, 'repo');
-    mkdirSync(checkout);
-    for (const path of stage.copies) copyInto(ROOT, checkout, path);
-    const root = layOut(stage, checkout);
-    const gateway = runAsImageUser(stage.cmd, root, stage.workdir, {
-      ...stage.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-    });
-    const [, url] = await gateway.waitFor(/at (http:\/\/\S+\/graphql)/);
-    expect((await fetch(new URL('/health', url as string))).status).toBe(200);
-  });
+  it(
+    'runs the image as its user from a checkout inside a 0700 directory (what mktemp -d makes)',
+    STARTS_THE_IMAGE,
+    async () => {
+      const stage = readFinalStage();
+      // mkdtemp makes 0700 directories: a checkout below one is out of reach of uid 1000.
+      const parent = mkdtempSync(join(tmpdir(), 'checkout-'));
+      temps.push(parent);
+      const checkout = join(parent, 'repo');
+      mkdirSync(checkout);
+      for (const path of stage.copies) copyInto(ROOT, checkout, path);
+      const root = layOut(stage, checkout);
+      const gateway = runAsImageUser(stage.cmd, root, stage.workdir, {
+        ...stage.env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+      });
+      const [, url] = await gateway.waitFor(/at (http:\/\/\S+\/graphql)/);
+      expect((await fetch(new URL('/health', url as string))).status).toBe(200);
+    },
+  );
 });
 
 describe.skipIf(!asRoot)('deploy/compose.yaml, as far as it runs here', () => {
@@ -234,36 +252,40 @@ describe.skipIf(!asRoot)('deploy/compose.yaml, as far as it runs here', () => {
     >;
   };
 
-  it('runs the reference service as the image user on its volume, and its health check passes against it', async () => {
-    const stage = readFinalStage();
-    const petstore = compose.services.petstore;
-    if (!petstore?.command || !petstore.environment) throw new Error('no petstore service');
-    const db = petstore.environment.PETSTORE_DB as string;
-    // The volume is mounted on the database's directory, and that directory is the image user's.
-    expect(petstore.volumes?.map((volume) => volume.split(':')[1])).toContain(dirname(db));
-    expect(stage.userDirs).toContain(dirname(db));
+  it(
+    'runs the reference service as the image user on its volume, and its health check passes against it',
+    STARTS_THE_IMAGE,
+    async () => {
+      const stage = readFinalStage();
+      const petstore = compose.services.petstore;
+      if (!petstore?.command || !petstore.environment) throw new Error('no petstore service');
+      const db = petstore.environment.PETSTORE_DB as string;
+      // The volume is mounted on the database's directory, and that directory is the image user's.
+      expect(petstore.volumes?.map((volume) => volume.split(':')[1])).toContain(dirname(db));
+      expect(stage.userDirs).toContain(dirname(db));
 
-    const root = layOut(stage);
-    const service = runAsImageUser(petstore.command, root, stage.workdir, {
-      ...stage.env,
-      ...petstore.environment,
-      PETSTORE_DB: join(root, db),
-      PETSTORE_API_KEY: 'compose-key',
-      PORT: '0',
-      HOST: '127.0.0.1',
-    });
-    const [, port] = await service.waitFor(/127\.0\.0\.1:(\d+)/);
-    expect(existsSync(join(root, db))).toBe(true);
+      const root = layOut(stage);
+      const service = runAsImageUser(petstore.command, root, stage.workdir, {
+        ...stage.env,
+        ...petstore.environment,
+        PETSTORE_DB: join(root, db),
+        PETSTORE_API_KEY: 'compose-key',
+        PORT: '0',
+        HOST: '127.0.0.1',
+      });
+      const [, port] = await service.waitFor(/127\.0\.0\.1:(\d+)/);
+      expect(existsSync(join(root, db))).toBe(true);
 
-    const [kind, program, ...args] = petstore.healthcheck?.test ?? [];
-    expect(kind).toBe('CMD');
-    expect(program).toBe('node');
-    const check = spawnSync(NODE, args, { env: { PORT: port as string }, timeout: 5000 });
-    expect(check.status).toBe(0);
-    // And it fails when nothing answers there.
-    const down = spawnSync(NODE, args, { env: { PORT: '1' }, timeout: 5000 });
-    expect(down.status).toBe(1);
-  });
+      const [kind, program, ...args] = petstore.healthcheck?.test ?? [];
+      expect(kind).toBe('CMD');
+      expect(program).toBe('node');
+      const check = spawnSync(NODE, args, { env: { PORT: port as string }, timeout: 5000 });
+      expect(check.status).toBe(0);
+      // And it fails when nothing answers there.
+      const down = spawnSync(NODE, args, { env: { PORT: '1' }, timeout: 5000 });
+      expect(down.status).toBe(1);
+    },
+  );
 });
 
 describe('deploy/nginx.conf, run by the real nginx', () => {
