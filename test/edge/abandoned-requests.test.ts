@@ -1,11 +1,12 @@
 // @tier integration
 
-import { type ClientRequest, request } from 'node:http';
+import type { ClientRequest } from 'node:http';
 import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
 import type { FakeUpstream, HeldRequest } from '../support/fake-upstream.ts';
 import { useGateway } from '../support/fixture.ts';
 import type { RunningGateway } from '../support/gateway.ts';
+import { postOnOwnConnection } from '../support/graphql.ts';
 
 // A client that hangs up mid-request: the upstream calls made for it must be cancelled at once, in
 // both lanes and mid-stream, and that must not look like an upstream failure. The fake upstream
@@ -46,22 +47,7 @@ interface Sent {
 
 /** A POST to /graphql over its own connection, whose socket the test may destroy at any point. */
 function send(body: unknown, accept = 'application/json'): Sent {
-  const text = JSON.stringify(body);
-  const url = new URL(gateway.url);
-  const req = request({
-    host: url.hostname,
-    port: url.port,
-    path: '/graphql',
-    method: 'POST',
-    agent: false,
-    headers: {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(text),
-      accept,
-      authorization: `Bearer ${TOKEN}`,
-    },
-  });
-  req.on('error', () => {});
+  const req = postOnOwnConnection(gateway.url, body, { accept, authorization: `Bearer ${TOKEN}` });
   const firstPart = new Promise<{ status: number; text: string }>((resolve) => {
     req.on('response', (res) => {
       res.on('error', () => {});
@@ -72,7 +58,6 @@ function send(body: unknown, accept = 'application/json'): Sent {
       });
     });
   });
-  req.end(text);
   return { req, firstPart };
 }
 

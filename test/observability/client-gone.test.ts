@@ -1,12 +1,12 @@
 // @tier integration
 
-import { type ClientRequest, request } from 'node:http';
 import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import type { FakeUpstream } from '../support/fake-upstream.ts';
 import { useGateway } from '../support/fixture.ts';
 import type { RunningGateway } from '../support/gateway.ts';
+import { postOnOwnConnection } from '../support/graphql.ts';
 
 // A client that hangs up before its answer is written is one outcome, whichever path serves its
 // request: its log line says `client_gone` with status 499, and /metrics counts its HTTP request
@@ -34,24 +34,8 @@ useGateway(
   (started) => ({ upstream, gateway } = started),
 );
 
-function send(body: unknown): ClientRequest {
-  const text = JSON.stringify(body);
-  const url = new URL(gateway.url);
-  const req = request({
-    host: url.hostname,
-    port: url.port,
-    path: '/graphql',
-    method: 'POST',
-    agent: false,
-    headers: {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(text),
-      authorization: `Bearer ${TOKEN}`,
-    },
-  });
-  req.on('error', () => {});
-  req.end(text);
-  return req;
+function send(body: unknown) {
+  return postOnOwnConnection(gateway.url, body, { authorization: `Bearer ${TOKEN}` });
 }
 
 async function answered(body: unknown): Promise<number> {

@@ -1,3 +1,4 @@
+import { type ClientRequest, request as httpRequest } from 'node:http';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 
@@ -70,4 +71,28 @@ export async function readAnswer(
     body = undefined;
   }
   return { status: response.status, headers: response.headers, text, body };
+}
+
+/**
+ * A POST to a GraphQL endpoint over a connection of its own (no agent), as a client that may hang
+ * up at any point does: the test holds the request and may destroy its socket.
+ */
+export function postOnOwnConnection(
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+): ClientRequest {
+  const text = JSON.stringify(body);
+  const target = new URL(url);
+  const req = httpRequest({
+    host: target.hostname,
+    port: target.port,
+    path: target.pathname,
+    method: 'POST',
+    agent: false,
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers },
+  });
+  req.on('error', () => {});
+  req.end(text);
+  return req;
 }
