@@ -1,10 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { marked } from './leftovers.ts';
 import { freePort } from './ports.ts';
+import { spawnWatched } from './process.ts';
 
 export const NGINX = '/usr/sbin/nginx';
 const ROOT = new URL('../../', import.meta.url);
@@ -32,35 +30,30 @@ export async function startNginx(backendPort: number): Promise<RunningNginx> {
     join(dir, 'nginx.conf'),
     `daemon off;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\naccess_log off;\nclient_body_temp_path ${dir};\nproxy_temp_path ${dir};\nfastcgi_temp_path ${dir};\nuwsgi_temp_path ${dir};\nscgi_temp_path ${dir};\n${site}\n}\n`,
   );
-  // Its own process group: SIGKILL to the master alone would leave its worker running.
-  const child: ChildProcess = spawn(NGINX, ['-c', join(dir, 'nginx.conf'), '-p', dir], {
-    stdio: 'ignore',
-    detached: true,
-    env: marked({ PATH: process.env.PATH ?? '' }),
-  });
+  // Through the one process harness: its own group (SIGKILL to the master alone would leave its
+  // worker running), marked for the leftover check, ended with this process.
+  const server = spawnWatched(NGINX, ['-c', join(dir, 'nginx.conf'), '-p', dir], { name: 'nginx' });
   const origin = `http://127.0.0.1:${listen}`;
-  for (let i = 0; i < 100; i++) {
-    if (
-      await fetch(`${origin}/health`).then(
-        () => true,
-        () => false,
-      )
-    )
-      break;
+  // nginx prints no line when it listens: its /health, proxied to the backend, says it does.
+  const until = performance.now() + 10_000;
+  for (;;) {
+    const up = await fetch(`${origin}/health`).then(
+      () => true,
+      () => false,
+    );
+    if (up) break;
+    if (performance.now() > until || server.child.exitCode !== null) {
+      await server.stop('SIGKILL');
+      const log = readFileSync(join(dir, 'error.log'), { encoding: 'utf8', flag: 'a+' });
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`nginx: ${origin}/health did not answer within 10 s:\n${log}${server.output()}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return {
     origin,
     async stop() {
-      if (child.pid !== undefined && child.exitCode === null) {
-        const exited = once(child, 'exit');
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-        await exited;
-      }
+      await server.stop('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,7 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { freePort } from './ports.ts';
+import { spawnWatched, type Watched } from './process.ts';
 
 /** Debian's redis-server, installed by .ci/run. */
 export const REDIS_SERVER = process.env.REDIS_SERVER_PATH ?? '/usr/bin/redis-server';
@@ -34,50 +33,37 @@ export interface RunningRedis {
   restart(): Promise<void>;
 }
 
-/** Starts a private, persistence-free redis-server on a free loopback port. */
+/**
+ * Starts a private, persistence-free redis-server on a free loopback port, through the one process
+ * harness (test/support/process.ts): marked for the run's leftover check, ended with this process.
+ */
 export async function startRedis(): Promise<RunningRedis> {
   const port = await freePort();
-  let child = await spawnRedis(port);
-  const end = async (signal: NodeJS.Signals) => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill(signal);
-    await exited;
-  };
+  let server = await spawnRedis(port);
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
-    kill: () => end('SIGKILL'),
+    kill: async () => void (await server.stop('SIGKILL')),
     // A paused server is let go first, or SIGTERM would wait for it forever.
-    stop: () => {
-      child.kill('SIGCONT');
-      return end('SIGTERM');
+    stop: async () => {
+      server.child.kill('SIGCONT');
+      await server.stop('SIGTERM');
     },
-    pause: () => child.kill('SIGSTOP'),
-    resume: () => child.kill('SIGCONT'),
+    pause: () => void server.child.kill('SIGSTOP'),
+    resume: () => void server.child.kill('SIGCONT'),
     restart: async () => {
-      await end('SIGKILL');
-      child = await spawnRedis(port);
+      await server.stop('SIGKILL');
+      server = await spawnRedis(port);
     },
   };
 }
 
-async function spawnRedis(port: number): Promise<ChildProcess> {
-  const child: ChildProcess = spawn(
+async function spawnRedis(port: number): Promise<Watched> {
+  const server = spawnWatched(
     REDIS_SERVER,
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { name: 'redis-server' },
   );
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (/Ready to accept connections/.test(output)) resolve();
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`redis-server exited (${code}):\n${output}`)));
-    setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000).unref();
-  });
-  return child;
+  await server.waitFor(/Ready to accept connections/, 10_000);
+  return server;
 }
