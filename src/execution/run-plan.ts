@@ -100,18 +100,18 @@ export function requestsOf(
   if (cost === undefined || cost > maxCost) return undefined;
 
   const requests: unknown[] = new Array(roots.length);
+  // A request the plan fixed was built by the same declaration's `request` (plan.ts).
+  const build = (root: Extract<PlannedRoot, { kind: 'call' }>) =>
+    ('request' in root
+      ? root.request
+      : root.declaration.request(getArgumentValues(root.field, root.node, variables))) as ReturnType<
+      typeof root.declaration.request
+    >;
   try {
     for (let i = 0; i < roots.length; i++) {
       const root = roots[i] as PlannedRoot;
       if (root.kind !== 'call') continue;
-      // A request the plan fixed was built by the same declaration's `request` (plan.ts).
-      const build = () =>
-        ('request' in root
-          ? root.request
-          : root.declaration.request(getArgumentValues(root.field, root.node, variables))) as ReturnType<
-          typeof root.declaration.request
-        >;
-      requests[i] = requestWithHooks(root.declaration, build, ctx);
+      requests[i] = requestWithHooks(root.declaration, build, root, ctx);
     }
   } catch {
     return undefined;

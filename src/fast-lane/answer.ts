@@ -68,8 +68,8 @@ export function answerClientGone(
 
 /**
  * The operation's log line and metrics, answered (200) or its client gone (499): every fast-lane
- * path records through here, a batch entry with its place (`entry`), the request's HTTP duration
- * counted once, with its last entry.
+ * path records through here, a batch entry with its place (`entry`) and the address its batch
+ * read once, the request's HTTP duration counted once, with its last entry.
  */
 export function recordOperation(
   req: IncomingMessage,
@@ -81,18 +81,19 @@ export function recordOperation(
   gone: boolean,
   options: FastLaneOptions,
   entry?: { readonly index: number; readonly size: number },
+  clientAddress = options.clientAddress(req),
 ): void {
   const record: OperationRecord = {
     started,
     requestId,
-    clientAddress: options.clientAddress(req),
+    clientAddress,
     operationType: prepared.operationType,
     upstreamCalls: used.upstreamCalls,
-    ...(used.sharedUpstreamCalls ? { sharedUpstreamCalls: used.sharedUpstreamCalls } : {}),
-    ...(entry ? { batch: entry } : {}),
-    ...(gone ? { clientGone: true } : {}),
-    ...(prepared.operationName === undefined ? {} : { operationName: prepared.operationName }),
   };
+  if (used.sharedUpstreamCalls) record.sharedUpstreamCalls = used.sharedUpstreamCalls;
+  if (entry) record.batch = entry;
+  if (gone) record.clientGone = true;
+  if (prepared.operationName !== undefined) record.operationName = prepared.operationName;
   const status = gone ? CLIENT_GONE_STATUS : 200;
   logOperation(options.logger, record, status);
   const last = entry === undefined || entry.index === entry.size - 1;

@@ -240,6 +240,7 @@ function logAndCount(
   options: FastLaneOptions,
 ): void {
   const size = prepared.length;
+  const clientAddress = options.clientAddress(req);
   options.metrics?.batch(size);
   for (const [index, operation] of prepared.entries()) {
     const used = {
@@ -247,6 +248,7 @@ function logAndCount(
       sharedUpstreamCalls: () => calls[index]?.shared ?? 0,
     };
     const id = requestIds[index] as RequestId;
-    recordOperation(req, operation, used, started, executeSeconds, id, gone, options, { index, size });
+    const entry = { index, size };
+    recordOperation(req, operation, used, started, executeSeconds, id, gone, options, entry, clientAddress);
   }
 }

@@ -119,7 +119,7 @@ export function createContext(
   if (share) share.loaders = shared;
   const entry = share ? new EntryView(shared) : undefined;
   const loaders = entry ?? shared;
-  const deprecations = new DeprecationNotices(() => loaders.upstreamPetDeprecation);
+  const deprecations = new DeprecationNotices(loaders);
   return {
     loaders,
     maxCost: deps.maxCost,
@@ -129,7 +129,7 @@ export function createContext(
     deprecations,
     now: deps.now,
     upstreamCalls: () => loaders.upstreamCalls,
-    ...(entry ? { sharedUpstreamCalls: () => entry.sharedUpstreamCalls } : {}),
+    sharedUpstreamCalls: entry ? () => entry.sharedUpstreamCalls : undefined,
     release: share ? noop : () => loaders.release(),
     // A batch's shared loaders are abandoned by whoever holds them, as they are released.
     abandon: share ? noop : () => loaders.abandon(),

@@ -24,20 +24,25 @@ export interface DeprecationNotice {
   upstream?: { deprecation?: string; sunset?: string };
 }
 
+/** Where the upstream's announcement on `GET /pets/{petId}` is kept: the request's loaders. */
+export interface UpstreamAnnouncement {
+  readonly upstreamPetDeprecation: { deprecation?: string; sunset?: string } | undefined;
+}
+
 /** Collects, for one request, the deprecated fields it touched and what the upstream said about them. */
 export class DeprecationNotices {
   // Made on first use: most operations touch nothing deprecated, and one is made per operation.
   #byField: Map<string, DeprecationNotice> | undefined;
-  readonly #upstreamPet: () => { deprecation?: string; sunset?: string } | undefined;
+  readonly #heard: UpstreamAnnouncement | undefined;
 
   /**
-   * `upstreamPet` tells what the upstream announced on `GET /pets/{petId}` (the request's loaders,
+   * `heard` tells what the upstream announced on `GET /pets/{petId}` (the request's loaders,
    * shared by a batch's entries), read when the notices are: it makes no notice on its own, since
    * `_entities` loads through the same route and a router resolving keys has not used the
    * deprecated field (docs/federation.md).
    */
-  constructor(upstreamPet: () => { deprecation?: string; sunset?: string } | undefined = () => undefined) {
-    this.#upstreamPet = upstreamPet;
+  constructor(heard?: UpstreamAnnouncement) {
+    this.#heard = heard;
   }
 
   /** Records that `pet(id)` ran in this operation. */
@@ -59,7 +64,7 @@ export class DeprecationNotices {
   list(): DeprecationNotice[] {
     if (!this.#byField) return [];
     const notice = this.#byField.get('Query.pet');
-    const upstream = notice && !notice.upstream ? this.#upstreamPet() : undefined;
+    const upstream = notice && !notice.upstream ? this.#heard?.upstreamPetDeprecation : undefined;
     if (notice && upstream) notice.upstream = upstream;
     return [...this.#byField.values()];
   }

@@ -62,17 +62,20 @@ export interface UpstreamField<
 
 /**
  * A field's request with its hooks, in their one order, for every path that builds it (the
- * resolver, a plan): `before`, then `build` (the field's `request`, or the one a plan fixed), then
- * `within` and `calling`. The hooks run on `ctx`; a path may leave `ctx` out only for a field that
- * `needsContext` says has none. A new hook is added here and to `needsContext`, and every path runs it.
+ * resolver, a plan): `before`, then `build(input)` (the field's `request` of its arguments, or the
+ * one a plan fixed), then `within` and `calling`. The hooks run on `ctx`; a path may leave `ctx`
+ * out only for a field that `needsContext` says has none. A new hook is added here and to
+ * `needsContext`, and every path runs it. `build` and `input` apart, not a closure: the resolver
+ * and the plan run this per field per request.
  */
-export function requestWithHooks<Call extends UpstreamCallName>(
+export function requestWithHooks<Call extends UpstreamCallName, Input>(
   field: Pick<UpstreamField<never, Call>, 'before' | 'within' | 'calling'>,
-  build: () => UpstreamCallTypes[Call]['request'],
+  build: (input: Input) => UpstreamCallTypes[Call]['request'],
+  input: Input,
   ctx: Context | undefined,
 ): UpstreamCallTypes[Call]['request'] {
   if (ctx) field.before?.(ctx);
-  const request = build();
+  const request = build(input);
   if (ctx) {
     field.within?.(request, ctx);
     field.calling?.(ctx);
@@ -135,7 +138,7 @@ function resolveUpstream<
   field: UpstreamField<Args, Call, Result>,
 ): (root: unknown, args: Args, ctx: Context) => Promise<UpstreamCallTypes[Call]['result']> {
   return (_root, args, ctx) => {
-    const request = requestWithHooks(field, () => field.request(args), ctx);
+    const request = requestWithHooks(field, field.request, args, ctx);
     return load(ctx, field.call, request).catch(rethrowForClient) as Promise<
       UpstreamCallTypes[Call]['result']
     >;

@@ -181,15 +181,18 @@ class RequestLoaders implements Loaders {
     return this.#ledger;
   }
 
-  /** A call goes upstream: counted, and noted by key when entries keep count. */
-  #called(key: string): void {
+  /**
+   * A call goes upstream: counted, and noted by key (`l` + list key, `p` + id) when entries keep
+   * count; the key is not even written otherwise, as for a single operation's loaders.
+   */
+  #called(list: ListPetsQuery | undefined, id?: string): void {
     this.#calls++;
-    this.#ledger?.called.add(key);
+    this.#ledger?.called.add(list ? `l${listKey(list)}` : `p${id}`);
   }
 
   adoptList(query: ListPetsQuery, pets: Promise<PetDto[]>): void {
     this.#lists ??= new Map();
-    this.#called(`l${listKey(query)}`);
+    this.#called(query);
     this.#lists.set(
       listKey(query),
       pets.then((list) => {
@@ -246,9 +249,9 @@ class RequestLoaders implements Loaders {
     if (this.#options.authError) throw this.#options.authError;
     const cached = this.#cache();
     let pets: PetDto[];
-    if (cached) pets = await cached.listPets(query, () => this.#called(`l${listKey(query)}`));
+    if (cached) pets = await cached.listPets(query, () => this.#called(query));
     else {
-      this.#called(`l${listKey(query)}`);
+      this.#called(query);
       pets = await this.#client.listPets(this.#auth, query, this.#requestDeadline());
     }
     this.#remember(pets);
@@ -280,8 +283,8 @@ class RequestLoaders implements Loaders {
     const known = this.#knownPet(id);
     if (known) return known;
     const cached = this.#cache();
-    if (cached) return cached.getPet(id, () => this.#called(`p${id}`), this.#heard);
-    this.#called(`p${id}`);
+    if (cached) return cached.getPet(id, () => this.#called(undefined, id), this.#heard);
+    this.#called(undefined, id);
     return this.#client.getPet(this.#auth, id, this.#requestDeadline(), this.#heard);
   }
 

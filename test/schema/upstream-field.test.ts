@@ -33,7 +33,7 @@ describe('a field’s hooks', () => {
       ran.push('request');
       return { limit: 3 };
     };
-    const request = requestWithHooks(hooks, build, ctx);
+    const request = requestWithHooks(hooks, build, undefined, ctx);
     expect(request).toEqual({ limit: 3 });
     expect(ran).toEqual(['before', 'request', 'within', 'calling']);
   });

@@ -10,7 +10,7 @@ import { createLogger } from '../../src/observability/logging.ts';
 import { schema } from '../../src/schema/index.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { createYogaServer } from '../../src/yoga/server.ts';
-import { documentBytes, useDocumentCache } from '../../src/yoga/validation/document-cache.ts';
+import { documentBytes, tokensOf, useDocumentCache } from '../../src/yoga/validation/document-cache.ts';
 
 // What Yoga keeps of a document it has parsed and validated must hold nothing of the request that
 // sent it: the refusal of an invalid document is kept for the next request sending the same
@@ -85,7 +85,8 @@ describe('the parse and validation cache’s bound', () => {
     };
     const texts = ['{ a: __typename }', '{ b: __typename }', '{ c: __typename }'] as const;
     // Room for two of these texts, not three; far more entries than that.
-    const bytes = 2.5 * documentBytes(texts[0], { document: parse(texts[0]), validated: new Map() });
+    const bytes =
+      2.5 * documentBytes(texts[0], { tokens: tokensOf(parse(texts[0]), texts[0]), validated: new Map() });
     const bare = createYoga({
       schema,
       plugins: [counting, useDocumentCache({ entries: 100, bytes })],

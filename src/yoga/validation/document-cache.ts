@@ -1,4 +1,4 @@
-import { type DocumentNode, GraphQLError, type GraphQLSchema } from 'graphql';
+import { type DocumentNode, GraphQLError, type GraphQLSchema, type Token } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { createLru, type LruBounds } from '../../stores/lru.ts';
 
@@ -15,19 +15,21 @@ export const DOCUMENT_CACHE: LruBounds = { entries: 512, bytes: 24 * 1024 * 1024
  */
 export function documentBytes(
   text: string,
-  entry?: Pick<Entry, 'document' | 'parseError' | 'validated'>,
+  entry?: Pick<Entry, 'tokens' | 'parseError' | 'validated'>,
 ): number {
-  let tokens = 0;
-  const document = entry?.document;
-  if (document) {
-    for (let token = document.loc?.startToken ?? null; token; token = token.next) tokens++;
-    // Parsed without locations: no tokens to count, so the densest a character can be.
-    if (document.loc === undefined) tokens = text.length;
-  }
   let errors = entry?.parseError ? errorBytes(entry.parseError) : 0;
   for (const outcome of entry?.validated.values() ?? [])
     for (const error of outcome.errors) errors += errorBytes(error);
-  return 2048 + 2 * text.length + 350 * tokens + errors;
+  return 2048 + 2 * text.length + 350 * (entry?.tokens ?? 0) + errors;
+}
+
+/** A parsed text's tokens, counted once, when it is first kept. */
+export function tokensOf(document: DocumentNode, text: string): number {
+  // Parsed without locations: no tokens to count, so the densest a character can be.
+  if (document.loc === undefined) return text.length;
+  let tokens = 0;
+  for (let token: Token | null = document.loc.startToken; token; token = token.next) tokens++;
+  return tokens;
 }
 
 const errorBytes = (error: KeptError) => 600 + 4 * error.message.length;
@@ -52,6 +54,8 @@ interface KeptError {
 interface Entry {
   readonly text: string;
   readonly document?: DocumentNode;
+  /** Its document's tokens (none for a text the parser refused). */
+  readonly tokens: number;
   readonly parseError?: KeptError;
   /** Outcomes by the rules' names: the schema validated against and its errors (none: valid). */
   readonly validated: Map<string, { schema: GraphQLSchema; errors: readonly KeptError[] }>;
@@ -89,9 +93,14 @@ export function useDocumentCache(bounds: LruBounds = DOCUMENT_CACHE): Plugin {
       return ({ result }) => {
         if (result instanceof GraphQLError) {
           const kept = keptError(result);
-          if (kept) entries.set(text, { text, parseError: kept, validated: new Map() });
+          if (kept) entries.set(text, { text, parseError: kept, tokens: 0, validated: new Map() });
         } else if (result && !(result instanceof Error)) {
-          const added: Entry = { text, document: result, validated: new Map() };
+          const added: Entry = {
+            text,
+            document: result,
+            tokens: tokensOf(result, text),
+            validated: new Map(),
+          };
           entries.set(text, added);
           entryOf.set(result, added);
         }
