@@ -14,6 +14,8 @@ declare module 'autocannon' {
       duration?: number;
       /** Requests per second over all connections; unset = as fast as the target answers. */
       overallRate?: number;
+      /** Requests per second each connection sends at most. */
+      connectionRate?: number;
       requests?: AutocannonRequest[];
       /** A response whose body fails this counts as a mismatch, not as a 2xx. */
       verifyBody?: (body: string) => boolean;

@@ -8,7 +8,7 @@ import type { Settings } from './settings.ts';
 export type Meta = ReturnType<typeof describeRun>;
 
 export function printHeader(meta: Meta, settings: Settings): void {
-  const { rounds, duration, warmup, connections, gatewayNodeArgs, pin } = settings;
+  const { rounds, duration, warmup, connections, pace, gatewayNodeArgs, pin } = settings;
   const processes =
     settings.freshProcesses && rounds > 1
       ? 'new ones each round (warmed up again)'
@@ -20,7 +20,7 @@ export function printHeader(meta: Meta, settings: Settings): void {
       `command: ${meta.command}`,
       `date: ${meta.date}  node: ${meta.node}  cpu: ${meta.cpu} × ${meta.cores}`,
       `settings: ${rounds} round(s) × ${duration} s per target, ${warmup} s warm-up per process, ` +
-        `${connections} connections; every target in its own process, ${processes}${flags}`,
+        `${connections} connections${pace === undefined ? '' : ` paced to ${pace} req/s each (a smoke run: the figures mean nothing)`}; every target in its own process, ${processes}${flags}`,
       `load: ${meta.load}`,
       pin
         ? `CPUs: each target on ${pin.targets}; the load generator, upstream and log readers on ${pin.load}`

@@ -38,6 +38,12 @@ export interface Load {
   seconds: number;
   connections: number;
   rate?: number;
+  /**
+   * Requests per second each connection sends at most (unset: as fast as answered): a smoke run
+   * checks the harness, not the speed, so it paces the load rather than take both cores from the
+   * test suite running beside it.
+   */
+  pace?: number;
   /** The bearer keys the requests take in turn. */
   keys: readonly string[];
 }
@@ -69,6 +75,7 @@ async function runAutocannon(load: Load): Promise<LoadResult> {
     connections: load.connections,
     duration: load.seconds,
     ...(load.rate === undefined ? {} : { overallRate: load.rate }),
+    ...(load.pace === undefined ? {} : { connectionRate: load.pace }),
     method: spec.method,
     headers: headersOf(spec, keys[0] ?? ''),
     ...(typeof spec.body === 'string' ? { body: spec.body } : {}),
@@ -133,7 +140,7 @@ let runCounter = 0;
  * `request()` taking the keys in turn (a fixed body's request built once per key, a counted body's
  * every time, its tokens unique across this bench's runs); answers counted; results as one JSON line.
  */
-function wrkScript(spec: RequestSpec, keys: readonly string[]): string {
+function wrkScript(spec: RequestSpec, keys: readonly string[], pace: number | undefined): string {
   const headers = (key: string) =>
     `{ ${Object.entries(headersOf(spec, key))
       .map(([name, value]) => `[${lua(name)}] = ${lua(value)}`)
@@ -162,6 +169,7 @@ function wrkScript(spec: RequestSpec, keys: readonly string[]): string {
       'end',
     );
   }
+  if (pace !== undefined) lines.push(`function delay() return ${Math.round(1000 / pace)} end`);
   lines.push(
     // One thread (-t1): its counters are read back from it once the run is done.
     'local thread',
@@ -188,7 +196,7 @@ const execFileAsync = promisify(execFile);
 async function runWrk(wrk: string, load: Load): Promise<LoadResult> {
   const dir = mkdtempSync(join(tmpdir(), 'pet-gateway-wrk-'));
   const script = join(dir, 'load.lua');
-  writeFileSync(script, wrkScript(load.spec, load.keys));
+  writeFileSync(script, wrkScript(load.spec, load.keys, load.pace));
   const args = ['-t1', `-c${load.connections}`, `-d${Math.max(1, Math.ceil(load.seconds))}s`];
   args.push('--timeout', '10s', '-s', script, load.url);
   try {

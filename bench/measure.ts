@@ -82,6 +82,7 @@ function loadOn(pair: Pair, settings: Settings, seconds: number) {
     seconds,
     connections: workload.connections ?? settings.connections,
     ...(workload.rate === undefined ? {} : { rate: workload.rate }),
+    ...(settings.pace === undefined ? {} : { pace: settings.pace }),
     keys: settings.keys,
   });
 }
@@ -166,6 +167,7 @@ export async function measureAtOnce(
         spec: pair.spec,
         seconds: settings.duration,
         connections: Math.max(1, Math.floor((pair.workload.connections ?? settings.connections) / 2)),
+        ...(settings.pace === undefined ? {} : { pace: settings.pace }),
         keys: settings.keys,
       }),
     ),

@@ -9,8 +9,12 @@ import { apiKeys, WORKLOADS } from './workloads.ts';
 /** Bearer keys per run unless --keys says otherwise: a crowd, as real traffic is (the goals assume it). */
 export const DEFAULT_KEYS = 200;
 
+/** Requests per second each connection of a smoke run sends at most. */
+const SMOKE_PACE = 100;
+
 export const USAGE = `Usage: npm run bench -- [options]
-  --smoke              1 round of 1 s per target, 2 connections, no warm-up (checks the harness)
+  --smoke              1 round of 1 s per target, 2 connections paced to ${SMOKE_PACE} req/s each, no warm-up
+                       (checks the harness, not the speed)
   --duration <s>       seconds per target per round (default 4)
   --rounds <n>         rounds; targets alternate within each round (default 3), each round on new
                        processes (started again and warmed up), so no process's luck decides a ratio
@@ -122,6 +126,8 @@ export function parseSettings(argv: string[]) {
     duration: numberOption('duration', values.duration, smoke ? 1 : 4),
     warmup: numberOption('warmup', values.warmup, smoke ? 0 : 3, false),
     connections: numberOption('connections', values.connections, smoke ? 2 : 50),
+    /** Requests per second per connection at most: the smoke's, which checks the harness, not the speed. */
+    pace: smoke ? SMOKE_PACE : undefined,
     keys: apiKeys(numberOption('keys', values.keys, DEFAULT_KEYS)),
     workloads: WORKLOADS.filter((w) => names.length === 0 || names.includes(w.name)),
     json: values.json,

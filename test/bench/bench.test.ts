@@ -56,6 +56,8 @@ describe('npm run bench -- --smoke', () => {
     expect(code, `${stdout}\n${stderr}`).toBe(0);
 
     expect(stdout).toMatch(/^command: node bench\/run\.ts --smoke --keys 7$/m);
+    // Paced: it checks the harness beside the suite's other files, so it leaves them the cores.
+    expect(stdout).toMatch(/^settings: .* 2 connections paced to 100 req\/s each \(a smoke run/m);
     expect(stdout).toMatch(/^keys: 7 bearer keys \(bench-key-0 … bench-key-6\) taken in turn/m);
     expect(stdout).toMatch(/^date: \d{4}-\d\d-\d\dT.* node: v\d+\.\d+\.\d+ .*cpu: /m);
     // Whichever generator is installed: CI installs wrk, a machine without it falls back, saying so.
@@ -73,6 +75,9 @@ describe('npm run bench -- --smoke', () => {
         expect(cells, `row ${workload.name} ${target}`).toBeDefined();
         const [, , , rps, cpu, p50, p99, errors, non2xx, graphqlErrors] = cells ?? [];
         expect(Number(rps)).toBeGreaterThan(0);
+        // Each connection paced to 100 req/s, whichever generator: a bound the load cannot pass.
+        const connections = workload.connections ?? 2;
+        expect(Number(rps), `${workload.name} ${target} paced`).toBeLessThanOrEqual(connections * 100 * 1.2);
         expect(Number(cpu), `${workload.name} ${target} CPU µs/req`).toBeGreaterThan(0);
         expect(Number(p50)).toBeGreaterThanOrEqual(0);
         expect(Number(p99)).toBeGreaterThanOrEqual(0);
@@ -145,8 +150,8 @@ describe('npm run bench -- --smoke', () => {
     expect(Number(workers?.[3])).toBeGreaterThan(0);
     expect(row(stdout, 'list20', 'gateway-workers / tailcall')?.[2]).toMatch(RATIO);
     // A guard against a hang, not a speed check: the harness bounds each start and each run itself.
-    // The smoke is about 48 one-second runs and 25 process starts, 90 s of both cores alone, and takes
-    // twice that beside the slow tier's neighbours.
+    // The smoke is about 48 one-second runs, paced, and 25 process starts: 80 s and 55 CPU-s alone,
+    // and up to twice that beside the slow tier's neighbours.
   }, 300_000);
 
   it('rejects an unknown option with the usage and exit code 2', async () => {
