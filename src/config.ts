@@ -132,8 +132,12 @@ export interface Limits {
   readonly maxTokens: number;
   /** Bytes of one request body. @default 65536 */
   readonly maxBodyBytes: number;
-  /** Operation cost: every field 1, a list's selections times its size (`pets` by `limit`). @default 1000 */
+  /** An operation's estimated cost, by the schema's cost directives (execution/cost.ts). @default 1000 */
   readonly maxCost: number;
+  /** `enforce` refuses an operation above `maxCost`; `measure` only reports its cost. @default enforce */
+  readonly costMode?: 'enforce' | 'measure';
+  /** Whether answers carry their cost (`extensions.cost`, headers: policy/cost.ts). @default false */
+  readonly costReport?: boolean;
   /** Representations in one `_entities` field (FEDERATION=on). @default 100 */
   readonly maxRepresentations: number;
   /** Operations in one batched request (a JSON array); 1 turns batching off. @default 10 */
@@ -211,6 +215,8 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
       maxTokens: integer(env, 'MAX_TOKENS', DEFAULT_LIMITS.maxTokens, 50, 100_000),
       maxBodyBytes: integer(env, 'MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes, 1024, 10 * 1024 * 1024),
       maxCost: integer(env, 'MAX_COST', DEFAULT_LIMITS.maxCost, 1, 1_000_000),
+      costMode: oneOf(env, 'COST_MODE', ['enforce', 'measure'], 'enforce'),
+      costReport: boolean(env, 'COST_REPORT', false),
       maxRepresentations: integer(env, 'MAX_REPRESENTATIONS', DEFAULT_LIMITS.maxRepresentations, 1, 100_000),
       maxBatchOperations: integer(env, 'MAX_BATCH_OPERATIONS', DEFAULT_LIMITS.maxBatchOperations, 1, 100),
       nameMaxLength: nameMaxLength(env),

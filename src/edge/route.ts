@@ -80,13 +80,16 @@ function mcpRoute(options: EdgeOptions, yoga: YogaServer, logger: Logger): Handl
  */
 export function createEdge(options: EdgeOptions): Edge {
   const {
-    fastLane = true,
+    fastLane: fastLaneOn = true,
     plans = true,
     draining,
     mcp: _mcp,
     acceptedKeys: _keys,
     ...gatewayOptions
   } = options;
+  // Answers that carry their cost (COST_REPORT=on) are Yoga's lane's alone: the fast lane's
+  // writer does not report a cost yet (docs/cost.md).
+  const fastLane = fastLaneOn && options.limits?.costReport !== true;
   const logger = options.logger ?? createLogger('info');
   const resolved: YogaServerOptions = { ...gatewayOptions, logger };
   const health = createHealthEndpoints({

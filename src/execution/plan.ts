@@ -1,4 +1,3 @@
-import { complexityFromQuery } from '@pothos/plugin-complexity';
 import {
   type DocumentNode,
   type FieldNode,
@@ -22,6 +21,7 @@ import {
   type VariableDefinitionNode,
 } from 'graphql';
 import { UPSTREAM_EXTENSION, type UpstreamCallName, type UpstreamField } from '../schema/upstream-field.ts';
+import { estimateCost } from './cost.ts';
 
 /**
  * A prepared operation compiled into the upstream calls it makes and the shape of its answer, so
@@ -48,7 +48,7 @@ export interface Plan {
   readonly fixedCost: number | undefined;
   /** Empty when the operation has no variables: then `fixedCost` and every request are known. */
   readonly variables: readonly VariableDefinitionNode[];
-  /** For what graphql-js and the complexity plugin do per request (coercion, pricing). */
+  /** For what graphql-js and the pricing do per request (coercion, cost). */
   readonly schema: GraphQLSchema;
   readonly document: DocumentNode;
 }
@@ -91,7 +91,7 @@ export function compilePlan(
   operationName: string | null | undefined,
 ): Plan | undefined {
   const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
-  // One operation: the complexity plugin's own pricing function (used below) prices the first.
+  // One operation, so that pricing it (priceOperation) needs no operation name.
   if (operations.length !== 1) return undefined;
   const operation = operations[0] as OperationDefinitionNode;
   if (operationName != null && operation.name?.value !== operationName) return undefined;
@@ -161,8 +161,8 @@ export function compilePlan(
 }
 
 /**
- * The operation's price as the complexity plugin prices it for each root field's resolver;
- * undefined when it cannot be priced.
+ * The operation's estimated cost, as Yoga's lane prices it (execution/cost.ts); undefined when it
+ * cannot be priced.
  */
 export function priceOperation(
   schema: GraphQLSchema,
@@ -170,7 +170,7 @@ export function priceOperation(
   variables: Record<string, unknown>,
 ): number | undefined {
   try {
-    return complexityFromQuery(document, { schema, variables }).complexity;
+    return estimateCost(schema, document, variables);
   } catch {
     return undefined;
   }

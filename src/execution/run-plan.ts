@@ -8,7 +8,7 @@ const UNWRITABLE = Symbol('unwritable');
 
 /**
  * Runs a plan (execution/plan.ts): coerces the variables with graphql-js's own function, prices the
- * operation with the complexity plugin's own function, makes the calls through the request's memo
+ * operation as Yoga's lane prices it (execution/cost.ts), makes the calls through the request's memo
  * (in the order the resolvers' DataLoaders would, each once per request), and builds the tree
  * graphql-js would return as `data`. The caller serialises it with JSON.stringify, as compiled
  * results are (one native pass costs less than writing the text piece by piece).
@@ -77,7 +77,7 @@ export function dataOf(
 
 /**
  * Each call root's request, at its index, built as the resolvers would: the variables coerced by
- * graphql-js's own function, the operation priced by the complexity plugin's own function, the
+ * graphql-js's own function, the operation priced as Yoga's lane prices it, the
  * field's hooks (`before`, `within`, `calling`) run on `ctx`, which may be left out only for a plan
  * whose fields have none. Undefined when compiled execution must word a refusal instead: variables
  * graphql-js would refuse, an argument the contract refuses, a cost over `maxCost`.

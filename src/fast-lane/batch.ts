@@ -80,9 +80,7 @@ interface Batch {
 async function runEntries(batch: Batch, options: FastLaneOptions, adopt?: (loaders: Loaders) => void) {
   const { req, res, body, entries, runnable, decisions } = batch;
   const share: { loaders?: Loaders } = {};
-  const contexts = entries.map((entry) =>
-    createContext(req.headers.authorization, options.context, entry.variables ?? {}, share),
-  );
+  const contexts = entries.map(() => createContext(req.headers.authorization, options.context, share));
   if (share.loaders) {
     adopt?.(share.loaders);
     cancelWhenClientGoes(res, share.loaders);

@@ -109,9 +109,9 @@ async function run(
   options: FastLaneOptions,
   given?: Context,
 ): Promise<void> {
-  const { req, res, body, parsed, variables } = served;
+  const { req, res, body, parsed } = served;
   const prepared = found.named;
-  const context = given ?? createContext(req.headers.authorization, options.context, variables);
+  const context = given ?? createContext(req.headers.authorization, options.context);
   cancelWhenClientGoes(res, context.loaders);
   const executeStarted = performance.now();
   const span = options.tracing?.startOperation(

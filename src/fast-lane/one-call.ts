@@ -140,7 +140,7 @@ export function callOnce<Found extends { readonly named: Named }>(
         options,
       ),
     usual: (adopt) => {
-      const context = createContext(req.headers.authorization, options.context, served.variables);
+      const context = createContext(req.headers.authorization, options.context);
       adopt(context.loaders);
       usual(context);
     },

@@ -36,7 +36,11 @@ export function runnableOf(
   if (prepared) {
     return {
       named: prepared,
-      execute: (context, planned) => runPrepared(prepared, context, variables, planned),
+      // Over the limit, Yoga's lane words the refusal (yoga/request/cost.ts).
+      execute: (context, planned) =>
+        (prepared.price(variables) ?? Number.POSITIVE_INFINITY) > context.maxCost
+          ? Promise.resolve(undefined)
+          : runPrepared(prepared, context, variables, planned),
       oneCall: oneCallOf(prepared.plan),
     };
   }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { type GraphQLSchema, printSchema } from 'graphql';
+import type { GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import { nestsDeeperThan } from '../contract/json-depth.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -10,6 +10,7 @@ import type { AcceptedKeys } from '../policy/accepted-keys.ts';
 import { originListed } from '../policy/origin.ts';
 import type { RateLimit } from '../policy/rate-limit.ts';
 import { schema as publicSchema } from '../schema/index.ts';
+import { printSdl } from '../schema/sdl.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { countMessages, keyRefusal, type Refusal } from './admission.ts';
@@ -239,7 +240,7 @@ export function createMcpEndpoint(
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
   const schema = options.schema ?? publicSchema;
   const tools = toolsFor(schema, options.persistedOperations, options.introspection);
-  const schemaText = options.introspection ? printSchema(schema) : undefined;
+  const schemaText = options.introspection ? printSdl(schema) : undefined;
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
     const headers: Record<string, string> = { 'x-request-id': requestId };

@@ -19,6 +19,8 @@ export interface PreparedOperation {
   readonly operationType: 'query' | 'mutation' | 'subscription';
   /** The operation's own name in the document, for logs and metrics; undefined when anonymous. */
   readonly operationName: string | undefined;
+  /** Its estimated cost with these variables (execution/cost.ts), as Yoga's lane prices it. */
+  readonly price: (variables: Record<string, unknown>) => number | undefined;
 }
 
 /** What the edge and Yoga share across requests. */

@@ -13,17 +13,12 @@ import { unauthenticated } from './errors.ts';
 /** What every resolver receives. */
 export interface Context {
   loaders: Loaders;
-  /** The cost limit the complexity plugin enforces for this request. */
+  /** The estimated cost above which the operation is refused: infinite under COST_MODE=measure. */
   maxCost: number;
   /** Representations one `_entities` field may carry (subgraph schema only). */
   maxRepresentations: number;
   /** The longest `createPet` name passed on (NAME_MAX_LENGTH); undefined: no maximum. */
   nameMaxLength: number | undefined;
-  /**
-   * The operation's variables as the caller sent them, before coercion: pricing `_entities`, which
-   * the complexity plugin does not wrap, computes the cost again from them (schema/subgraph.ts).
-   */
-  variables: Record<string, unknown>;
   /** Deprecated fields this operation touched, reported in the response. */
   deprecations: DeprecationNotices;
   /** The clock (injectable so the sunset can be tested). */
@@ -75,7 +70,12 @@ export function featuresNeedContext(deps: ContextDeps, tracing: unknown): boolea
  */
 export function contextDepsOf(options: {
   upstream: UpstreamClient;
-  limits?: { maxCost: number; maxRepresentations: number; nameMaxLength?: number | undefined };
+  limits?: {
+    maxCost: number;
+    costMode?: 'enforce' | 'measure';
+    maxRepresentations: number;
+    nameMaxLength?: number | undefined;
+  };
   now?: () => Date;
   cache?: ResponseCacheOptions;
   live?: LiveLists;
@@ -83,7 +83,8 @@ export function contextDepsOf(options: {
   const limits = options.limits ?? DEFAULT_LIMITS;
   return {
     upstream: options.upstream,
-    maxCost: limits.maxCost,
+    // Measured, never refused: every lane compares the estimate with this one limit.
+    maxCost: limits.costMode === 'measure' ? Number.POSITIVE_INFINITY : limits.maxCost,
     maxRepresentations: limits.maxRepresentations,
     nameMaxLength: limits.nameMaxLength,
     now: options.now ?? (() => new Date()),
@@ -102,7 +103,6 @@ export function contextDepsOf(options: {
 export function createContext(
   authorization: string | undefined,
   deps: ContextDeps,
-  variables: Record<string, unknown> = {},
   share?: { loaders?: Loaders },
 ): Context {
   // The canonical `Bearer <key>` is what goes upstream and what the response cache hashes.
@@ -125,7 +125,6 @@ export function createContext(
     maxCost: deps.maxCost,
     maxRepresentations: deps.maxRepresentations,
     nameMaxLength: deps.nameMaxLength,
-    variables,
     deprecations,
     now: deps.now,
     upstreamCalls: () => loaders.upstreamCalls,

@@ -1,13 +1,14 @@
 import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
 import { specifiedDirectives } from 'graphql';
 import { builder } from './builder.ts';
+import { COST_DIRECTIVES } from './cost.ts';
 import './pet.ts';
 
 /**
  * The public schema. `@defer` and `@stream` are part of it (Yoga's defer-stream plugin executes
- * them), so the printed SDL, codegen and editors know them.
+ * them), so the printed SDL, codegen and editors know them; so are the cost directives (cost.ts).
  */
 export const schema = builder.toSchema({
   sortSchema: true,
-  directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective],
+  directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective, ...COST_DIRECTIVES],
 });

@@ -1,23 +1,16 @@
 import type { ServerResponse } from 'node:http';
-import type { GraphQLResolveInfo } from 'graphql';
 import { type LiveEvent, LiveLimitError, type LiveReader } from '../live/live-lists.ts';
 import type { ListPetsQuery } from '../upstream/bodies.ts';
 import type { Context } from './context.ts';
-import { refuseOverCost } from './cost.ts';
 import { subscriptionLimitExceeded, subscriptionNotSupported } from './errors.ts';
 
 /**
  * The caller's live list for `subscription { pets }`: refused like the query when the key is not
- * usable or the cost is over MAX_COST (before anything is watched), and with its own code past a
- * bound.
+ * usable (the cost is priced before any subscription opens: yoga/request/cost.ts), and with its own
+ * code past a bound.
  */
-export function openLiveList(
-  ctx: Context,
-  info: GraphQLResolveInfo,
-  query: ListPetsQuery,
-): AsyncIterableIterator<LiveEvent> {
+export function openLiveList(ctx: Context, query: ListPetsQuery): AsyncIterableIterator<LiveEvent> {
   if (!ctx.live) throw subscriptionNotSupported();
-  refuseOverCost(ctx, info);
   if (ctx.authError || ctx.authorization === undefined) throw ctx.authError;
   try {
     return ctx.live.open(ctx.authorization, query, readerOf(ctx));

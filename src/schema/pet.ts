@@ -23,14 +23,27 @@ export const PetStatus = builder.enumType('PetStatus', {
   } as const,
 });
 
+/**
+ * What a list of pets costs: as many pets as `limit` asks for (the contract's default when it is
+ * left out). Each of a pet's fields weighs 1, as its object does.
+ */
+const PETS_LIST_SIZE = {
+  slicingArguments: ['limit'],
+  assumedSize: LIST_LIMIT.default,
+  requireOneSlicingArgument: false,
+};
+const WEIGHS_ONE = { cost: { weight: 1 } };
+
 export const Pet = builder.objectType('Pet', {
   description: 'An animal offered in the store.',
   fields: (t) => ({
     id: t.exposeID('id', {
+      directives: WEIGHS_ONE,
       description: 'Unique identifier assigned by the store (a 64-bit integer, as a decimal string).',
     }),
-    name: t.exposeString('name', { description: "The animal's name." }),
+    name: t.exposeString('name', { directives: WEIGHS_ONE, description: "The animal's name." }),
     categoryId: t.exposeID('categoryId', {
+      directives: WEIGHS_ONE,
       description:
         'Identifier of the category the animal belongs to (a 64-bit integer, as a decimal string).',
     }),
@@ -39,6 +52,7 @@ export const Pet = builder.objectType('Pet', {
     status: t.expose('status', {
       type: PetStatus,
       nullable: true,
+      directives: WEIGHS_ONE,
       description: 'Availability status; null when the store has none for this animal.',
     }),
   }),
@@ -127,12 +141,7 @@ builder.queryType({
           description: `Maximum number of animals returned, from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}; default ${LIST_LIMIT.default}.`,
         }),
       },
-      // Priced by the page size asked for, clamped to the contract's bounds (out-of-range values
-      // are refused by the resolver anyway).
-      complexity: (args) => ({
-        field: 1,
-        multiplier: Math.min(Math.max(args.limit ?? LIST_LIMIT.default, LIST_LIMIT.min), LIST_LIMIT.max),
-      }),
+      directives: { listSize: PETS_LIST_SIZE },
       ...fromUpstream(listPets),
     }),
     pet: t.field({
@@ -178,11 +187,8 @@ builder.subscriptionType({
           description: `Maximum number of animals in each list, from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}; default ${LIST_LIMIT.default}.`,
         }),
       },
-      complexity: (args) => ({
-        field: 1,
-        multiplier: Math.min(Math.max(args.limit ?? LIST_LIMIT.default, LIST_LIMIT.min), LIST_LIMIT.max),
-      }),
-      subscribe: (_root, args, ctx, info) => openLiveList(ctx, info, listPets.request(args)),
+      directives: { listSize: PETS_LIST_SIZE },
+      subscribe: (_root, args, ctx) => openLiveList(ctx, listPets.request(args)),
       resolve: (event: LiveEvent) => {
         if ('error' in event) throw toGraphQLError(event.error);
         return event.pets;

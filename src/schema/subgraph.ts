@@ -1,20 +1,28 @@
 import { printSubgraphSchema } from '@apollo/subgraph';
 import {
+  type ExecutionArgs,
   type GraphQLFieldConfig,
   type GraphQLFieldResolver,
   GraphQLObjectType,
   GraphQLSchema,
+  getOperationAST,
   isUnionType,
+  Kind,
   lexicographicSortSchema,
+  valueFromASTUntyped,
 } from 'graphql';
 import { builder } from './builder.ts';
 import type { Context } from './context.ts';
-import { refuseOverCost } from './cost.ts';
 import { badUserInput, representationsLimitExceeded } from './errors.ts';
 import './pet.ts';
 
-/** The plugin's default, spelled out: a plugin upgrade must not change the committed SDL unseen. */
-const FEDERATION_LINK = 'https://specs.apollo.dev/federation/v2.6';
+/**
+ * Federation 2.9, the first with the cost directives, imported so a supergraph (Apollo Router,
+ * Cosmo, Hive) prices our fields as we do; spelled out, so a plugin upgrade cannot change the
+ * committed SDL unseen.
+ */
+const FEDERATION_LINK = 'https://specs.apollo.dev/federation/v2.9';
+const FEDERATION_DIRECTIVES = ['@cost', '@key', '@listSize'];
 
 type Representations = { representations: readonly unknown[] };
 
@@ -35,17 +43,21 @@ let built: Subgraph | undefined;
  */
 export function subgraph(): Subgraph {
   if (!built) {
-    const schema = limitEntities(builder.toSubGraphSchema({ sortSchema: true, linkUrl: FEDERATION_LINK }));
+    const schema = limitEntities(
+      builder.toSubGraphSchema({
+        sortSchema: true,
+        linkUrl: FEDERATION_LINK,
+        federationDirectives: FEDERATION_DIRECTIVES,
+      }),
+    );
     built = { schema, sdl: printSubgraphSchema(schema) };
   }
   return built;
 }
 
 /**
- * The plugin builds `_entities` outside Pothos, so the complexity plugin neither prices it nor
- * checks the cost when it is an operation's only root field, which it is in every router fetch.
- * This prices it (each representation multiplies its selection, like a list's size) and guards its
- * resolver, so a request of 10,000 representations is refused before any upstream call.
+ * The plugin builds `_entities` outside Pothos: this sizes it for pricing by its representations
+ * and guards its resolver (their number and shapes).
  */
 function limitEntities(schema: GraphQLSchema): GraphQLSchema {
   const query = schema.getQueryType();
@@ -61,18 +73,14 @@ function limitEntities(schema: GraphQLSchema): GraphQLSchema {
       ...config.fields,
       _entities: {
         ...entities,
+        // Priced as a list as long as its representations (execution/cost.ts counts a list-valued
+        // slicing argument by its length), so 10,000 of them are refused before anything runs.
         extensions: {
           ...entities.extensions,
-          complexity: (args: Representations, ctx: Context) => {
-            // Throwing here refuses the operation in whichever root field prices it first, so a
-            // `pets` beside an oversized `_entities` makes no upstream call either.
-            checkCount(args.representations, ctx);
-            return { field: 1, multiplier: args.representations.length };
-          },
+          directives: [{ name: 'listSize', args: { slicingArguments: ['representations'] } }],
         },
         resolve: (root, args, ctx, info) => {
           checkCount(args.representations, ctx);
-          refuseOverCost(ctx, info);
           checkShapes(args.representations, entityTypes);
           return resolve(root, args, ctx, info);
         },
@@ -87,6 +95,21 @@ function limitEntities(schema: GraphQLSchema): GraphQLSchema {
       types: schemaConfig.types.filter((type) => type !== query),
     }),
   );
+}
+
+/**
+ * Refuses an operation whose `_entities` field carries more representations than the limit before
+ * anything runs, ahead of its cost (which they would also exceed): the more precise refusal, and
+ * no sibling root field calls the upstream. Yoga's lane runs it before pricing (yoga/request/cost.ts).
+ */
+export function refuseOversizedEntities(args: ExecutionArgs): void {
+  const operation = getOperationAST(args.document, args.operationName);
+  for (const selection of operation?.selectionSet.selections ?? []) {
+    if (selection.kind !== Kind.FIELD || selection.name.value !== '_entities') continue;
+    const given = selection.arguments?.find((argument) => argument.name.value === 'representations');
+    const value = given && valueFromASTUntyped(given.value, args.variableValues ?? {});
+    if (Array.isArray(value)) checkCount(value, args.contextValue as Context);
+  }
 }
 
 function checkCount(representations: readonly unknown[], ctx: Context): void {

@@ -1,6 +1,7 @@
 import { type ExecutionArgs, getOperationAST, type OperationDefinitionNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { CompiledExecution } from '../execution/compiled.ts';
+import { estimateCost } from '../execution/cost.ts';
 import { compilePlan, type Plan } from '../execution/plan.ts';
 import { documentShape } from '../execution/shape.ts';
 import type { LaneContext } from '../policy/hand-off.ts';
@@ -79,6 +80,21 @@ export function usePreparation(
   };
 }
 
+/**
+ * The operation's estimated cost for a request's variables: priced once, here, when it has none
+ * (most prepared operations), so serving it costs a comparison.
+ */
+function priceOf(
+  args: ExecutionArgs,
+  operation: OperationDefinitionNode,
+): (variables: Record<string, unknown>) => number | undefined {
+  const price = (variables: Record<string, unknown>) =>
+    estimateCost(args.schema, args.document, variables, args.operationName);
+  if (operation.variableDefinitions?.length) return price;
+  const fixed = price({});
+  return () => fixed;
+}
+
 /** What a successful run of `operation` may be kept as (see Ready); undefined: nothing yet. */
 function readyOf(
   lanes: Lanes,
@@ -102,6 +118,7 @@ function readyOf(
       plan: planOnce(),
       operationType: operation.operation,
       operationName: operation.name?.value,
+      price: priceOf(args, operation),
     };
   }
   const shapes = lanes.shapes;

@@ -27,6 +27,7 @@ import { asksForPage, useGraphiQLPage, useGraphiQLRefusal } from './graphiql/gra
 import { usePreparation } from './preparation.ts';
 import { type Batches, createBatches } from './request/batches.ts';
 import { useRequestBody } from './request/body.ts';
+import { useCost } from './request/cost.ts';
 import { useOperationChoice } from './request/operation-choice.ts';
 import { type PersistedDocuments, usePersistedDocuments } from './request/persisted-documents.ts';
 import { useQueryParams } from './request/query-params.ts';
@@ -173,6 +174,8 @@ function requestPlugins(
     useDeprecationNotices({
       onUse: deprecatedUseReporter(logger, metrics),
     }),
+    // After deprecation notices, so an answer's extensions read `deprecations` then `cost`.
+    useCost(limits.costReport === true),
     useOperationLog(logger, options.clientAddress, batches.entryOf),
     // The upstream deadline's timer ends with execution, not `timeoutMs` after it: for an answer in
     // parts, with its last part.
@@ -253,7 +256,7 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
     extraParamNames: ['documentId'],
     // Served by useGraphiQLPage (rendered and compressed once, cached by browsers).
     graphiql: false,
-    context: ({ request, lane, params, res }) => {
+    context: ({ request, lane, res }) => {
       // A request the fast lane already executed keeps the context it ran with (its loaders, the
       // upstream calls it counted, the deprecations it saw), and the fast lane's watch on its client.
       if (lane?.executed) return lane.executed.context;
@@ -261,7 +264,6 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
       const context = createContext(
         request.headers.get('authorization') ?? undefined,
         deps,
-        params.variables,
         batches.shareOf(request),
       );
       if (res) cancelWhenClientGoes(res, context.loaders);

@@ -14,7 +14,7 @@ function planOf(document: string, operationName?: string): string | undefined {
 describe('the plan builder', () => {
   it('plans a list with its arguments as the request, its cost fixed', () => {
     expect(planOf('{ pets(limit: 3, status: SOLD) { id name status } }')).toMatchInlineSnapshot(`
-      "query, cost 10, calls listPets
+      "query, cost 12, calls listPets
       pets: listPets {"limit":3,"status":"sold"} → list
         id: .id as string
         name: .name as string
@@ -24,7 +24,7 @@ describe('the plan builder', () => {
 
   it('applies the default limit, and keeps aliases and field order', () => {
     expect(planOf('{ all: pets { n: name id } pets(limit: 1) { id } }')).toMatchInlineSnapshot(`
-      "query, cost 43, calls listPets
+      "query, cost 62, calls listPets
       all: listPets {"limit":20} → list
         n: .name as string
         id: .id as string
@@ -38,7 +38,7 @@ describe('the plan builder', () => {
       planOf(`query Q { pets { id ...F ... on Pet { name id } } }
         fragment F on Pet { status name }`),
     ).toMatchInlineSnapshot(`
-      "query, cost 101, calls listPets
+      "query, cost 120, calls listPets
       pets: listPets {"limit":20} → list
         id: .id as string
         status: .status as enum, nullable
@@ -48,7 +48,7 @@ describe('the plan builder', () => {
 
   it('answers __typename at the root and below from the schema', () => {
     expect(planOf('{ __typename pets(limit: 1) { __typename kind: __typename id } }')).toMatchInlineSnapshot(`
-      "query, cost 5, calls listPets
+      "query, cost 2, calls listPets
       __typename: "Query"
       pets: listPets {"limit":1} → list
         __typename: "Pet"
@@ -85,7 +85,7 @@ describe('the plan builder', () => {
     expect(
       planOf('mutation { createPet(input: { name: "Rex", categoryId: "9223372036854775807" }) { id name } }'),
     ).toMatchInlineSnapshot(`
-      "mutation, cost 3, calls write
+      "mutation, cost 13, calls write
       createPet: write POST /pets {"body":{"name":"Rex","categoryId":"9223372036854775807"}} → object
         id: .id as string
         name: .name as string"

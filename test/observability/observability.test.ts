@@ -136,7 +136,7 @@ describe('JSON logs', () => {
       }),
     });
     expect(response.headers.get('x-request-id')).toBe('req-42');
-    await execute(url, ListPets, { limit: 500 }, AUTH);
+    await execute(url, ListPets, { limit: 101 }, AUTH);
     const operations = lines.map((line) => JSON.parse(line)).filter((line) => line.msg === 'operation');
     expect(operations).toHaveLength(2);
     expect(operations[0]).toMatchObject({

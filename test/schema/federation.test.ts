@@ -244,8 +244,8 @@ describe('limits on _entities', () => {
       });
       const body = await response.json();
       expect(response.status).toBe(400);
-      // Per representation: __typename, id, name, categoryId, status; plus the field itself.
-      expect(body.errors[0].extensions).toEqual({ code: 'COST_LIMIT_EXCEEDED', cost: 50_001, limit: 1000 });
+      // Per representation: the entity 1, and id, name, categoryId, status 1 each (__typename 0).
+      expect(body.errors[0].extensions).toEqual({ code: 'COST_LIMIT_EXCEEDED', cost: 50_000, limit: 1000 });
       // Within the cost, the same document runs.
       const few = await postJson(
         generous.url,
@@ -278,14 +278,14 @@ describe('limits on _entities', () => {
     }`;
     const hundred = pets(...Array.from({ length: 100 }, (_, i) => String(i)));
     const refused = await post({ query: costly, variables: { representations: hundred, status: 'SOLD' } });
-    // 401 + 101 + 501, refused in the first root field, before any of them calls the upstream.
+    // 500 + 200 + 500, refused before any root field calls the upstream.
     expect(refused.status).toBe(400);
     expect(refused.body.data).toBeNull();
     expect(refused.body.errors.map((error: { extensions: unknown }) => error.extensions)).toEqual([
-      { code: 'COST_LIMIT_EXCEEDED', cost: 1003, limit: 1000 },
+      { code: 'COST_LIMIT_EXCEEDED', cost: 1200, limit: 1000 },
     ]);
     expect(upstream.requests).toEqual([]);
-    // One alias less is within the cost: `_entities` prices the operation from the caller's own
+    // One alias less (1000) is within the cost: `_entities` prices the operation from the caller's own
     // variables (an enum among them) and runs.
     const within = await post({
       query: costly.replace('more: pets(limit: 100) { id }', ''),

@@ -63,16 +63,21 @@ describe('pets', () => {
     expect(upstream.requests.map((r) => r.path)).toEqual([`/v1/pets?limit=${limit}`]);
   });
 
-  it.each([0, 101, -1, 2147483647])(
-    'refuses limit %i with BAD_USER_INPUT before any upstream call',
-    async (limit) => {
-      const result = await execute(gateway.url, ListPets, { limit }, AUTH);
-      expect(result.data).toBeNull();
-      expect(result.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-      expect(result.errors?.[0]?.message).toMatch(/limit must be from 1 to 100/);
-      expect(upstream.requests).toEqual([]);
-    },
-  );
+  it.each([0, 101, -1])('refuses limit %i with BAD_USER_INPUT before any upstream call', async (limit) => {
+    const result = await execute(gateway.url, ListPets, { limit }, AUTH);
+    expect(result.data).toBeNull();
+    expect(result.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(result.errors?.[0]?.message).toMatch(/limit must be from 1 to 100/);
+    expect(upstream.requests).toEqual([]);
+  });
+
+  it('prices a limit as asked: 2147483647 is refused for its cost before any upstream call', async () => {
+    // As a router in front prices it from the @listSize the schema declares.
+    const result = await execute(gateway.url, ListPets, { limit: 2147483647 }, AUTH);
+    expect(result.data).toBeNull();
+    expect(result.errors?.[0]?.extensions?.code).toBe('COST_LIMIT_EXCEEDED');
+    expect(upstream.requests).toEqual([]);
+  });
 
   it('refuses a limit that is not an Int (GraphQL validation), before any upstream call', async () => {
     const result = await postJson(gateway.url, { query: '{ pets(limit: "1") { id } }' }, AUTH);

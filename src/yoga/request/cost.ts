@@ -1,0 +1,111 @@
+import { isAsyncIterable, mergeIncrementalResult } from '@graphql-tools/utils';
+import {
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLError,
+  getOperationAST,
+  getVariableValues,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { actualCost, estimateCost } from '../../execution/cost.ts';
+import { COST_HEADERS, type CostReport } from '../../policy/cost.ts';
+import type { Context } from '../../schema/context.ts';
+import { costLimitExceeded } from '../../schema/errors.ts';
+import { refuseOversizedEntities } from '../../schema/subgraph.ts';
+
+/**
+ * The operation's cost (execution/cost.ts): estimated before it runs, and refused above the
+ * request's `maxCost` (infinite under COST_MODE=measure) with COST_LIMIT_EXCEEDED before any
+ * resolver, so before any upstream call; a subscription before its live list opens. With
+ * COST_REPORT=on, the answer says what it cost (policy/cost.ts): the estimate and the actual in
+ * `extensions.cost`, and in headers when the answer is one body. An answer in parts carries the
+ * estimate in its first part and the actual, of everything sent, in its last; a subscription's
+ * events each carry their own.
+ */
+export function useCost(report: boolean): Plugin {
+  const headersFor = new WeakMap<Request, CostReport>();
+  const estimate = (args: ExecutionArgs, stop: (result: ExecutionResult) => void) => {
+    try {
+      refuseOversizedEntities(args);
+    } catch (error) {
+      stop({ data: null, errors: [error as GraphQLError] });
+      return undefined;
+    }
+    // Variables graphql-js will refuse are its to word: only a request that can run is priced.
+    if (!coercible(args)) return undefined;
+    const estimated = estimateCost(args.schema, args.document, args.variableValues ?? {}, args.operationName);
+    const { maxCost } = args.contextValue as Context;
+    if (estimated !== undefined && estimated > maxCost) {
+      // `data: null`, as an operation refused in its first root field was answered before.
+      stop({ data: null, errors: [costLimitExceeded(estimated, maxCost)] });
+      return undefined;
+    }
+    return estimated;
+  };
+  const actualOf = (args: ExecutionArgs, data: unknown) =>
+    actualCost(args.schema, args.document, data, args.variableValues ?? {}, args.operationName);
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const estimated = estimate(args, setResultAndStopExecution);
+      if (!report || estimated === undefined) return;
+      const request = (args.contextValue as { request?: Request }).request;
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (!isAsyncIterable(result)) {
+            const cost = { estimated, actual: actualOf(args, result.data) ?? estimated };
+            if (request) headersFor.set(request, cost);
+            setResult(withCost(result, cost));
+            return;
+          }
+          if (request) headersFor.set(request, { estimated });
+          let merged: (ExecutionResult & { hasNext?: boolean }) | undefined;
+          return {
+            onNext({ result: part, setResult: setPart }) {
+              const first = merged === undefined;
+              if (first) merged = { ...part };
+              else
+                mergeIncrementalResult({
+                  incrementalResult: part,
+                  executionResult: merged as ExecutionResult,
+                });
+              const last = (part as { hasNext?: boolean }).hasNext === false;
+              if (first && !last) setPart(withCost(part, { estimated }));
+              else if (last)
+                setPart(withCost(part, { estimated, actual: actualOf(args, merged?.data) ?? estimated }));
+            },
+          };
+        },
+      };
+    },
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const estimated = estimate(args, setResultAndStopExecution);
+      if (!report || estimated === undefined) return;
+      return {
+        onSubscribeResult() {
+          return {
+            onNext({ result, setResult }) {
+              setResult(withCost(result, { estimated, actual: actualOf(args, result.data) ?? estimated }));
+            },
+          };
+        },
+      };
+    },
+    onResponse({ request, response }) {
+      const cost = headersFor.get(request);
+      if (!cost) return;
+      response.headers.set(COST_HEADERS.estimated, String(cost.estimated));
+      if (cost.actual !== undefined) response.headers.set(COST_HEADERS.actual, String(cost.actual));
+    },
+  };
+}
+
+function coercible(args: ExecutionArgs): boolean {
+  const operation = getOperationAST(args.document, args.operationName);
+  if (!operation?.variableDefinitions?.length) return true;
+  const given = (args.variableValues ?? {}) as Record<string, unknown>;
+  return !getVariableValues(args.schema, operation.variableDefinitions, given).errors;
+}
+
+function withCost<Result extends ExecutionResult>(result: Result, cost: CostReport): Result {
+  return { ...result, extensions: { ...result.extensions, cost } };
+}
