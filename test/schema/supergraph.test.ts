@@ -163,6 +163,17 @@ describe('composition', () => {
     expect(publicSchema).toContain('pets(');
     expect(supergraph).toContain('@join__type(graph: PETS, key: "id")');
   });
+
+  it('keeps the cost directives, so a router prices our fields as the gateway does (docs/cost.md)', () => {
+    expect(supergraph).toContain('@link(url: "https://specs.apollo.dev/cost/v0.1"');
+    // Beside what composition adds to a field the shelter shares (its @join__field).
+    for (const field of ['id: ID!', 'name: String!', 'categoryId: ID!', 'status: PetStatus'])
+      expect(supergraph).toMatch(new RegExp(`\\b${field}[^\\n]*@cost\\(weight: 1\\)`));
+    // Query.pets, sized by its limit.
+    expect(supergraph).toMatch(
+      /\): \[Pet!\]![^\n]*@listSize\(requireOneSlicingArgument: false, assumedSize: 20, slicingArguments: \["limit"\]\)/,
+    );
+  });
 });
 
 describe('a query through Hive Gateway', () => {
