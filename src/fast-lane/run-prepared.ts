@@ -36,11 +36,7 @@ export function runnableOf(
   if (prepared) {
     return {
       named: prepared,
-      // Over the limit, Yoga's lane words the refusal (yoga/request/cost.ts).
-      execute: (context, planned) =>
-        (prepared.price(variables) ?? Number.POSITIVE_INFINITY) > context.maxCost
-          ? Promise.resolve(undefined)
-          : runPrepared(prepared, context, variables, planned),
+      execute: (context, planned) => runPrepared(prepared, context, variables, planned),
       oneCall: oneCallOf(prepared.plan),
     };
   }
@@ -58,14 +54,16 @@ export function runnableOf(
 /**
  * Runs a prepared operation: its plan when it has one and the plan can answer, else its compiled
  * form; `planned` counts the operations a plan answered. Both of the fast lane's paths (one
- * operation, a batch's entries) run through it.
+ * operation, a batch's entries) run through it. Undefined for an operation over the cost limit:
+ * a plan refuses it itself (run-plan.ts prices it), compiled execution prices nothing, so it is
+ * priced here before that path, and Yoga's lane words the refusal (yoga/request/cost.ts).
  */
 async function runPrepared(
   operation: PreparedOperation,
   context: Context,
   variables: Record<string, unknown>,
   planned: { count: number },
-): Promise<ExecutionResult> {
+): Promise<ExecutionResult | undefined> {
   if (operation.plan) {
     const data = await runPlan(operation.plan, context, variables);
     if (data !== undefined) {
@@ -76,6 +74,7 @@ async function runPrepared(
     // is in the loaders' memo, and any POST it made is answered again, not sent again.
     context.loaders.replay();
   }
+  if ((operation.price(variables) ?? Number.POSITIVE_INFINITY) > context.maxCost) return undefined;
   return operation.compiled.query(undefined, context, variables) as Promise<ExecutionResult>;
 }
 

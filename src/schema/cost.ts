@@ -9,7 +9,6 @@ import {
   GraphQLNonNull,
   GraphQLString,
   isCompositeType,
-  Kind,
 } from 'graphql';
 
 /**
@@ -77,47 +76,18 @@ export interface FieldCost {
   readonly listSize: ListSize | undefined;
 }
 
-type Applied = { name: string; args?: Record<string, unknown> };
-
 /**
- * The directives applied to a field or type: Pothos keeps them in `extensions.directives` (a list,
- * or a map by name); a schema built from SDL has them on its AST nodes only.
+ * The arguments of the directive `name` applied to a field or type, where the Pothos directives
+ * plugin keeps them (`extensions.directives`, a list), as subgraph.ts sets `_entities`' too.
  */
 function applied(
-  element: {
-    extensions?: Readonly<Record<string, unknown>> | null;
-    astNode?: {
-      directives?: readonly {
-        name: { value: string };
-        arguments?: readonly { name: { value: string }; value: unknown }[];
-      }[];
-    } | null;
-  },
+  element: { extensions?: Readonly<Record<string, unknown>> | null },
   name: string,
 ): Record<string, unknown> | undefined {
-  const directives = element.extensions?.directives as Applied[] | Record<string, unknown> | undefined;
-  if (Array.isArray(directives)) return directives.find((d) => d.name === name)?.args ?? undefined;
-  if (directives && name in directives) return directives[name] as Record<string, unknown>;
-  const node = element.astNode?.directives?.find((d) => d.name.value === name);
-  if (!node) return undefined;
-  return Object.fromEntries((node.arguments ?? []).map((a) => [a.name.value, literal(a.value)]));
-}
-
-/** A directive argument's literal (ints, booleans, strings and lists of them). */
-function literal(node: unknown): unknown {
-  const value = node as { kind: string; value?: string; values?: unknown[] };
-  switch (value.kind) {
-    case Kind.INT:
-      return Number(value.value);
-    case Kind.BOOLEAN:
-      return (value as unknown as { value: boolean }).value;
-    case Kind.STRING:
-      return value.value;
-    case Kind.LIST:
-      return (value.values ?? []).map(literal);
-    default:
-      return undefined;
-  }
+  const directives = element.extensions?.directives as
+    | ReadonlyArray<{ name: string; args?: Record<string, unknown> }>
+    | undefined;
+  return directives?.find((directive) => directive.name === name)?.args;
 }
 
 const fieldCosts = new WeakMap<object, FieldCost>();

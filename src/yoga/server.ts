@@ -17,7 +17,7 @@ import type { Lanes } from '../policy/prepared-operations.ts';
 import type { RateLimit } from '../policy/rate-limit.ts';
 import { type Context, contextDepsOf, createContext } from '../schema/context.ts';
 import { schema } from '../schema/index.ts';
-import { subgraph } from '../schema/subgraph.ts';
+import { refuseOversizedEntities, subgraph } from '../schema/subgraph.ts';
 import type { RedisHealth } from '../stores/redis.ts';
 import type { DocumentStore } from '../stores/registered-documents.ts';
 import type { ResponseCacheOptions } from '../upstream/cached-calls.ts';
@@ -175,7 +175,7 @@ function requestPlugins(
       onUse: deprecatedUseReporter(logger, metrics),
     }),
     // After deprecation notices, so an answer's extensions read `deprecations` then `cost`.
-    useCost(limits.costReport === true),
+    useCost(limits.costReport === true, options.federation ? refuseOversizedEntities : undefined),
     useOperationLog(logger, options.clientAddress, batches.entryOf),
     // The upstream deadline's timer ends with execution, not `timeoutMs` after it: for an answer in
     // parts, with its last part.

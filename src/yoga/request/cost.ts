@@ -11,7 +11,6 @@ import { actualCost, estimateCost } from '../../execution/cost.ts';
 import { COST_HEADERS, type CostReport } from '../../policy/cost.ts';
 import type { Context } from '../../schema/context.ts';
 import { costLimitExceeded } from '../../schema/errors.ts';
-import { refuseOversizedEntities } from '../../schema/subgraph.ts';
 
 /**
  * The operation's cost (execution/cost.ts): estimated before it runs, and refused above the
@@ -22,11 +21,15 @@ import { refuseOversizedEntities } from '../../schema/subgraph.ts';
  * estimate in its first part and the actual, of everything sent, in its last; a subscription's
  * events each carry their own.
  */
-export function useCost(report: boolean): Plugin {
+export function useCost(
+  report: boolean,
+  /** What must be refused before the price, more precisely (the subgraph's representation count). */
+  before?: (args: ExecutionArgs) => void,
+): Plugin {
   const headersFor = new WeakMap<Request, CostReport>();
   const estimate = (args: ExecutionArgs, stop: (result: ExecutionResult) => void) => {
     try {
-      refuseOversizedEntities(args);
+      before?.(args);
     } catch (error) {
       stop({ data: null, errors: [error as GraphQLError] });
       return undefined;
