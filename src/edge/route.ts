@@ -87,9 +87,7 @@ export function createEdge(options: EdgeOptions): Edge {
     acceptedKeys: _keys,
     ...gatewayOptions
   } = options;
-  // Answers that carry their cost (COST_REPORT=on) are Yoga's lane's alone: the fast lane's
-  // writer does not report a cost yet (docs/cost.md).
-  const fastLane = fastLaneOn && options.limits?.costReport !== true;
+  const fastLane = fastLaneOn;
   const logger = options.logger ?? createLogger('info');
   const resolved: YogaServerOptions = { ...gatewayOptions, logger };
   const health = createHealthEndpoints({

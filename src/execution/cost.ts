@@ -44,6 +44,8 @@ interface Walk {
   schema: GraphQLSchema;
   fragments: Fragments;
   variables: Variables;
+  /** The answer's response names, when they are not the document's (actualCost). */
+  names?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -243,10 +245,13 @@ export function actualCost(
   data: unknown,
   variables: Variables = {},
   operationName?: string | null,
+  /** `data` is written under another document's response names (fast-lane/by-shape.ts): each of this one's to its. */
+  names?: ReadonlyMap<string, string>,
 ): number | undefined {
   const chosen = operationOf(schema, document, variables, operationName);
   if (!chosen) return undefined;
-  return chosen.base + (data == null ? 0 : answeredCost(chosen.walk, chosen.selections, chosen.root, data));
+  const walk = names ? { ...chosen.walk, names } : chosen.walk;
+  return chosen.base + (data == null ? 0 : answeredCost(walk, chosen.selections, chosen.root, data));
 }
 
 function answeredCost(
@@ -271,13 +276,14 @@ function answeredCost(
       continue;
     }
     const field = definitionOf(type, selection);
-    const key = selection.alias?.value ?? selection.name.value;
+    const own = selection.alias?.value ?? selection.name.value;
+    const key = walk.names ? (walk.names.get(own) ?? own) : own;
     if (!field || !(key in object)) continue;
     const named = getNamedType(field.type) as GraphQLNamedType;
-    const own = fieldCostOf(field, named).weight ?? defaultWeight(named);
+    const weight = fieldCostOf(field, named).weight ?? defaultWeight(named);
     const below = selection.selectionSet;
     const item = (v: unknown) =>
-      own + (v != null && below && isCompositeType(named) ? answeredCost(walk, below, named, v) : 0);
+      weight + (v != null && below && isCompositeType(named) ? answeredCost(walk, below, named, v) : 0);
     const answered = object[key];
     total += Array.isArray(answered) ? answered.reduce((sum: number, v) => sum + item(v), 0) : item(answered);
   }

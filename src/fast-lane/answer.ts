@@ -4,6 +4,7 @@ import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from '../obser
 import { type RequestId, requestIdOf } from '../observability/request-id.ts';
 import { cacheControl } from '../policy/cache-headers.ts';
 import { chooseEncoding, encode } from '../policy/compression.ts';
+import { costHeaders, withCost } from '../policy/cost.ts';
 import { deprecationAnswer } from '../policy/deprecation-headers.ts';
 import type { PreparedOperation } from '../policy/prepared-operations.ts';
 import type { Context } from '../schema/context.ts';
@@ -17,7 +18,7 @@ export type Named = Pick<PreparedOperation, 'operationType' | 'operationName'>;
  * it ran on no context) and the upstream calls it made. A request's context is one.
  */
 export type Used = Pick<Context, 'upstreamCalls'> &
-  Partial<Pick<Context, 'deprecations' | 'sharedUpstreamCalls'>>;
+  Partial<Pick<Context, 'deprecations' | 'sharedUpstreamCalls' | 'cost'>>;
 
 /** An operation answered with its data, as Yoga would: the answer, the log line, the metrics. */
 export function answerOperation(
@@ -33,18 +34,17 @@ export function answerOperation(
 ): void {
   const header = (name: string) => headerValue(req, name);
   const deprecation = deprecationAnswer(used.deprecations, header, options.onDeprecatedUse);
-  const text = JSON.stringify(
-    deprecation
-      ? { ...result, extensions: { ...result.extensions, deprecations: deprecation.notices } }
-      : result,
-  );
+  const { cost } = used;
+  // In Yoga's order: its deprecation notices come before the cost.
+  const noted = deprecation
+    ? { ...result, extensions: { ...result.extensions, deprecations: deprecation.notices } }
+    : result;
+  const text = JSON.stringify(cost ? withCost(noted, cost) : noted);
   const requestId = requestIdOf(headerValue(req, 'x-request-id'));
-  const extra = deprecation && [
-    'deprecation',
-    deprecation.headers.deprecation,
-    'sunset',
-    deprecation.headers.sunset,
-  ];
+  let extra = deprecation
+    ? ['deprecation', deprecation.headers.deprecation, 'sunset', deprecation.headers.sunset]
+    : undefined;
+  if (cost) extra = extra ? [...extra, ...costHeaders(cost)] : costHeaders(cost);
   writeAnswer(req, res, text, learned, prepared.operationType, extra, requestId, options);
   options.lanes.served.fast++;
   recordOperation(req, prepared, used, started, executeSeconds, requestId, false, options);
@@ -94,8 +94,11 @@ export function recordOperation(
   if (entry) record.batch = entry;
   if (gone) record.clientGone = true;
   if (prepared.operationName !== undefined) record.operationName = prepared.operationName;
+  const { cost } = used;
+  if (cost) record.cost = () => cost;
   const status = gone ? CLIENT_GONE_STATUS : 200;
   logOperation(options.logger, record, status);
+  if (cost) options.metrics?.cost(prepared.operationType, cost);
   const last = entry === undefined || entry.index === entry.size - 1;
   options.metrics?.servedFast({
     operationName: prepared.operationName,

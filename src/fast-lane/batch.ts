@@ -3,6 +3,7 @@ import type { ExecutionResult } from 'graphql';
 import { hasUnsafeNumber } from '../contract/int64.ts';
 import { type RequestId, requestIdOf } from '../observability/request-id.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
+import { addCost, type CostReport, costHeaders, withCost } from '../policy/cost.ts';
 import { operationKey } from '../policy/prepared-operations.ts';
 import type { RateLimitDecision } from '../policy/rate-limit.ts';
 import { type Context, createContext } from '../schema/context.ts';
@@ -173,9 +174,13 @@ function answerBatch(
   const { req, res, entries, runnable, learned, started } = batch;
   const requestIds = entries.map(() => requestIdOf(headerValue(req, 'x-request-id')));
   const gone = res.destroyed;
-  if (!gone) writeArray(req, res, results, learned, requestIds[0] as RequestId, options);
+  // With COST_REPORT=on, each entry's cost (the estimate alone when nothing came back).
+  const costs = options.context.costReport
+    ? runnable.map((operation, index) => operation.cost(results[index]?.data ?? undefined))
+    : undefined;
+  if (!gone) writeArray(req, res, results, costs, learned, requestIds[0] as RequestId, options);
   const named = runnable.map((operation) => operation.named);
-  logAndCount(req, named, upstreamCalls, requestIds, started, executeSeconds, gone, options);
+  logAndCount(req, named, upstreamCalls, costs, requestIds, started, executeSeconds, gone, options);
 }
 
 /**
@@ -217,12 +222,20 @@ function writeArray(
   req: IncomingMessage,
   res: ServerResponse,
   results: readonly ExecutionResult[],
+  costs: ReadonlyArray<CostReport | undefined> | undefined,
   learned: readonly string[],
   requestId: RequestId,
   options: FastLaneOptions,
 ): void {
-  const text = `[${results.map((result) => JSON.stringify(result)).join(',')}]`;
-  writeAnswer(req, res, text, learned, 'query', undefined, requestId, options);
+  let total: CostReport | undefined;
+  const entries = results.map((result, index) => {
+    const cost = costs?.[index];
+    if (cost === undefined) return JSON.stringify(result);
+    total = addCost(total, cost);
+    return JSON.stringify(withCost(result, cost));
+  });
+  const extra = total && costHeaders(total);
+  writeAnswer(req, res, `[${entries.join(',')}]`, learned, 'query', extra, requestId, options);
   options.lanes.served.fast++;
 }
 
@@ -231,6 +244,7 @@ function logAndCount(
   req: IncomingMessage,
   prepared: readonly Named[],
   calls: readonly EntryCalls[],
+  costs: ReadonlyArray<CostReport | undefined> | undefined,
   requestIds: readonly RequestId[],
   started: number,
   executeSeconds: number,
@@ -241,9 +255,11 @@ function logAndCount(
   const clientAddress = options.clientAddress(req);
   options.metrics?.batch(size);
   for (const [index, operation] of prepared.entries()) {
+    const cost = costs?.[index];
     const used = {
       upstreamCalls: () => calls[index]?.own ?? 0,
       sharedUpstreamCalls: () => calls[index]?.shared ?? 0,
+      ...(cost ? { cost } : {}),
     };
     const id = requestIds[index] as RequestId;
     const entry = { index, size };

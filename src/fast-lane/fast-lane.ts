@@ -129,6 +129,7 @@ async function run(
     return handOver(req, res, body, options, { parsed, ranOn: context });
   }
   context.release();
+  if (options.context.costReport) context.cost = found.cost(result.data ?? null);
   const executeSeconds = (performance.now() - executeStarted) / 1000;
   // Nobody is left to answer, in this lane or Yoga's: only the log line and metrics say so.
   if (res.destroyed) {

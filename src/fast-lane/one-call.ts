@@ -8,8 +8,9 @@ import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { ListPetsQuery, PetDto } from '../upstream/bodies.ts';
 import type { UpstreamError } from '../upstream/errors.ts';
 import type { Loaders } from '../upstream/loaders.ts';
-import { answerClientGone, answerOperation, type Named, type Used } from './answer.ts';
+import { answerClientGone, answerOperation, type Used } from './answer.ts';
 import { type FastLaneOptions, rescue, type Served } from './hand-over.ts';
+import type { Runnable } from './run-prepared.ts';
 
 /**
  * A prepared query whose plan is one `GET /pets`, its field without hooks, beside any `__typename`:
@@ -107,7 +108,7 @@ type Run<Found> = (
  * call, or an answer that would not serialise, on a context whose loaders hold the call's outcome,
  * so nothing is sent twice and the answer is the one compiled execution and Yoga give.
  */
-export function callOnce<Found extends { readonly named: Named }>(
+export function callOnce<Found extends Pick<Runnable, 'named' | 'cost'>>(
   served: Served,
   found: Found,
   oneCall: OneCall,
@@ -124,15 +125,18 @@ export function callOnce<Found extends { readonly named: Named }>(
     usual();
     return;
   }
+  // What the log line is told: the one call, and the cost when answers report it.
+  const used = (data?: unknown): Used =>
+    options.context.costReport ? { ...ONE_CALL, cost: found.cost(data) } : ONE_CALL;
   callAll(res, authorization, [{ oneCall, request }], options, {
     gone: (executeSeconds) =>
-      answerClientGone(req, found.named, ONE_CALL, served.started, executeSeconds, options),
+      answerClientGone(req, found.named, used(), served.started, executeSeconds, options),
     answered: ([data], executeSeconds) =>
       answerOperation(
         req,
         res,
         found.named,
-        ONE_CALL,
+        used(data),
         { data: data as Record<string, unknown> },
         served.headers,
         served.started,

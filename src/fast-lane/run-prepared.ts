@@ -1,5 +1,8 @@
 import type { ExecutionResult } from 'graphql';
+import { actualCost } from '../execution/cost.ts';
+import { priceOperation } from '../execution/plan.ts';
 import { runPlan } from '../execution/run-plan.ts';
+import type { CostReport } from '../policy/cost.ts';
 import { isText, type Lanes, type PreparedOperation } from '../policy/prepared-operations.ts';
 import type { Context } from '../schema/context.ts';
 import type { Named } from './answer.ts';
@@ -19,6 +22,11 @@ export interface Runnable {
   readonly execute: (context: Context, planned: { count: number }) => Promise<ExecutionResult | undefined>;
   /** When its plan is one `GET /pets`: what one-call.ts needs to answer it without a context. */
   readonly oneCall?: OneCall | undefined;
+  /**
+   * What it cost (policy/cost.ts), priced as Yoga's lane prices it: the estimate, and the actual of
+   * the answer's `data` when there is one (none when its client went before the calls ended).
+   */
+  readonly cost: (data?: unknown) => CostReport | undefined;
 }
 
 /**
@@ -38,6 +46,7 @@ export function runnableOf(
       named: prepared,
       execute: (context, planned) => runPrepared(prepared, context, variables, planned),
       oneCall: oneCallOf(prepared.plan),
+      cost: (data) => reportOf(prepared.price(variables), data, () => prepared.actual(data, variables)),
     };
   }
   const byShape =
@@ -45,10 +54,24 @@ export function runnableOf(
       ? preparedByShape(lanes.shapes, params.query as string, params.operationName)
       : undefined;
   if (byShape === undefined) return undefined;
+  const { plan } = byShape.operation;
   return {
     named: byShape.operation,
     execute: (context, planned) => runByShape(byShape, context, variables, planned),
+    cost: (data) =>
+      reportOf(plan.fixedCost ?? priceOperation(plan.schema, plan.document, variables), data, () =>
+        actualCost(plan.schema, plan.document, data, variables, undefined, byShape.names),
+      ),
   };
+}
+
+function reportOf(
+  estimated: number | undefined,
+  data: unknown,
+  actual: () => number | undefined,
+): CostReport | undefined {
+  if (estimated === undefined) return undefined;
+  return data === undefined ? { estimated } : { estimated, actual: actual() ?? estimated };
 }
 
 /**

@@ -78,6 +78,11 @@ export interface Metrics {
   connectionClosed(reason: ConnectionClose): void;
   /** Observes the number of operations in one batched request (its operations count as usual). */
   batch(size: number): void;
+  /** Observes what an operation cost (COST_REPORT=on), estimated and, once answered, actual. */
+  cost(
+    operationType: string | undefined,
+    cost: { readonly estimated: number; readonly actual?: number },
+  ): void;
   /** Exposes the live subscriptions' counts (open streams, polls, changes sent, refusals). */
   watchLive(live: LiveCounts): void;
   /** Exposes the shared Redis's state (its breaker). */
@@ -129,11 +134,13 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const deprecatedUse = deprecatedFieldMetric(registry);
   const connectionClosed = connectionMetric(registry);
   const batch = batchMetric(registry);
+  const cost = costMetric(registry);
   const mcpToolCall = mcpToolCallMetric(registry);
   return {
     mcpToolCall,
     connectionClosed,
     batch,
+    cost,
     watchRedis: (redis) => watchRedis(registry, redis),
     registry,
     plugin,
@@ -347,6 +354,21 @@ function connectionMetric(registry: Registry): Metrics['connectionClosed'] {
     registers: [registry],
   });
   return (reason) => connectionsClosed.inc({ reason });
+}
+
+/** Operations by what they cost (docs/cost.md): the estimate MAX_COST is compared with, and the actual. */
+function costMetric(registry: Registry): Metrics['cost'] {
+  const costs = new Histogram({
+    name: 'pet_gateway_operation_cost',
+    help: 'What GraphQL operations cost by the cost directives (COST_REPORT=on), by operation type and kind: estimated (before running, what MAX_COST refuses above) or actual (from what came back).',
+    labelNames: ['operationType', 'kind'],
+    buckets: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000],
+    registers: [registry],
+  });
+  return (operationType = 'unknown', cost) => {
+    costs.observe({ operationType, kind: 'estimated' }, cost.estimated);
+    if (cost.actual !== undefined) costs.observe({ operationType, kind: 'actual' }, cost.actual);
+  };
 }
 
 /** Batched requests by their number of operations (each operation is counted with the others too). */

@@ -23,6 +23,8 @@ export interface OperationRecord {
   batch?: { readonly index: number; readonly size: number; readonly shared?: boolean };
   /** The client went away before the answer was written (outcome `client_gone`). */
   clientGone?: boolean;
+  /** What it cost (policy/cost.ts), when COST_REPORT=on and it was priced. */
+  cost?: () => { readonly estimated: number; readonly actual?: number } | undefined;
 }
 
 /** The status logged for an operation whose client went away: nginx's "client closed request". */
@@ -62,9 +64,13 @@ function operationFields(record: OperationRecord, status: number): string {
   const type = record.operationType === undefined ? 'null' : `"${record.operationType}"`;
   const codes = record.codes ? `,"codes":${JSON.stringify(record.codes)}` : '';
   const batch = record.batch ? `,"batch":{"index":${record.batch.index},"size":${record.batch.size}}` : '';
+  const priced = record.cost?.();
+  const cost = priced
+    ? `,"cost":{"estimated":${priced.estimated}${priced.actual === undefined ? '' : `,"actual":${priced.actual}`}}`
+    : '';
   // The request id (a RequestId) and the operation type (one of three words) need no escaping;
   // the address may come from a header, so it is escaped.
-  return `"requestId":"${record.requestId}","clientAddress":${JSON.stringify(record.clientAddress)},"operationName":${name},"operationType":${type},"durationMs":${durationMs},"upstreamCalls":${upstreamCalls}${shared},"status":${status},"outcome":"${outcomeOf(record)}"${codes}${batch}`;
+  return `"requestId":"${record.requestId}","clientAddress":${JSON.stringify(record.clientAddress)},"operationName":${name},"operationType":${type},"durationMs":${durationMs},"upstreamCalls":${upstreamCalls}${shared},"status":${status},"outcome":"${outcomeOf(record)}"${codes}${batch}${cost}`;
 }
 
 function outcomeOf(record: OperationRecord): 'ok' | 'error' | 'client_gone' {

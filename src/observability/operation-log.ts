@@ -4,6 +4,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { CODES } from '../codes.ts';
 import { MAX_OPERATION_NAME } from './labels.ts';
+import type { Metrics } from './metrics.ts';
 import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from './operation-line.ts';
 import { requestIdOf } from './request-id.ts';
 
@@ -24,6 +25,7 @@ export function useOperationLog(
   logger: Logger,
   clientAddress: (req: IncomingMessage) => string = (req) => req.socket.remoteAddress ?? '',
   batchEntryOf: BatchEntryOf = () => undefined,
+  metrics?: Pick<Metrics, 'cost'>,
 ): Plugin {
   // Per operation, under its context (a batch's entries each have their own); per request, the
   // operations whose lines go out with its answer.
@@ -74,6 +76,8 @@ export function useOperationLog(
       for (const record of list) {
         if (gone) record.clientGone = true;
         logOperation(logger, record, gone ? CLIENT_GONE_STATUS : (statuses.get(record) ?? response.status));
+        const cost = record.cost?.();
+        if (cost) metrics?.cost(record.operationType, cost);
       }
     },
   };
@@ -97,6 +101,7 @@ function noteOperation(
   const context = args.contextValue as {
     upstreamCalls?: () => number;
     sharedUpstreamCalls?: () => number;
+    cost?: { readonly estimated: number; readonly actual?: number };
   };
   const record = records.get(context);
   if (!record) return;
@@ -111,4 +116,5 @@ function noteOperation(
   }
   if (context.upstreamCalls) record.upstreamCalls = context.upstreamCalls;
   if (context.sharedUpstreamCalls) record.sharedUpstreamCalls = context.sharedUpstreamCalls;
+  record.cost = () => context.cost;
 }

@@ -1,3 +1,4 @@
+import { COST_HEADERS } from './cost.ts';
 import { originAllowed } from './origin.ts';
 
 /** What a browser is told about one origin's request: the options for Yoga's CORS, or none at all. */
@@ -50,6 +51,6 @@ const ALLOWED = Object.freeze({
     'x-request-id',
     'traceparent',
   ],
-  exposedHeaders: ['x-request-id', 'deprecation', 'sunset'],
+  exposedHeaders: ['x-request-id', 'deprecation', 'sunset', COST_HEADERS.estimated, COST_HEADERS.actual],
   maxAge: 600,
 });

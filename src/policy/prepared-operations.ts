@@ -1,6 +1,7 @@
 import type { CompiledQuery } from 'graphql-jit';
 import type { Plan } from '../execution/plan.ts';
 import { createLru, type Lru, type LruBounds } from '../stores/lru.ts';
+import { COST_HEADERS } from './cost.ts';
 
 /**
  * What Yoga learned by running a document successfully, kept so the fast lane can run it again
@@ -21,6 +22,8 @@ export interface PreparedOperation {
   readonly operationName: string | undefined;
   /** Its estimated cost with these variables (execution/cost.ts), as Yoga's lane prices it. */
   readonly price: (variables: Record<string, unknown>) => number | undefined;
+  /** The actual cost of an answer's `data` (execution/cost.ts), as Yoga's lane prices it. */
+  readonly actual: (data: unknown, variables: Record<string, unknown>) => number | undefined;
 }
 
 /** What the edge and Yoga share across requests. */
@@ -125,6 +128,8 @@ export const PER_ANSWER_HEADERS: ReadonlySet<string> = new Set([
   'x-request-id',
   'deprecation',
   'sunset',
+  COST_HEADERS.estimated,
+  COST_HEADERS.actual,
 ]);
 
 /**

@@ -41,11 +41,18 @@ export interface Context {
   authError: GraphQLError | undefined;
   /** Live lists (subscriptions); undefined when the gateway serves none. */
   live: LiveLists | undefined;
+  /**
+   * What the operation cost (policy/cost.ts CostReport), when COST_REPORT=on: set by the lane that
+   * priced it, read by its log line.
+   */
+  cost: { readonly estimated: number; readonly actual?: number } | undefined;
 }
 
 export interface ContextDeps {
   upstream: UpstreamClient;
   maxCost: number;
+  /** COST_REPORT=on: every answer, log line and /metrics says what each operation cost. */
+  costReport: boolean;
   maxRepresentations: number;
   nameMaxLength: number | undefined;
   now: () => Date;
@@ -73,6 +80,7 @@ export function contextDepsOf(options: {
   limits?: {
     maxCost: number;
     costMode?: 'enforce' | 'measure';
+    costReport?: boolean;
     maxRepresentations: number;
     nameMaxLength?: number | undefined;
   };
@@ -85,6 +93,7 @@ export function contextDepsOf(options: {
     upstream: options.upstream,
     // Measured, never refused: every lane compares the estimate with this one limit.
     maxCost: limits.costMode === 'measure' ? Number.POSITIVE_INFINITY : limits.maxCost,
+    costReport: limits.costReport === true,
     maxRepresentations: limits.maxRepresentations,
     nameMaxLength: limits.nameMaxLength,
     now: options.now ?? (() => new Date()),
@@ -135,6 +144,7 @@ export function createContext(
     authorization: bearer,
     authError,
     live: deps.live,
+    cost: undefined,
   };
 }
 

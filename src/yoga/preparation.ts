@@ -1,7 +1,7 @@
 import { type ExecutionArgs, getOperationAST, type OperationDefinitionNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { CompiledExecution } from '../execution/compiled.ts';
-import { estimateCost } from '../execution/cost.ts';
+import { actualCost, estimateCost } from '../execution/cost.ts';
 import { compilePlan, type Plan } from '../execution/plan.ts';
 import { documentShape } from '../execution/shape.ts';
 import type { LaneContext } from '../policy/hand-off.ts';
@@ -119,6 +119,8 @@ function readyOf(
       operationType: operation.operation,
       operationName: operation.name?.value,
       price: priceOf(args, operation),
+      actual: (data, variables) =>
+        actualCost(args.schema, args.document, data, variables, args.operationName),
     };
   }
   const shapes = lanes.shapes;

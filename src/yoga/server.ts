@@ -176,7 +176,7 @@ function requestPlugins(
     }),
     // After deprecation notices, so an answer's extensions read `deprecations` then `cost`.
     useCost(limits.costReport === true, options.federation ? refuseOversizedEntities : undefined),
-    useOperationLog(logger, options.clientAddress, batches.entryOf),
+    useOperationLog(logger, options.clientAddress, batches.entryOf, options.metrics),
     // The upstream deadline's timer ends with execution, not `timeoutMs` after it: for an answer in
     // parts, with its last part.
     {

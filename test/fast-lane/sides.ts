@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
-import { DEFAULT_LIMITS } from '../../src/config.ts';
+import { DEFAULT_LIMITS, type Limits } from '../../src/config.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
 import type { RateLimit } from '../../src/policy/rate-limit.ts';
@@ -47,6 +47,7 @@ export async function side(
   rateLimit?: RateLimit,
   cache?: ResponseCacheOptions,
   plans = true,
+  limits: Partial<Limits> = {},
 ): Promise<Side> {
   const logs: string[] = [];
   const metrics = createMetrics();
@@ -55,7 +56,7 @@ export async function side(
     ...(cache ? { cache } : {}),
     timeoutMs: 400,
     // A name maximum, as NAME_MAX_LENGTH sets one: both lanes refuse past it alike.
-    limits: { ...DEFAULT_LIMITS, nameMaxLength: 200 },
+    limits: { ...DEFAULT_LIMITS, nameMaxLength: 200, ...limits },
     // One attempt, no breaker surprises: a fault must hit both sides identically.
     client: { maxRetries: 0 },
     gateway: {

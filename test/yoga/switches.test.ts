@@ -217,13 +217,15 @@ describe('CORS', () => {
     expect((await simplePost(listed, 'null')).get('access-control-allow-origin')).toBe('null');
   });
 
-  it('exposes the request id and the deprecation headers to browser code', async () => {
+  it('exposes the request id, the deprecation and the cost headers to browser code', async () => {
     const gateway = createYogaServer({ upstream: client, logger: quiet() });
     const response = await gateway.fetch('http://gateway/graphql', {
       method: 'POST',
       headers: { origin: 'https://app.example', 'content-type': 'application/json' },
       body: JSON.stringify({ query: '{ __typename }' }),
     });
-    expect(response.headers.get('access-control-expose-headers')).toBe('x-request-id, deprecation, sunset');
+    expect(response.headers.get('access-control-expose-headers')).toBe(
+      'x-request-id, deprecation, sunset, x-cost-estimated, x-cost-actual',
+    );
   });
 });

@@ -8,7 +8,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { actualCost, estimateCost } from '../../execution/cost.ts';
-import { COST_HEADERS, type CostReport } from '../../policy/cost.ts';
+import { addCost, type CostReport, costHeaders, withCost } from '../../policy/cost.ts';
 import type { Context } from '../../schema/context.ts';
 import { costLimitExceeded } from '../../schema/errors.ts';
 
@@ -47,20 +47,25 @@ export function useCost(
   };
   const actualOf = (args: ExecutionArgs, data: unknown) =>
     actualCost(args.schema, args.document, data, args.variableValues ?? {}, args.operationName);
+  // What the answer's headers say: the request's operations' costs added up (a batch's entries).
+  const noteFor = (args: ExecutionArgs, cost: CostReport) => {
+    const context = args.contextValue as Context & { request?: Request };
+    context.cost = cost;
+    if (context.request) headersFor.set(context.request, addCost(headersFor.get(context.request), cost));
+  };
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const estimated = estimate(args, setResultAndStopExecution);
       if (!report || estimated === undefined) return;
-      const request = (args.contextValue as { request?: Request }).request;
       return {
         onExecuteDone({ result, setResult }) {
           if (!isAsyncIterable(result)) {
             const cost = { estimated, actual: actualOf(args, result.data) ?? estimated };
-            if (request) headersFor.set(request, cost);
+            noteFor(args, cost);
             setResult(withCost(result, cost));
             return;
           }
-          if (request) headersFor.set(request, { estimated });
+          noteFor(args, { estimated });
           let merged: (ExecutionResult & { hasNext?: boolean }) | undefined;
           return {
             onNext({ result: part, setResult: setPart }) {
@@ -73,8 +78,11 @@ export function useCost(
                 });
               const last = (part as { hasNext?: boolean }).hasNext === false;
               if (first && !last) setPart(withCost(part, { estimated }));
-              else if (last)
-                setPart(withCost(part, { estimated, actual: actualOf(args, merged?.data) ?? estimated }));
+              else if (last) {
+                const cost = { estimated, actual: actualOf(args, merged?.data) ?? estimated };
+                (args.contextValue as unknown as Context).cost = cost;
+                setPart(withCost(part, cost));
+              }
             },
           };
         },
@@ -83,6 +91,8 @@ export function useCost(
     onSubscribe({ args, setResultAndStopExecution }) {
       const estimated = estimate(args, setResultAndStopExecution);
       if (!report || estimated === undefined) return;
+      // Its log line is written when it opens: each event carries its own actual.
+      (args.contextValue as unknown as Context).cost = { estimated };
       return {
         onSubscribeResult() {
           return {
@@ -96,8 +106,9 @@ export function useCost(
     onResponse({ request, response }) {
       const cost = headersFor.get(request);
       if (!cost) return;
-      response.headers.set(COST_HEADERS.estimated, String(cost.estimated));
-      if (cost.actual !== undefined) response.headers.set(COST_HEADERS.actual, String(cost.actual));
+      const headers = costHeaders(cost);
+      for (let i = 0; i < headers.length; i += 2)
+        response.headers.set(headers[i] as string, headers[i + 1] as string);
     },
   };
 }
@@ -107,8 +118,4 @@ function coercible(args: ExecutionArgs): boolean {
   if (!operation?.variableDefinitions?.length) return true;
   const given = (args.variableValues ?? {}) as Record<string, unknown>;
   return !getVariableValues(args.schema, operation.variableDefinitions, given).errors;
-}
-
-function withCost<Result extends ExecutionResult>(result: Result, cost: CostReport): Result {
-  return { ...result, extensions: { ...result.extensions, cost } };
 }
