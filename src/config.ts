@@ -102,6 +102,11 @@ export interface Config {
         readonly refusedKeysPerMinute: number;
       }
     | undefined;
+  /**
+   * Points each caller may spend a minute, restored continuously, and where the buckets live (the
+   * rate limit's store); undefined = no budget. @default undefined
+   */
+  readonly costBudget: { readonly perMinute: number; readonly store: 'memory' | 'redis' } | undefined;
   /** Redis for `responseCache: 'redis'`, a rate limit or APQ store in Redis; ignored otherwise. */
   readonly redisUrl: URL | undefined;
   /**
@@ -216,7 +221,8 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
       maxBodyBytes: integer(env, 'MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes, 1024, 10 * 1024 * 1024),
       maxCost: integer(env, 'MAX_COST', DEFAULT_LIMITS.maxCost, 1, 1_000_000),
       costMode: oneOf(env, 'COST_MODE', ['enforce', 'measure'], 'enforce'),
-      costReport: boolean(env, 'COST_REPORT', false),
+      // A budget's answers say what is left of it, so they carry their cost.
+      costReport: boolean(env, 'COST_REPORT', false) || costBudgetOf(env, 'memory') !== undefined,
       maxRepresentations: integer(env, 'MAX_REPRESENTATIONS', DEFAULT_LIMITS.maxRepresentations, 1, 100_000),
       maxBatchOperations: integer(env, 'MAX_BATCH_OPERATIONS', DEFAULT_LIMITS.maxBatchOperations, 1, 100),
       nameMaxLength: nameMaxLength(env),
@@ -290,6 +296,7 @@ function redisUses(
   | 'responseCacheTtlMs'
   | 'responseCacheMaxBytes'
   | 'rateLimit'
+  | 'costBudget'
   | 'redisUrl'
   | 'redisKeySecret'
 > {
@@ -313,11 +320,12 @@ function redisUses(
           store,
           refusedKeysPerMinute: integer(env, 'RATE_LIMIT_REFUSED_KEYS_PER_MINUTE', 60, 1, 1_000_000),
         });
+  const costBudget = costBudgetOf(env, store);
   // REDIS_URL alone turns nothing on: caching is a choice (answers may be up to a TTL old), and
   // platforms often inject REDIS_URL for other uses.
   const needs = [
     ...(mode === 'redis' ? ['RESPONSE_CACHE=redis'] : []),
-    ...(rateLimit?.store === 'redis' ? ['RATE_LIMIT_STORE=redis'] : []),
+    ...(rateLimit?.store === 'redis' || costBudget?.store === 'redis' ? ['RATE_LIMIT_STORE=redis'] : []),
     ...(apq?.store === 'redis' ? ['APQ_STORE=redis'] : []),
     ...(live?.store === 'redis' ? ['LIVE_STORE=redis'] : []),
   ];
@@ -326,6 +334,7 @@ function redisUses(
     responseCacheTtlMs: ttlMs,
     responseCacheMaxBytes: maxBytes,
     rateLimit,
+    costBudget,
   } as const;
   // Keys that never leave the process need no shared secret: REDIS_KEY_SECRET is then unused.
   if (needs.length === 0) return { ...settings, redisUrl: undefined, redisKeySecret: undefined };
@@ -367,4 +376,14 @@ function redisKeySecret(env: Record<string, string | undefined>, needs: string[]
     );
   }
   return secret;
+}
+
+/** COST_BUDGET_PER_MINUTE: points per caller a minute; unset or `off`, no budget. */
+function costBudgetOf(
+  env: Record<string, string | undefined>,
+  store: 'memory' | 'redis',
+): Config['costBudget'] {
+  const raw = nonEmpty(env, 'COST_BUDGET_PER_MINUTE')?.toLowerCase();
+  if (raw === undefined || raw === 'off') return undefined;
+  return Object.freeze({ perMinute: integer(env, 'COST_BUDGET_PER_MINUTE', 0, 1, 1_000_000_000), store });
 }

@@ -10,6 +10,7 @@ import type { Metrics } from './observability/metrics.ts';
 import type { Tracing } from './observability/tracing.ts';
 import { createUpstreamLog } from './observability/upstream-log.ts';
 import { type AcceptedKeys, createAcceptedKeys } from './policy/accepted-keys.ts';
+import { createCostBudget } from './policy/cost-budget.ts';
 import { originMayConnect } from './policy/origin.ts';
 import { createRateLimit, type RateLimit } from './policy/rate-limit.ts';
 import { createClusterAnnouncements } from './stores/cluster-announcements.ts';
@@ -264,6 +265,15 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
     });
   const rateLimit = overrides.edge?.rateLimit ?? ownRateLimit;
   if (rateLimit && metrics) metrics.watchRateLimit(rateLimit.stats);
+  const costBudget =
+    config.costBudget &&
+    createCostBudget({
+      ...config.costBudget,
+      clientAddress: clientAddresses.of,
+      callerKey,
+      acrossWorkers: config.workers > 1,
+      ...(redis ? { redis } : {}),
+    });
   const upstream = upstreamClientOf(config, parts, acceptedKeys, rateLimit);
   const apqStore = apqStoreOf(config, redis);
   if (apqStore && metrics) metrics.watchDocumentStore(apqStore.stats);
@@ -288,6 +298,7 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
     upstream,
     ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs, callerKey } } : {}),
     ...(rateLimit ? { rateLimit } : {}),
+    ...(costBudget ? { costBudget } : {}),
     acceptedKeys,
     clientAddress: clientAddresses.of,
     ...(redis ? { redis: redisHealth(config, redis) } : {}),
@@ -325,6 +336,7 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
       await upstream.close();
       await cacheStore?.close();
       await ownRateLimit?.close();
+      await costBudget?.close();
       await apqStore?.close();
       await redis?.close();
     },

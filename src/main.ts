@@ -87,7 +87,7 @@ async function runPrimary(config: Config): Promise<void> {
   const lines = linesFor(config);
   const embedded = config.upstreamUrl === undefined ? await startEmbedded(config) : undefined;
   if (config.metrics) aggregateWorkerMetrics();
-  if (config.rateLimit) serveWorkerCounts();
+  if (config.rateLimit || config.costBudget) serveWorkerCounts();
   if (config.live?.store === 'memory') relayAnnouncements();
   const workers = superviseWorkers({
     count: config.workers,

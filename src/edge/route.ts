@@ -87,7 +87,6 @@ export function createEdge(options: EdgeOptions): Edge {
     acceptedKeys: _keys,
     ...gatewayOptions
   } = options;
-  const fastLane = fastLaneOn;
   const logger = options.logger ?? createLogger('info');
   const resolved: YogaServerOptions = { ...gatewayOptions, logger };
   const health = createHealthEndpoints({
@@ -98,7 +97,7 @@ export function createEdge(options: EdgeOptions): Edge {
   });
   // Yoga serves /graphql, and /metrics when metrics are on; /mcp is answered before.
   const notServed = unknownPath(new Set(['/graphql', ...(options.metrics ? ['/metrics'] : [])]));
-  if (!fastLane) {
+  if (!fastLaneOn) {
     const yoga = createYogaServer(resolved);
     const mcp = mcpRoute(options, yoga, logger);
     return {
@@ -126,6 +125,7 @@ export function createEdge(options: EdgeOptions): Edge {
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.tracing ? { tracing: options.tracing } : {}),
     ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+    ...(options.costBudget ? { costBudget: options.costBudget } : {}),
     clientAddress: options.clientAddress ?? peerAddress,
     cacheMaxAgeSeconds: maxAgeSeconds(options.cache?.ttlMs),
     onDeprecatedUse: deprecatedUseReporter(logger, options.metrics),

@@ -4,11 +4,13 @@ import { CLIENT_GONE_STATUS, logOperation, type OperationRecord } from '../obser
 import { type RequestId, requestIdOf } from '../observability/request-id.ts';
 import { cacheControl } from '../policy/cache-headers.ts';
 import { chooseEncoding, encode } from '../policy/compression.ts';
-import { costHeaders, withCost } from '../policy/cost.ts';
+import { type CostReport, costHeaders, settledCost, withCost } from '../policy/cost.ts';
+import type { Charge } from '../policy/cost-budget.ts';
 import { deprecationAnswer } from '../policy/deprecation-headers.ts';
 import type { PreparedOperation } from '../policy/prepared-operations.ts';
 import type { Context } from '../schema/context.ts';
 import { type FastLaneOptions, headerValue } from './hand-over.ts';
+import type { Runnable } from './run-prepared.ts';
 
 /** What the log line, metrics and span name an operation by. */
 export type Named = Pick<PreparedOperation, 'operationType' | 'operationName'>;
@@ -19,6 +21,19 @@ export type Named = Pick<PreparedOperation, 'operationType' | 'operationName'>;
  */
 export type Used = Pick<Context, 'upstreamCalls'> &
   Partial<Pick<Context, 'deprecations' | 'sharedUpstreamCalls' | 'cost'>>;
+
+/**
+ * What an operation cost (COST_REPORT=on), as Yoga's lane says it: priced by what it ran
+ * (run-prepared.ts), and with its charge to the caller's budget settled to the actual.
+ */
+export function costOf(
+  found: Pick<Runnable, 'cost'>,
+  data: unknown,
+  charged: Extract<Charge, { limited: false }> | undefined,
+): CostReport | undefined {
+  const cost = found.cost(data ?? undefined);
+  return cost && charged ? settledCost(cost.estimated, cost.actual, charged) : cost;
+}
 
 /** An operation answered with its data, as Yoga would: the answer, the log line, the metrics. */
 export function answerOperation(

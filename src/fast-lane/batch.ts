@@ -41,7 +41,8 @@ export async function serveBatch(
   const batchHeaders = `batch\u0000${headersKey}`;
   const learned = options.lanes.headers.get(batchHeaders);
   const { runnable, keys } = runnableQueries(entries, options);
-  if (options.tracing) return handOver(req, res, body, options);
+  // A budget charges each entry on its own: Yoga's lane does (yoga/request/cost.ts).
+  if (options.tracing || options.costBudget) return handOver(req, res, body, options);
   if (runnable === undefined || learned === undefined) {
     // Yoga prepares the entries it runs without errors, and learns the batch answer's headers.
     return handOver(req, res, body, options, { toPrepareBatch: { operations: keys, headers: batchHeaders } });

@@ -2,9 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLParams } from 'graphql-yoga';
 import { hasUnsafeNumber } from '../contract/int64.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
+import type { Charge } from '../policy/cost-budget.ts';
 import { operationKey } from '../policy/prepared-operations.ts';
 import { type Context, createContext } from '../schema/context.ts';
-import { answerClientGone, answerOperation } from './answer.ts';
+import { answerClientGone, answerOperation, costOf } from './answer.ts';
 import { serveBatch } from './batch.ts';
 import { type FastLaneOptions, handOver, headerValue, rescue, type Served } from './hand-over.ts';
 import { callOnce, mayCallOnce } from './one-call.ts';
@@ -95,6 +96,15 @@ async function serve(
   if (options.rateLimit && (await options.rateLimit.check(req, req.headers.authorization)).limited)
     return handOver(req, res, body, options, { parsed });
   const served: Served = { req, res, body, parsed, variables, headers, started };
+  if (options.costBudget) {
+    // Priced as Yoga prices it; one Yoga refuses (over MAX_COST, or unpriceable) is not charged.
+    const estimated = found.cost()?.estimated;
+    if (estimated === undefined || estimated > options.context.maxCost)
+      return handOver(req, res, body, options, { parsed });
+    const charged = await options.costBudget.charge(req, req.headers.authorization, estimated);
+    if (charged.limited) return handOver(req, res, body, options, { parsed, charged });
+    served.charged = charged;
+  }
   if (found.oneCall && mayCallOnce(options)) return callOnce(served, found, found.oneCall, options, run);
   return run(served, found, options);
 }
@@ -126,21 +136,22 @@ async function run(
     // The plan stepped aside for a document of its shape: Yoga runs the document itself, on this
     // context (what the plan received is in the loaders' memo), and ends the span.
     if (span) context.operationSpan = span;
-    return handOver(req, res, body, options, { parsed, ranOn: context });
+    return handOver(req, res, body, options, { parsed, ranOn: context, ...chargedOf(served) });
   }
   context.release();
-  if (options.context.costReport) context.cost = found.cost(result.data ?? null);
   const executeSeconds = (performance.now() - executeStarted) / 1000;
   // Nobody is left to answer, in this lane or Yoga's: only the log line and metrics say so.
   if (res.destroyed) {
+    if (options.context.costReport) context.cost = costOf(found, result.data, served.charged);
     span?.end(result.errors);
     return answerClientGone(req, prepared, context, served.started, executeSeconds, options);
   }
   if (result.errors?.length || result.data == null) {
     // Yoga ends the span with the errors it finally answers.
     if (span) context.operationSpan = span;
-    return handOver(req, res, body, options, { parsed, executed: { context, result } });
+    return handOver(req, res, body, options, { parsed, executed: { context, result }, ...chargedOf(served) });
   }
+  if (options.context.costReport) context.cost = costOf(found, result.data, served.charged);
   span?.end();
   if (planned.count > 0) options.lanes.served.planned++;
   answerOperation(
@@ -154,4 +165,9 @@ async function run(
     executeSeconds,
     options,
   );
+}
+
+/** The charge a hand-over passes on, so Yoga settles it instead of charging again. */
+function chargedOf(served: Served): { charged?: Charge } {
+  return served.charged ? { charged: served.charged } : {};
 }

@@ -3,6 +3,7 @@ import type { GraphQLParams } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Tracing } from '../observability/tracing.ts';
+import type { Charge, CostBudget } from '../policy/cost-budget.ts';
 import type { DeprecatedUse } from '../policy/deprecation-headers.ts';
 import type { HandOff } from '../policy/hand-off.ts';
 import type { Lanes } from '../policy/prepared-operations.ts';
@@ -34,6 +35,8 @@ export interface FastLaneOptions {
   tracing?: Tracing;
   /** The per-key limit, consulted before execution; Yoga words a refusal. */
   rateLimit?: RateLimit;
+  /** Each caller's budget in points, charged before execution; Yoga words a refusal. */
+  costBudget?: CostBudget;
   /** A request's client address, for the log line. */
   clientAddress: (req: IncomingMessage) => string;
   /** `max-age` of a successful query's answer (the response cache's TTL in seconds); 0: none. */
@@ -70,6 +73,8 @@ export interface Served {
   /** The answer's headers, learned from Yoga's. */
   headers: readonly string[];
   started: number;
+  /** Its charge to the caller's budget (COST_BUDGET_PER_MINUTE), settled when it is answered. */
+  charged?: Extract<Charge, { limited: false }>;
 }
 
 /**

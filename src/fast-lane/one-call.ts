@@ -8,7 +8,7 @@ import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { ListPetsQuery, PetDto } from '../upstream/bodies.ts';
 import type { UpstreamError } from '../upstream/errors.ts';
 import type { Loaders } from '../upstream/loaders.ts';
-import { answerClientGone, answerOperation, type Used } from './answer.ts';
+import { answerClientGone, answerOperation, costOf, type Used } from './answer.ts';
 import { type FastLaneOptions, rescue, type Served } from './hand-over.ts';
 import type { Runnable } from './run-prepared.ts';
 
@@ -127,7 +127,7 @@ export function callOnce<Found extends Pick<Runnable, 'named' | 'cost'>>(
   }
   // What the log line is told: the one call, and the cost when answers report it.
   const used = (data?: unknown): Used =>
-    options.context.costReport ? { ...ONE_CALL, cost: found.cost(data) } : ONE_CALL;
+    options.context.costReport ? { ...ONE_CALL, cost: costOf(found, data, served.charged) } : ONE_CALL;
   callAll(res, authorization, [{ oneCall, request }], options, {
     gone: (executeSeconds) =>
       answerClientGone(req, found.named, used(), served.started, executeSeconds, options),

@@ -51,6 +51,6 @@ const ALLOWED = Object.freeze({
     'x-request-id',
     'traceparent',
   ],
-  exposedHeaders: ['x-request-id', 'deprecation', 'sunset', COST_HEADERS.estimated, COST_HEADERS.actual],
+  exposedHeaders: ['x-request-id', 'deprecation', 'sunset', ...Object.values(COST_HEADERS)],
   maxAge: 600,
 });

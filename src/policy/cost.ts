@@ -10,9 +10,23 @@ export interface CostReport {
   readonly estimated: number;
   /** Absent in an answer's first part, priced before the rest was sent. */
   readonly actual?: number;
+  /** With COST_BUDGET_PER_MINUTE: the caller's budget once this operation was settled. */
+  readonly throttleStatus?: ThrottleStatus;
 }
 
-export const COST_HEADERS = { estimated: 'x-cost-estimated', actual: 'x-cost-actual' } as const;
+/** A caller's budget in points, in Shopify's words: what it holds, has left, and gets back a second. */
+export interface ThrottleStatus {
+  readonly maximumAvailable: number;
+  readonly currentlyAvailable: number;
+  readonly restoreRate: number;
+}
+
+export const COST_HEADERS = {
+  estimated: 'x-cost-estimated',
+  actual: 'x-cost-actual',
+  budgetMaximum: 'x-cost-budget-maximum',
+  budgetAvailable: 'x-cost-budget-available',
+} as const;
 
 /** The result with its cost in `extensions.cost`, after any extension it already has. */
 export function withCost<Result extends ExecutionResult>(result: Result, cost: CostReport): Result {
@@ -22,16 +36,45 @@ export function withCost<Result extends ExecutionResult>(result: Result, cost: C
 /** What a request's answer cost in all: its operations' costs added up (one, or a batch's). */
 export function addCost(total: CostReport | undefined, cost: CostReport): CostReport {
   if (total === undefined) return cost;
+  const estimated = total.estimated + cost.estimated;
   const actual =
     total.actual === undefined || cost.actual === undefined ? undefined : total.actual + cost.actual;
-  return actual === undefined
-    ? { estimated: total.estimated + cost.estimated }
-    : { estimated: total.estimated + cost.estimated, actual };
+  // The budget as the request leaves it: the lowest any of its operations saw.
+  const throttleStatus =
+    (total.throttleStatus?.currentlyAvailable ?? Number.POSITIVE_INFINITY) <=
+    (cost.throttleStatus?.currentlyAvailable ?? Number.POSITIVE_INFINITY)
+      ? total.throttleStatus
+      : cost.throttleStatus;
+  return {
+    estimated,
+    ...(actual === undefined ? {} : { actual }),
+    ...(throttleStatus ? { throttleStatus } : {}),
+  };
 }
 
 /** The headers that repeat a cost, as name and value in turn. */
 export function costHeaders(cost: CostReport): string[] {
-  return cost.actual === undefined
-    ? [COST_HEADERS.estimated, String(cost.estimated)]
-    : [COST_HEADERS.estimated, String(cost.estimated), COST_HEADERS.actual, String(cost.actual)];
+  const headers = [COST_HEADERS.estimated, String(cost.estimated)];
+  if (cost.actual !== undefined) headers.push(COST_HEADERS.actual, String(cost.actual));
+  const status = cost.throttleStatus;
+  if (status) {
+    headers.push(COST_HEADERS.budgetMaximum, String(status.maximumAvailable));
+    headers.push(COST_HEADERS.budgetAvailable, String(status.currentlyAvailable));
+  }
+  return headers;
+}
+
+/**
+ * An operation's cost once it ran: its estimate, its actual (the estimate when it has none), and
+ * what the caller's budget holds once the charge is settled to the actual (a budget's charge).
+ */
+export function settledCost(
+  estimated: number,
+  actual: number | undefined,
+  charge: { settle(actual: number | undefined): ThrottleStatus } | undefined,
+): CostReport {
+  const spent = actual ?? estimated;
+  return charge
+    ? { estimated, actual: spent, throttleStatus: charge.settle(spent) }
+    : { estimated, actual: spent };
 }

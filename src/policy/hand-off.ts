@@ -3,6 +3,7 @@ import type { ExecutionResult } from 'graphql';
 import type { GraphQLParams } from 'graphql-yoga';
 import type { Context } from '../schema/context.ts';
 import type { Loaders } from '../upstream/loaders.ts';
+import type { Charge } from './cost-budget.ts';
 import type { RateLimitDecision } from './rate-limit.ts';
 
 /**
@@ -40,6 +41,8 @@ export interface HandOff {
    * entry's rate-limit decision as already made.
    */
   batch?: { loaders: Loaders | undefined; decisions: readonly RateLimitDecision[] };
+  /** The fast lane charged the operation to its caller's budget: Yoga settles, or words, this charge. */
+  charged?: Charge;
 }
 
 /**

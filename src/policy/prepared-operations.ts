@@ -128,8 +128,7 @@ export const PER_ANSWER_HEADERS: ReadonlySet<string> = new Set([
   'x-request-id',
   'deprecation',
   'sunset',
-  COST_HEADERS.estimated,
-  COST_HEADERS.actual,
+  ...Object.values(COST_HEADERS),
 ]);
 
 /**

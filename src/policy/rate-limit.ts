@@ -15,9 +15,10 @@ export type RateLimitDecision =
   | { limited: false }
   /**
    * `key`: the caller's key used up its minute. `address`: requests without a key from its address
-   * did. `refused_keys`: its address sent too many keys the upstream refused.
+   * did. `refused_keys`: its address sent too many keys the upstream refused. `budget`: the
+   * caller's budget in points does not hold the operation's cost (policy/cost-budget.ts).
    */
-  | { limited: true; retryAfterSeconds: number; reason: 'key' | 'address' | 'refused_keys' };
+  | { limited: true; retryAfterSeconds: number; reason: 'key' | 'address' | 'refused_keys' | 'budget' };
 
 /**
  * The per-API-key limit on GraphQL requests. Consulted once per request, whichever lane serves it:

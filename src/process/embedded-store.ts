@@ -74,14 +74,20 @@ export function announce(
   } else {
     lines.say(`upstream ${upstreamUrl.href}`);
   }
+  // Where a count lives: Redis, the primary shared by the workers, or this process.
+  const where = (store: 'memory' | 'redis') =>
+    store === 'redis' && config.redisUrl
+      ? `Redis at ${config.redisUrl.host}`
+      : config.workers > 1
+        ? `memory, counted across the ${config.workers} workers`
+        : 'memory';
   if (config.rateLimit) {
-    const where =
-      config.rateLimit.store === 'redis' && config.redisUrl
-        ? `Redis at ${config.redisUrl.host}`
-        : config.workers > 1
-          ? `memory, counted across the ${config.workers} workers`
-          : 'memory';
-    lines.say(`rate limit ${config.rateLimit.perMinute} requests per API key per minute (${where})`);
+    const { perMinute, store } = config.rateLimit;
+    lines.say(`rate limit ${perMinute} requests per API key per minute (${where(store)})`);
+  }
+  if (config.costBudget) {
+    const { perMinute, store } = config.costBudget;
+    lines.say(`cost budget ${perMinute} points per caller per minute (${where(store)})`);
   }
   if (config.responseCache !== 'off') {
     const where = config.redisUrl ? ` at ${config.redisUrl.host}` : '';

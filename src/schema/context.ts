@@ -87,13 +87,15 @@ export function contextDepsOf(options: {
   now?: () => Date;
   cache?: ResponseCacheOptions;
   live?: LiveLists;
+  /** A budget in points: its charges are settled to the actual cost, which the report prices. */
+  costBudget?: unknown;
 }): ContextDeps {
   const limits = options.limits ?? DEFAULT_LIMITS;
   return {
     upstream: options.upstream,
     // Measured, never refused: every lane compares the estimate with this one limit.
     maxCost: limits.costMode === 'measure' ? Number.POSITIVE_INFINITY : limits.maxCost,
-    costReport: limits.costReport === true,
+    costReport: limits.costReport === true || options.costBudget !== undefined,
     maxRepresentations: limits.maxRepresentations,
     nameMaxLength: limits.nameMaxLength,
     now: options.now ?? (() => new Date()),

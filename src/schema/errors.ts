@@ -84,9 +84,15 @@ export function representationsLimitExceeded(count: number, limit: number): Grap
  * `RATE_LIMIT_PER_MINUTE`: refused before anything runs, with a 429 and `Retry-After` (whole
  * seconds until the minute ends).
  */
-export function rateLimited(retryAfterSeconds: number, by: 'key' | 'address' = 'key'): GraphQLError {
-  const whose = by === 'key' ? 'for this API key' : 'without an API key from this address';
-  return requestError(CODES.RATE_LIMITED, `Too many requests ${whose}; retry in ${retryAfterSeconds} s.`, {
+export function rateLimited(
+  retryAfterSeconds: number,
+  by: 'key' | 'address' | 'budget' = 'key',
+): GraphQLError {
+  const message =
+    by === 'budget'
+      ? `This operation costs more than is left of the caller's cost budget; retry in ${retryAfterSeconds} s.`
+      : `Too many requests ${by === 'key' ? 'for this API key' : 'without an API key from this address'}; retry in ${retryAfterSeconds} s.`;
+  return requestError(CODES.RATE_LIMITED, message, {
     extensions: { retryAfter: retryAfterSeconds },
     http: { headers: { 'retry-after': String(retryAfterSeconds) } },
   });

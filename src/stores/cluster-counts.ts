@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { MemoryBuckets } from './memory-buckets.ts';
 
 // With WORKERS > 1 the primary hands each connection to the next worker, so counts kept in each
 // worker would let a key through once per worker: RATE_LIMIT_PER_MINUTE=5 would be 10 with two. The
@@ -15,10 +16,13 @@ const ANSWER = 'pet-gateway:count-answer';
  */
 const ANSWER_TIMEOUT_MS = 250;
 
-/** A per-key fixed-window counter: what the rate limit needs of rate-limiter-flexible's. */
+/** A per-key counter of points: what the rate limit and the cost budget need of rate-limiter-flexible's. */
 export interface PointCounter {
-  /** Takes `points` of `key`'s window; rejects with a RateLimiterRes when there were not enough. */
-  consume(key: string, points?: number): Promise<unknown>;
+  /**
+   * Takes `points` of `key`'s window (or bucket): resolves with the points left, rejects with a
+   * RateLimiterRes when there were not enough.
+   */
+  consume(key: string, points?: number): Promise<{ readonly remainingPoints: number }>;
   /** Gives `points` back to `key`'s window. */
   reward(key: string, points?: number): Promise<unknown>;
 }
@@ -27,9 +31,14 @@ export interface CounterLimits {
   /** Names the counter in the primary: one per kind of count. */
   name: string;
   points: number;
-  /** Seconds of the window. */
+  /** Seconds of the window, or for a bucket, to restore all its points. */
   duration: number;
   keyPrefix?: string;
+  /**
+   * `window`: rate-limiter-flexible's fixed window. `bucket`: a token bucket restored continuously
+   * (memory-buckets.ts). @default 'window'
+   */
+  kind?: 'window' | 'bucket';
 }
 
 interface Ask extends CounterLimits {
@@ -42,6 +51,8 @@ interface Ask extends CounterLimits {
 interface Answer {
   type: typeof ANSWER;
   id: number;
+  /** Taken: the points left. */
+  remaining?: number;
   refused?: { remainingPoints: number; msBeforeNext: number; consumedPoints: number };
 }
 
@@ -50,16 +61,21 @@ interface Answer {
  * (`serveWorkerCounts`), the one counter all the workers share.
  */
 export function createPointCounter(limits: CounterLimits, acrossWorkers: boolean): PointCounter {
-  const own = new RateLimiterMemory({
+  const own = counterOf(limits);
+  return acrossWorkers && cluster.isWorker ? askingPrimary(limits, own) : own;
+}
+
+function counterOf(limits: CounterLimits): PointCounter {
+  if (limits.kind === 'bucket') return new MemoryBuckets(limits);
+  return new RateLimiterMemory({
     points: limits.points,
     duration: limits.duration,
     ...(limits.keyPrefix ? { keyPrefix: limits.keyPrefix } : {}),
   });
-  return acrossWorkers && cluster.isWorker ? askingPrimary(limits, own) : own;
 }
 
 /** Worker side: every count is the primary's; its own `fallback` only while the primary does not answer. */
-function askingPrimary(limits: CounterLimits, fallback: RateLimiterMemory): PointCounter {
+function askingPrimary(limits: CounterLimits, fallback: PointCounter): PointCounter {
   let next = 0;
   const pending = new Map<number, (answer: Answer | undefined) => void>();
   process.on('message', (message: Answer) => {
@@ -91,7 +107,7 @@ function askingPrimary(limits: CounterLimits, fallback: RateLimiterMemory): Poin
           refused.consumedPoints,
           false,
         );
-      return undefined;
+      return { remainingPoints: answer.remaining ?? 0 };
     },
     async reward(key, points = 1) {
       if ((await ask('reward', key, points)) === undefined) return fallback.reward(key, points);
@@ -102,15 +118,11 @@ function askingPrimary(limits: CounterLimits, fallback: RateLimiterMemory): Poin
 
 /** Primary side: keeps the counts every worker asks about (WORKERS > 1), one counter per name. */
 export function serveWorkerCounts(): void {
-  const counters = new Map<string, RateLimiterMemory>();
+  const counters = new Map<string, PointCounter>();
   const counterFor = (ask: Ask) => {
     let counter = counters.get(ask.name);
     if (!counter) {
-      counter = new RateLimiterMemory({
-        points: ask.points,
-        duration: ask.duration,
-        ...(ask.keyPrefix ? { keyPrefix: ask.keyPrefix } : {}),
-      });
+      counter = counterOf(ask);
       counters.set(ask.name, counter);
     }
     return counter;
@@ -126,7 +138,7 @@ export function serveWorkerCounts(): void {
         ? counter.reward(message.key, message.amount)
         : counter.consume(message.key, message.amount);
     done.then(
-      () => reply({}),
+      (taken) => reply({ remaining: (taken as { remainingPoints?: number }).remainingPoints ?? 0 }),
       (error: unknown) => {
         if (!(error instanceof RateLimiterRes)) return reply({});
         reply({

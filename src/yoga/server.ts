@@ -11,6 +11,7 @@ import { useOperationLog } from '../observability/operation-log.ts';
 import type { Tracing } from '../observability/tracing.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
 import { corsPolicy } from '../policy/cors.ts';
+import type { CostBudget } from '../policy/cost-budget.ts';
 import { deprecatedUseReporter } from '../policy/deprecation-headers.ts';
 import type { LaneContext } from '../policy/hand-off.ts';
 import type { Lanes } from '../policy/prepared-operations.ts';
@@ -78,6 +79,8 @@ export interface YogaServerOptions {
   cache?: ResponseCacheOptions;
   /** Requests per API key per minute, checked before anything runs; undefined = no limit. */
   rateLimit?: RateLimit;
+  /** COST_BUDGET_PER_MINUTE: each caller's budget in points (policy/cost-budget.ts). */
+  costBudget?: CostBudget;
   /** A request's client address, for the log line. @default the socket's peer */
   clientAddress?: (req: IncomingMessage) => string;
   /** The shared Redis, for `/health` and `/readiness` to report on; undefined when not used. */
@@ -175,7 +178,10 @@ function requestPlugins(
       onUse: deprecatedUseReporter(logger, metrics),
     }),
     // After deprecation notices, so an answer's extensions read `deprecations` then `cost`.
-    useCost(limits.costReport === true, options.federation ? refuseOversizedEntities : undefined),
+    useCost(limits.costReport === true, {
+      ...(options.federation ? { before: refuseOversizedEntities } : {}),
+      ...(options.costBudget ? { budget: options.costBudget } : {}),
+    }),
     useOperationLog(logger, options.clientAddress, batches.entryOf, options.metrics),
     // The upstream deadline's timer ends with execution, not `timeoutMs` after it: for an answer in
     // parts, with its last part.

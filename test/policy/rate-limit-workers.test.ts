@@ -34,12 +34,24 @@ function send(origin: string, authorization: string): Promise<{ status: number; 
   });
 }
 
-describe('the rate limit with WORKERS=2', { timeout: 60_000 }, () => {
+describe('the rate limit and the cost budget with WORKERS=2', { timeout: 60_000 }, () => {
   it('RATE_LIMIT_PER_MINUTE=5: the sixth request with one key is 429, across workers', async () => {
     gateway = await npmStart({ WORKERS: '2', RATE_LIMIT_PER_MINUTE: '5', LOG_LEVEL: 'silent' });
     const statuses: number[] = [];
     for (let i = 0; i < 7; i++) statuses.push((await send(gateway.origin, `Bearer ${gateway.key}`)).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+  });
+
+  it('COST_BUDGET_PER_MINUTE=10: one key spends one budget across workers', async () => {
+    gateway = await npmStart({ WORKERS: '2', COST_BUDGET_PER_MINUTE: '10', LOG_LEVEL: 'silent' });
+    const answers: Array<{ status: number; body: string }> = [];
+    for (let i = 0; i < 7; i++) answers.push(await send(gateway.origin, `Bearer ${gateway.key}`));
+    // `pets(limit: 1) { id }` costs 2 (a pet and its id): five fit in 10 points, whichever worker answers.
+    expect(answers.map(({ status }) => status)).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    const last = JSON.parse((answers[4] as { body: string }).body) as {
+      extensions?: { cost?: { throttleStatus?: { currentlyAvailable: number } } };
+    };
+    expect(last.extensions?.cost?.throttleStatus?.currentlyAvailable).toBe(0);
   });
 
   it('RATE_LIMIT_REFUSED_KEYS_PER_MINUTE=3: the fourth new refused key from one address is refused first, across workers', async () => {

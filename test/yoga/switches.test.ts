@@ -225,7 +225,7 @@ describe('CORS', () => {
       body: JSON.stringify({ query: '{ __typename }' }),
     });
     expect(response.headers.get('access-control-expose-headers')).toBe(
-      'x-request-id, deprecation, sunset, x-cost-estimated, x-cost-actual',
+      'x-request-id, deprecation, sunset, x-cost-estimated, x-cost-actual, x-cost-budget-maximum, x-cost-budget-available',
     );
   });
 });

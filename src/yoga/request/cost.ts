@@ -8,59 +8,91 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { actualCost, estimateCost } from '../../execution/cost.ts';
-import { addCost, type CostReport, costHeaders, withCost } from '../../policy/cost.ts';
+import { addCost, type CostReport, costHeaders, settledCost, withCost } from '../../policy/cost.ts';
+import type { Charge, CostBudget } from '../../policy/cost-budget.ts';
+import type { LaneContext } from '../../policy/hand-off.ts';
+import { refusalOf } from '../../policy/rate-limit.ts';
 import type { Context } from '../../schema/context.ts';
 import { costLimitExceeded } from '../../schema/errors.ts';
 
 /**
  * The operation's cost (execution/cost.ts): estimated before it runs, and refused above the
  * request's `maxCost` (infinite under COST_MODE=measure) with COST_LIMIT_EXCEEDED before any
- * resolver, so before any upstream call; a subscription before its live list opens. With
- * COST_REPORT=on, the answer says what it cost (policy/cost.ts): the estimate and the actual in
- * `extensions.cost`, and in headers when the answer is one body. An answer in parts carries the
- * estimate in its first part and the actual, of everything sent, in its last; a subscription's
- * events each carry their own.
+ * resolver, so before any upstream call; a subscription before its live list opens. With a budget
+ * (COST_BUDGET_PER_MINUTE), the estimate is then charged to the caller, refused RATE_LIMITED past
+ * it, and refunded down to the actual once known. With COST_REPORT=on, the answer says what it
+ * cost (policy/cost.ts): the estimate, the actual and the budget left in `extensions.cost`, and in
+ * headers when the answer is one body. An answer in parts carries the estimate in its first part
+ * and the actual, of everything sent, in its last; a subscription's events each carry their own.
  */
 export function useCost(
   report: boolean,
-  /** What must be refused before the price, more precisely (the subgraph's representation count). */
-  before?: (args: ExecutionArgs) => void,
+  options: {
+    /** What must be refused before the price, more precisely (the subgraph's representation count). */
+    before?: (args: ExecutionArgs) => void;
+    budget?: CostBudget;
+  } = {},
 ): Plugin {
+  const { before, budget } = options;
+  // A budget's charge is settled to the actual cost, which the report prices.
+  const reporting = report || budget !== undefined;
   const headersFor = new WeakMap<Request, CostReport>();
-  const estimate = (args: ExecutionArgs, stop: (result: ExecutionResult) => void) => {
+  // What the answer's headers say: the request's operations' costs added up (a batch's entries).
+  const noteFor = (args: ExecutionArgs, cost: CostReport) => {
+    const context = args.contextValue as CostContext;
+    context.cost = cost;
+    if (context.request) headersFor.set(context.request, addCost(headersFor.get(context.request), cost));
+  };
+  const estimate = async (
+    args: ExecutionArgs,
+    stop: (result: ExecutionResult) => void,
+  ): Promise<Priced | undefined> => {
     try {
       before?.(args);
     } catch (error) {
       stop({ data: null, errors: [error as GraphQLError] });
       return undefined;
     }
-    // Variables graphql-js will refuse are its to word: only a request that can run is priced.
-    if (!coercible(args)) return undefined;
-    const estimated = estimateCost(args.schema, args.document, args.variableValues ?? {}, args.operationName);
-    const { maxCost } = args.contextValue as Context;
-    if (estimated !== undefined && estimated > maxCost) {
-      // `data: null`, as an operation refused in its first root field was answered before.
-      stop({ data: null, errors: [costLimitExceeded(estimated, maxCost)] });
+    const context = args.contextValue as unknown as CostContext;
+    // Variables graphql-js will refuse are its to word: only a request that can run is priced, and
+    // one the fast lane charged for costs nothing (the least a charge is).
+    if (!coercible(args)) {
+      const charged = context.lane?.charged;
+      if (charged && !charged.limited) charged.settle(0);
       return undefined;
     }
-    return estimated;
+    const estimated = estimateCost(args.schema, args.document, args.variableValues ?? {}, args.operationName);
+    if (estimated === undefined) return undefined;
+    if (estimated > context.maxCost) {
+      // `data: null`, as an operation refused in its first root field was answered before.
+      stop({ data: null, errors: [costLimitExceeded(estimated, context.maxCost)] });
+      return undefined;
+    }
+    // The fast lane charged it already when it hands the request over.
+    const charge =
+      budget &&
+      (context.lane?.charged ?? (await budget.charge(context.req, context.authorization, estimated)));
+    if (charge?.limited) {
+      const cost = { estimated, throttleStatus: charge.status };
+      noteFor(args, cost);
+      stop({ data: null, errors: [refusalOf(charge)], extensions: { cost } });
+      return undefined;
+    }
+    return { estimated, charge };
   };
   const actualOf = (args: ExecutionArgs, data: unknown) =>
     actualCost(args.schema, args.document, data, args.variableValues ?? {}, args.operationName);
-  // What the answer's headers say: the request's operations' costs added up (a batch's entries).
-  const noteFor = (args: ExecutionArgs, cost: CostReport) => {
-    const context = args.contextValue as Context & { request?: Request };
-    context.cost = cost;
-    if (context.request) headersFor.set(context.request, addCost(headersFor.get(context.request), cost));
-  };
+  const settled = (args: ExecutionArgs, priced: Priced, data: unknown) =>
+    settledCost(priced.estimated, actualOf(args, data), priced.charge);
   return {
-    onExecute({ args, setResultAndStopExecution }) {
-      const estimated = estimate(args, setResultAndStopExecution);
-      if (!report || estimated === undefined) return;
+    async onExecute({ args, setResultAndStopExecution }) {
+      const priced = await estimate(args, setResultAndStopExecution);
+      if (!reporting || priced === undefined) return;
+      const { estimated } = priced;
       return {
         onExecuteDone({ result, setResult }) {
           if (!isAsyncIterable(result)) {
-            const cost = { estimated, actual: actualOf(args, result.data) ?? estimated };
+            const cost = settled(args, priced, result.data);
             noteFor(args, cost);
             setResult(withCost(result, cost));
             return;
@@ -79,8 +111,8 @@ export function useCost(
               const last = (part as { hasNext?: boolean }).hasNext === false;
               if (first && !last) setPart(withCost(part, { estimated }));
               else if (last) {
-                const cost = { estimated, actual: actualOf(args, merged?.data) ?? estimated };
-                (args.contextValue as unknown as Context).cost = cost;
+                const cost = settled(args, priced, merged?.data);
+                (args.contextValue as unknown as CostContext).cost = cost;
                 setPart(withCost(part, cost));
               }
             },
@@ -88,11 +120,12 @@ export function useCost(
         },
       };
     },
-    onSubscribe({ args, setResultAndStopExecution }) {
-      const estimated = estimate(args, setResultAndStopExecution);
-      if (!report || estimated === undefined) return;
-      // Its log line is written when it opens: each event carries its own actual.
-      (args.contextValue as unknown as Context).cost = { estimated };
+    async onSubscribe({ args, setResultAndStopExecution }) {
+      const priced = await estimate(args, setResultAndStopExecution);
+      if (!reporting || priced === undefined) return;
+      const { estimated } = priced;
+      // Charged its estimate as it opens, never refunded: its line is written then, with the budget left.
+      (args.contextValue as unknown as CostContext).cost = settledCost(estimated, undefined, priced.charge);
       return {
         onSubscribeResult() {
           return {
@@ -112,6 +145,15 @@ export function useCost(
     },
   };
 }
+
+/** An operation's estimate, and its charge to the caller's budget when there is one. */
+interface Priced {
+  readonly estimated: number;
+  readonly charge: Extract<Charge, { limited: false }> | undefined;
+}
+
+/** What a cost plugin reads of the context: the request's, Yoga's server context and the lane's. */
+type CostContext = Context & LaneContext & { request?: Request };
 
 function coercible(args: ExecutionArgs): boolean {
   const operation = getOperationAST(args.document, args.operationName);
