@@ -62,7 +62,7 @@ function toolError(text: string, codes: string[]): { result: CallToolResult; cod
 
 /** Yoga's answer as a tool result: `data` as structured content and the same JSON as text, or a tool error. */
 async function resultOf(response: Response): Promise<{ result: CallToolResult; codes?: string[] }> {
-  let body: { data?: unknown; errors?: GraphQLError[] } | undefined;
+  let body: { data?: unknown; errors?: GraphQLError[]; extensions?: { cost?: unknown } } | undefined;
   try {
     body = (await response.json()) as typeof body;
   } catch {
@@ -73,14 +73,22 @@ async function resultOf(response: Response): Promise<{ result: CallToolResult; c
       CODES.INTERNAL_SERVER_ERROR.code,
     ]);
   }
+  // What the call cost (docs/cost.md), where MCP puts what is not the result itself.
+  const meta = body.extensions?.cost === undefined ? {} : { _meta: { [COST_META]: body.extensions.cost } };
   if (Array.isArray(body.errors) && body.errors.length > 0) {
     const { text, codes } = errorLines(body.errors);
     const partial = body.data ? `\nPartial data: ${JSON.stringify(body.data)}` : '';
-    return toolError(text + partial, codes);
+    const { result } = toolError(text + partial, codes);
+    return { result: { ...result, ...meta }, codes };
   }
   const data = (body.data ?? {}) as Record<string, unknown>;
-  return { result: { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data } };
+  return {
+    result: { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data, ...meta },
+  };
 }
+
+/** The `_meta` key of a tool result's cost: its GraphQL answer's `extensions.cost`. */
+export const COST_META = 'pet-gateway/cost';
 
 /** The GraphQL request a call sends: through Yoga, so every limit, the cost, trusted documents and the rate limit apply. */
 function send(

@@ -124,13 +124,18 @@ export function useCost(
       const priced = await estimate(args, setResultAndStopExecution);
       if (!reporting || priced === undefined) return;
       const { estimated } = priced;
-      // Charged its estimate as it opens, never refunded: its line is written then, with the budget left.
-      (args.contextValue as unknown as CostContext).cost = settledCost(estimated, undefined, priced.charge);
+      // Charged its estimate as it opens, never refunded: its line is written then, and its first
+      // event says what the budget held then.
+      const opened = settledCost(estimated, undefined, priced.charge);
+      (args.contextValue as unknown as CostContext).cost = opened;
+      let throttleStatus = opened.throttleStatus;
       return {
         onSubscribeResult() {
           return {
             onNext({ result, setResult }) {
-              setResult(withCost(result, { estimated, actual: actualOf(args, result.data) ?? estimated }));
+              const actual = actualOf(args, result.data) ?? estimated;
+              setResult(withCost(result, { estimated, actual, ...(throttleStatus ? { throttleStatus } : {}) }));
+              throttleStatus = undefined;
             },
           };
         },
