@@ -1,11 +1,19 @@
 // @tier integration
 
 import { join } from 'node:path';
+import { GraphQLID, GraphQLNonNull } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineRoute } from '../../src/contract/routes.ts';
 import { HttpError } from '../../src/petstore/errors.ts';
 import { type Handler, parsePetId } from '../../src/petstore/routes.ts';
-import { startTestPetstore, type TestPetstore, tempDir } from '../petstore/helpers.ts';
+import { schema as publicSchema } from '../../src/schema/index.ts';
+import { int64Argument } from '../../src/schema/inputs.ts';
+import { fromUpstream, writeThrough } from '../../src/schema/upstream-field.ts';
+import { createMemoryCache, type ResponseCache } from '../../src/stores/response-cache.ts';
+import { startTestPetstore, TEST_KEY, type TestPetstore, tempDir } from '../petstore/helpers.ts';
+import { withMutation } from '../support/extra-mutation.ts';
+import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { post } from '../support/graphql.ts';
 
 // The walk docs/architecture.md gives for a new mutation, taken with a route the contract lacks:
 // `deletePet` (DELETE /pets/{petId}, answered 204 with no body), declared here with its reference
@@ -31,18 +39,58 @@ const removePet: Handler = ({ res, params, storage }) => {
   res.end();
 };
 
+/**
+ * `deletePet(id: ID!): ID!`: the route answers nothing, so the field answers the id it sent (in the
+ * store's spelling: `"007"` removes pet 7 and answers `"7"`).
+ */
+const schema = withMutation(publicSchema, 'deletePet', {
+  type: new GraphQLNonNull(GraphQLID),
+  description: 'Removes an animal (REST `DELETE /pets/{petId}`). Answers its id.',
+  args: { id: { type: new GraphQLNonNull(GraphQLID) } },
+  ...fromUpstream(
+    writeThrough<{ id: string }, string>(DELETE_PET, {
+      request: ({ id }) => ({ params: { petId: int64Argument(id, 'id') } }),
+      answer: (_none, { params }) => params?.petId ?? '',
+    }),
+  ),
+});
+
+const AUTH = `Bearer ${TEST_KEY}`;
+/** How long an answer is cached; the cache's clock is moved past it, not waited for. */
+const TTL_MS = 60_000;
+
 let directory: ReturnType<typeof tempDir>;
 let petstore: TestPetstore;
+let gateway: RunningGateway;
+let store: ResponseCache;
+/** What the reference service was sent: `METHOD /path status`, a line a request. */
+const sent: string[] = [];
 
 beforeAll(async () => {
   directory = tempDir();
   const dbPath = join(directory.dir, 'store.db');
-  petstore = await startTestPetstore({ dbPath, routes: [{ route: DELETE_PET, handler: removePet }] });
+  petstore = await startTestPetstore({
+    dbPath,
+    routes: [{ route: DELETE_PET, handler: removePet }],
+    log: (line) => sent.push(line.replace(/ [\d.]+ms$/, '')),
+  });
+  store = createMemoryCache({ maxEntries: 100 });
+  gateway = await startGateway({
+    upstreamUrl: petstore.url,
+    cache: { store, ttlMs: TTL_MS },
+    gateway: { schema },
+  });
 });
 afterAll(async () => {
+  await gateway?.close();
+  await store?.close();
   await petstore?.close();
   directory?.remove();
 });
+
+const ask = async (query: string, auth = AUTH) =>
+  (await post(gateway.url, { query }, { authorization: auth })).body;
+const deletes = () => sent.filter((line) => line.startsWith('DELETE '));
 
 /** A new pet of the reference store, by its id. */
 async function newPet(name: string): Promise<string> {
@@ -66,5 +114,37 @@ describe('the reference service, given the route and its handler', () => {
     const read = await petstore.api(`/v1/pets/${id}`);
     expect(read.status).toBe(404);
     expect(read.headers.get('deprecation')).not.toBeNull();
+  });
+});
+
+describe('the gateway, given the field', () => {
+  it('sends one DELETE and answers the id that the 204 left unsaid', async () => {
+    const id = await newPet('Rex');
+    sent.length = 0;
+    expect(await ask(`mutation { deletePet(id: "00${id}") }`)).toEqual({ data: { deletePet: id } });
+    expect(deletes()).toEqual([`DELETE /v1/pets/${id} 204`]);
+    expect(await ask(`{ pet(id: "${id}") { id } }`)).toMatchObject({
+      data: { pet: null },
+      errors: [{ extensions: { code: 'PET_NOT_FOUND' } }],
+    });
+  });
+
+  it("drops the writer's cached answer of the pet and its cached lists", async () => {
+    const id = await newPet('Cached');
+    const one = `{ pet(id: "${id}") { id name } }`;
+    const list = '{ pets(limit: 100) { id } }';
+    expect(await ask(one)).toMatchObject({ data: { pet: { id, name: 'Cached' } } });
+    const listed = (await ask(list)) as { data: { pets: Array<{ id: string }> } };
+    expect(listed.data.pets.map((pet) => pet.id)).toContain(id);
+    sent.length = 0;
+    // Cached: asked again, neither reaches the store.
+    await ask(one);
+    await ask(list);
+    expect(sent).toEqual([]);
+
+    await ask(`mutation { deletePet(id: "${id}") }`);
+    expect(await ask(one)).toMatchObject({ data: { pet: null }, errors: [{ extensions: { status: 404 } }] });
+    const after = (await ask(list)) as { data: { pets: Array<{ id: string }> } };
+    expect(after.data.pets.map((pet) => pet.id)).not.toContain(id);
   });
 });
