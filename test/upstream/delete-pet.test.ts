@@ -10,8 +10,10 @@ import { schema as publicSchema } from '../../src/schema/index.ts';
 import { int64Argument } from '../../src/schema/inputs.ts';
 import { fromUpstream, writeThrough } from '../../src/schema/upstream-field.ts';
 import { createMemoryCache, type ResponseCache } from '../../src/stores/response-cache.ts';
+import { call, connectMcp } from '../mcp/client.ts';
 import { startTestPetstore, TEST_KEY, type TestPetstore, tempDir } from '../petstore/helpers.ts';
 import { withMutation } from '../support/extra-mutation.ts';
+import { startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { post } from '../support/graphql.ts';
 
@@ -146,5 +148,72 @@ describe('the gateway, given the field', () => {
     expect(await ask(one)).toMatchObject({ data: { pet: null }, errors: [{ extensions: { status: 404 } }] });
     const after = (await ask(list)) as { data: { pets: Array<{ id: string }> } };
     expect(after.data.pets.map((pet) => pet.id)).not.toContain(id);
+  });
+});
+
+describe('sent again as its route declares', () => {
+  it('is retried after a 503, being idempotent, and answered', async () => {
+    const upstream = await startFakeUpstream();
+    upstream.tokens.add('k');
+    upstream.seed('k', { id: '7', name: 'Rex', categoryId: '1' });
+    upstream.serve(DELETE_PET, ({ params, pets }) => {
+      const index = pets.findIndex((pet) => pet.id === params.petId);
+      if (index === -1) return { status: 404 };
+      pets.splice(index, 1);
+      return { status: 204 };
+    });
+    upstream.fault(
+      /^\/v1\/pets\/7$/,
+      (_req, res) => {
+        res.writeHead(503);
+        res.end();
+      },
+      1,
+    );
+    const retrying = await startGateway({
+      upstreamUrl: upstream.url,
+      client: { retryBaseMs: 1 },
+      gateway: { schema },
+    });
+    try {
+      const answer = await post(
+        retrying.url,
+        { query: 'mutation { deletePet(id: "7") }' },
+        { authorization: 'Bearer k' },
+      );
+      expect(answer.body).toEqual({ data: { deletePet: '7' } });
+      // A write that is not idempotent goes out once (test/upstream/writes.test.ts): the flag decides.
+      const sentTwice = upstream.requests.filter((request) => request.method === 'DELETE');
+      expect(sentTwice.map((request) => request.path)).toEqual(['/v1/pets/7', '/v1/pets/7']);
+    } finally {
+      await retrying.close();
+      await upstream.close();
+    }
+  });
+});
+
+describe("the field's MCP tool, made from its declaration", () => {
+  it('is destructive and idempotent as its route says, and tells a model it may be sent again', async () => {
+    const assistant = await connectMcp(gateway.origin, TEST_KEY);
+    try {
+      const tool = (await assistant.listTools()).tools.find((each) => each.name === 'delete_pet');
+      expect(tool?.inputSchema).toMatchObject({ properties: { id: { type: 'string' } }, required: ['id'] });
+      expect(tool?.annotations).toMatchObject({
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+      });
+      expect(tool?.description).not.toMatch(/never retried/);
+      expect(tool?.description).toMatch(/sent again after a failure.*: ask the user before calling it\.$/);
+
+      const id = await newPet('ByTool');
+      sent.length = 0;
+      const result = await call(assistant, 'delete_pet', { id });
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toEqual({ deletePet: id });
+      expect(deletes()).toEqual([`DELETE /v1/pets/${id} 204`]);
+    } finally {
+      await assistant.close();
+    }
   });
 });
