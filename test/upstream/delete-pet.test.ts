@@ -5,11 +5,14 @@ import { GraphQLID, GraphQLNonNull } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineRoute } from '../../src/contract/routes.ts';
 import { HttpError } from '../../src/petstore/errors.ts';
+import { createApiKey } from '../../src/petstore/keys.ts';
 import { type Handler, parsePetId } from '../../src/petstore/routes.ts';
+import { openStorage } from '../../src/petstore/storage.ts';
 import { schema as publicSchema } from '../../src/schema/index.ts';
 import { int64Argument } from '../../src/schema/inputs.ts';
 import { fromUpstream, writeThrough } from '../../src/schema/upstream-field.ts';
 import { createMemoryCache, type ResponseCache } from '../../src/stores/response-cache.ts';
+import { sentence } from '../docs/claims.ts';
 import { call, connectMcp } from '../mcp/client.ts';
 import { startTestPetstore, TEST_KEY, type TestPetstore, tempDir } from '../petstore/helpers.ts';
 import { withMutation } from '../support/extra-mutation.ts';
@@ -65,18 +68,25 @@ let directory: ReturnType<typeof tempDir>;
 let petstore: TestPetstore;
 let gateway: RunningGateway;
 let store: ResponseCache;
+/** How far the cache's clock is ahead of the wall's. */
+let skewMs = 0;
+/** A second key of the same store: the same pets, and cache entries of its own. */
+let otherAuth: string;
 /** What the reference service was sent: `METHOD /path status`, a line a request. */
 const sent: string[] = [];
 
 beforeAll(async () => {
   directory = tempDir();
   const dbPath = join(directory.dir, 'store.db');
+  const storage = openStorage(dbPath);
+  otherAuth = `Bearer ${createApiKey(storage, 'other')}`;
+  storage.close();
   petstore = await startTestPetstore({
     dbPath,
     routes: [{ route: DELETE_PET, handler: removePet }],
     log: (line) => sent.push(line.replace(/ [\d.]+ms$/, '')),
   });
-  store = createMemoryCache({ maxEntries: 100 });
+  store = createMemoryCache({ maxEntries: 100, now: () => Date.now() + skewMs });
   gateway = await startGateway({
     upstreamUrl: petstore.url,
     cache: { store, ttlMs: TTL_MS },
@@ -148,6 +158,33 @@ describe('the gateway, given the field', () => {
     expect(await ask(one)).toMatchObject({ data: { pet: null }, errors: [{ extensions: { status: 404 } }] });
     const after = (await ask(list)) as { data: { pets: Array<{ id: string }> } };
     expect(after.data.pets.map((pet) => pet.id)).not.toContain(id);
+  });
+});
+
+describe("another key's cached answers", () => {
+  it('keep a pet the writer removed until their TTL ends, as docs/redis.md says', async () => {
+    expect(sentence('docs/redis.md', "Other keys' entries are left")).toContain('`RESPONSE_CACHE_TTL_MS`');
+    const id = await newPet('Shared');
+    const one = `{ pet(id: "${id}") { id } }`;
+    const listed = async () => {
+      const answer = (await ask('{ pets(limit: 100) { id } }', otherAuth)) as {
+        data: { pets: Array<{ id: string }> };
+      };
+      return answer.data.pets.map((pet) => pet.id);
+    };
+    expect(await ask(one, otherAuth)).toMatchObject({ data: { pet: { id } } });
+    expect(await listed()).toContain(id);
+
+    await ask(`mutation { deletePet(id: "${id}") }`);
+    // Entries are named per caller, and a write drops only its own caller's.
+    expect(await ask(one, otherAuth)).toMatchObject({ data: { pet: { id } } });
+    expect(await listed()).toContain(id);
+    skewMs += TTL_MS;
+    expect(await ask(one, otherAuth)).toMatchObject({
+      data: { pet: null },
+      errors: [{ extensions: { status: 404 } }],
+    });
+    expect(await listed()).not.toContain(id);
   });
 });
 
