@@ -115,9 +115,10 @@ export function compilePlan(
     fragments,
     (key, field, node, nodes) => {
       const declaration = field.extensions?.[UPSTREAM_EXTENSION] as UpstreamField<unknown> | undefined;
-      // Argument mappers (none in this schema) would hand the resolver other arguments than graphql-js's.
+      // Argument mappers (none in this schema) would hand the resolver other arguments than graphql-js's;
+      // a field that maps its call's answer (`answer`) answers what only its resolver makes.
       const mappers = field.extensions?.pothosArgMappers as unknown[] | undefined;
-      if (!declaration || (mappers && mappers.length > 0)) return undefined;
+      if (!declaration || declaration.answer || (mappers && mappers.length > 0)) return undefined;
       const shape = outputShape(field.type);
       if (!shape) return undefined;
       const selections = nodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : []));

@@ -13,9 +13,16 @@ import { type ToolSpec, writesThrough } from './tool.ts';
  * changed from the caches and wakes live lists with no edit elsewhere.
  */
 
-/** What every write tool says whatever it changes: a model reads why its client asks first. */
-export const WRITE_TOOL_SENTENCE =
-  "It changes the store with the caller's API key and is sent once, never retried: ask the user before calling it.";
+/**
+ * What a write tool says whatever it changes: a model reads why its client asks first, and whether
+ * a failure may have been followed by a second try, as the route's `idempotent` decides it
+ * (upstream/retry.ts) and its `idempotentHint` says.
+ */
+const WRITE_TOOL_SENTENCES = {
+  once: "It changes the store with the caller's API key and is sent once, never retried: ask the user before calling it.",
+  again:
+    "It changes the store with the caller's API key and may be sent again after a failure, as a repeat changes nothing more: ask the user before calling it.",
+} as const;
 
 /** Titles worded better than the field name's words; any other write tool is titled by those. */
 const TITLES: Readonly<Record<string, string>> = { createPet: 'Create a pet' };
@@ -51,7 +58,7 @@ function writeTool(schema: GraphQLSchema, field: Field, route: WriteRoute): Tool
   return {
     name: toolNameOf(field.name),
     title: TITLES[field.name] ?? titleOf(field.name),
-    description: `${field.description ?? `The mutation \`${field.name}\`.`} ${WRITE_TOOL_SENTENCE}`,
+    description: `${field.description ?? `The mutation \`${field.name}\`.`} ${WRITE_TOOL_SENTENCES[route.idempotent ? 'again' : 'once']}`,
     input: inputShapeOf(input ? Object.values(input.getFields()) : field.args),
     output,
     readOnly: false,

@@ -8,7 +8,7 @@ import {
   PET_SUNSET_HTTP,
   type PetStatus,
 } from '../contract/animal-store.ts';
-import { ROUTES as CONTRACT, pathPattern } from '../contract/routes.ts';
+import { ROUTES as CONTRACT, type ContractRoute, pathPattern } from '../contract/routes.ts';
 import { HttpError } from './errors.ts';
 import { readJsonBody, sendJson } from './http.ts';
 import { LIMITS, type MessageDto, type NewPetDto } from './model.ts';
@@ -75,7 +75,7 @@ function parseStatusFilter(query: URLSearchParams): PetStatus | undefined {
  * `petId`: a decimal int64 (optional '-', leading zeros read past however many); anything else,
  * including values beyond int64, is a 400.
  */
-function parsePetId(raw: string): bigint {
+export function parsePetId(raw: string): bigint {
   const digits = /^(-?)0*(\d{1,20})$/.exec(raw);
   const id = digits ? BigInt(`${digits[1]}${digits[2]}`) : undefined;
   if (id === undefined || !isInt64(id)) {
@@ -199,8 +199,20 @@ const DEPRECATED_OPERATION_HEADERS = {
   Link: '</v1/pets>; rel="successor-version"',
 };
 
-/** The contract's routes (src/contract/routes.ts) under `/v1`, one entry per path, its methods together. */
-function contractRoutes(): Route[] {
+/**
+ * A route the contract lacks and its handler: a test's own (test/upstream/delete-pet.test.ts), served
+ * beside the contract's as a route added to the contract would be, on the same paths.
+ */
+export interface ExtraRoute {
+  readonly route: ContractRoute;
+  readonly handler: Handler;
+}
+
+/**
+ * The service's routes: the contract's (src/contract/routes.ts) and `extra` under `/v1`, one entry
+ * per path, its methods together; then the quickstart's. Paths are matched raw (not percent-decoded).
+ */
+export function serviceRoutes(extra: readonly ExtraRoute[] = []): Route[] {
   const byPath = new Map<
     string,
     {
@@ -209,20 +221,18 @@ function contractRoutes(): Route[] {
       headers: Record<string, Readonly<Record<string, string>>>;
     }
   >();
-  for (const [operation, route] of Object.entries(CONTRACT)) {
+  const contract = Object.entries(CONTRACT).map(([operation, route]) => ({
+    route: route as ContractRoute,
+    handler: HANDLERS[operation as keyof typeof CONTRACT],
+  }));
+  for (const { route, handler } of [...contract, ...extra]) {
     let entry = byPath.get(route.path);
     if (entry === undefined) {
       entry = { pattern: pathPattern(route, '/v1'), methods: {}, headers: {} };
       byPath.set(route.path, entry);
     }
-    entry.methods[route.method] = HANDLERS[operation as keyof typeof CONTRACT];
-    if ('deprecated' in route) entry.headers[route.method] = DEPRECATED_OPERATION_HEADERS;
+    entry.methods[route.method] = handler;
+    if (route.deprecated) entry.headers[route.method] = DEPRECATED_OPERATION_HEADERS;
   }
-  return [...byPath.values()];
+  return [...byPath.values(), { pattern: /^\/quickstart\/messages$/, methods: { POST: postMessage } }];
 }
-
-/** Every route of the service. Paths are matched raw (not percent-decoded). */
-export const ROUTES: readonly Route[] = [
-  ...contractRoutes(),
-  { pattern: /^\/quickstart\/messages$/, methods: { POST: postMessage } },
-];

@@ -11,7 +11,7 @@ import { HttpError } from './errors.ts';
 import { sendJson } from './http.ts';
 import { stringifyJson } from './json.ts';
 import { type AuthFailure, createAuthenticator, ensureDevKey } from './keys.ts';
-import { ROUTES, type Route } from './routes.ts';
+import { type ExtraRoute, type Route, serviceRoutes } from './routes.ts';
 import { SAMPLE_PETS } from './seed.ts';
 import { openStorage, type Storage } from './storage.ts';
 
@@ -24,6 +24,8 @@ export interface PetstoreOptions {
   log?: (line: string) => void;
   /** seed sample pets into an empty database. @default true */
   seed?: boolean;
+  /** routes the contract lacks, served beside its own (a test's); the service itself has none */
+  routes?: readonly ExtraRoute[];
 }
 
 export interface RunningPetstore {
@@ -42,6 +44,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 10_000;
 
 interface HandlerDeps {
+  routes: readonly Route[];
   storage: Storage;
   authenticate: (authorization: string | undefined) => AuthFailure | undefined;
   log?: (line: string) => void;
@@ -63,8 +66,8 @@ const AUTH_MESSAGES: Record<AuthFailure, string> = {
   unknown: 'this API key is not known to the service: check it, or ask for a new one',
 };
 
-function matchRoute(path: string): { route: Route; params: string[] } | undefined {
-  for (const route of ROUTES) {
+function matchRoute(routes: readonly Route[], path: string): { route: Route; params: string[] } | undefined {
+  for (const route of routes) {
     const match = route.pattern.exec(path);
     if (match !== null) return { route, params: match.slice(1) };
   }
@@ -95,7 +98,7 @@ function createRequestHandler(
     });
     try {
       assertPlainHttp(req);
-      const found = matchRoute(path);
+      const found = matchRoute(deps.routes, path);
       if (found === undefined) throw new HttpError('NOT_FOUND', `no route for ${path}`);
       const { route, params } = found;
       for (const [name, value] of Object.entries(route.headers?.[method] ?? {})) res.setHeader(name, value);
@@ -200,7 +203,7 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 export async function startPetstore(
   options: PetstoreOptions & { port?: number; host?: string },
 ): Promise<RunningPetstore> {
-  const { dbPath, apiKey, log, seed = true, port = 0, host = '127.0.0.1' } = options;
+  const { dbPath, apiKey, log, seed = true, port = 0, host = '127.0.0.1', routes } = options;
   const storage = openStorage(dbPath);
   let closing = false;
   let devKey: string | undefined;
@@ -210,6 +213,7 @@ export async function startPetstore(
     devKey = ensureDevKey(storage, apiKey);
     if (seed) storage.seedPets(SAMPLE_PETS);
     const handler = createRequestHandler({
+      routes: serviceRoutes(routes),
       storage,
       authenticate: createAuthenticator(storage, apiKey),
       isClosing: () => closing,

@@ -9,6 +9,8 @@ export interface Storage {
   listPets(limit: number, status?: PetStatus): PetDto[];
   createPet(pet: NewPetDto): PetDto;
   getPet(id: bigint): PetDto | undefined;
+  /** removes the pet; false when there was none (no contract route removes one yet: a test's does) */
+  deletePet(id: bigint): boolean;
   countPets(): number;
   /** inserts `pets` only when the pets table is empty; returns how many were inserted */
   seedPets(pets: readonly NewPetDto[]): number;
@@ -91,6 +93,7 @@ export function openStorage(dbPath: string): Storage {
       const row = statements.selectPet.get(id) as unknown as PetRow | undefined;
       return row === undefined ? undefined : toPet(row);
     },
+    deletePet: (id) => Number(statements.deletePet.run(id).changes) > 0,
     countPets: count,
     seedPets(pets) {
       return transaction(db, () => {
@@ -168,6 +171,7 @@ function prepareStatements(db: DatabaseSync) {
     // transaction open, so no checkpoint could ever reset the WAL under create-only traffic.
     insertPet: prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)'),
     selectPet: prepare('SELECT id, name, category_id, status FROM pets WHERE id = ?'),
+    deletePet: prepare('DELETE FROM pets WHERE id = ?'),
     countPets: prepare('SELECT count(*) AS n FROM pets'),
     insertAccount: prepare(
       'INSERT INTO accounts (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',

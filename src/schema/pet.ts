@@ -161,7 +161,8 @@ builder.queryType({
 });
 
 builder.mutationType({
-  // Said of the type, as every write is sent so (upstream/loaders.ts): each field says what it changes.
+  // Said of the type while no field's route is idempotent (retried then: upstream/retry.ts);
+  // test/schema/upstream-field.test.ts holds it to the routes. Each field says what it changes.
   description: 'Changing the animal store. Each mutation is sent to the store exactly once: never retried.',
   fields: (t) => ({
     createPet: t.field({

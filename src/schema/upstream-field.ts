@@ -26,8 +26,9 @@ export type UpstreamCallName = keyof UpstreamCallTypes;
 export interface UpstreamField<
   Args,
   Call extends UpstreamCallName = UpstreamCallName,
-  // A write's route says what it answers (`success.answer`): a field may name it narrower.
-  _Result extends UpstreamCallTypes[Call]['result'] = UpstreamCallTypes[Call]['result'],
+  // What the field answers: the call's answer (a write's route says which: a field may name it
+  // narrower), or what `answer` makes of it.
+  Result = UpstreamCallTypes[Call]['result'],
 > {
   /**
    * The per-request call the field makes: `listPets` (`GET /pets`), `getPet` (`GET /pets/{petId}`)
@@ -58,7 +59,26 @@ export interface UpstreamField<
    * for arguments refused before any call, whose answer is about them alone.
    */
   readonly calling?: (ctx: Context) => void;
+  /**
+   * What the field answers, from the call's answer and the request that was sent, when it is not
+   * the call's answer itself: a write whose route answers nothing (a 204) answering the id it
+   * removed, or `true`. Run by the resolver only: a plan steps aside for such a field (plan.ts).
+   */
+  readonly answer?: (
+    result: UpstreamCallTypes[Call]['result'],
+    request: UpstreamCallTypes[Call]['request'],
+  ) => Result;
 }
+
+/**
+ * A declaration whose field answers other than its call does (a `Boolean`, an `ID` for a write that
+ * answers nothing) must say how (`answer`); one answering the call's answer, or a narrower type of
+ * it, needs none.
+ */
+export type Declared<Args, Call extends UpstreamCallName, Result> = UpstreamField<Args, Call, Result> &
+  ([Result] extends [UpstreamCallTypes[Call]['result']]
+    ? unknown
+    : { readonly answer: NonNullable<UpstreamField<Args, Call, Result>['answer']> });
 
 /**
  * A field's request with its hooks, in their one order, for every path that builds it (the
@@ -104,11 +124,9 @@ export function declaredWriteRoute(field: {
  * field's extensions, for the planner, and the resolver derived from it. The field names its
  * upstream call here and nowhere else.
  */
-export function fromUpstream<
-  Args,
-  Call extends UpstreamCallName,
-  Result extends UpstreamCallTypes[Call]['result'],
->(field: UpstreamField<Args, Call, Result>) {
+export function fromUpstream<Args, Call extends UpstreamCallName, Result>(
+  field: Declared<Args, Call, Result>,
+) {
   return {
     extensions: { [UPSTREAM_EXTENSION]: field },
     resolve: resolveUpstream(field) as (root: unknown, args: Args, ctx: Context) => Promise<Result>,
@@ -119,29 +137,34 @@ export function fromUpstream<
  * A write's declaration with its route said once: the field's `route`, and the route of every
  * request `request` builds (which gives only the path's parameters and the body).
  */
-export function writeThrough<Args, Result extends UpstreamCallTypes['write']['result']>(
+export function writeThrough<Args, Result = UpstreamCallTypes['write']['result']>(
   route: WriteRoute,
-  field: Omit<UpstreamField<Args, 'write', Result>, 'call' | 'route' | 'request'> & {
+  field: Omit<Declared<Args, 'write', Result>, 'call' | 'route' | 'request'> & {
     readonly request: (args: Args) => Omit<WriteRequest, 'route'>;
   },
-): UpstreamField<Args, 'write', Result> {
+): Declared<Args, 'write', Result> {
   const { request } = field;
-  return { ...field, call: 'write', route, request: (args) => ({ route, ...request(args) }) };
+  return { ...field, call: 'write', route, request: (args) => ({ route, ...request(args) }) } as Declared<
+    Args,
+    'write',
+    Result
+  >;
 }
 
-/** The field's resolver: `before`, the request and its limits (`within`), `calling`, then the call through the request's loaders. */
-function resolveUpstream<
-  Args,
-  Call extends UpstreamCallName,
-  Result extends UpstreamCallTypes[Call]['result'],
->(
+/**
+ * The field's resolver: `before`, the request and its limits (`within`), `calling`, then the call
+ * through the request's loaders, and its answer as the field's (`answer`).
+ */
+function resolveUpstream<Args, Call extends UpstreamCallName, Result>(
   field: UpstreamField<Args, Call, Result>,
-): (root: unknown, args: Args, ctx: Context) => Promise<UpstreamCallTypes[Call]['result']> {
+): (root: unknown, args: Args, ctx: Context) => Promise<unknown> {
+  const { answer } = field;
   return (_root, args, ctx) => {
     const request = requestWithHooks(field, field.request, args, ctx);
-    return load(ctx, field.call, request).catch(rethrowForClient) as Promise<
-      UpstreamCallTypes[Call]['result']
-    >;
+    const loaded = load(ctx, field.call, request);
+    return (answer ? loaded.then((result) => answer(result as never, request)) : loaded).catch(
+      rethrowForClient,
+    );
   };
 }
 

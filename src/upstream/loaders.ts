@@ -16,8 +16,8 @@ export interface UpstreamCalls {
   listPets(query: ListPetsQuery): Promise<PetDto[]>;
   getPet(id: string): Promise<PetDto>;
   /**
-   * A write (`POST /pets`, or any route that declares what it `changes`), exactly once per call;
-   * once it succeeds, what it changed is forgotten and told (see `Loaders`). After `replay()`,
+   * A write (`POST /pets`, or any route that declares what it `changes`), made once per call (sent
+   * again after a failure only if its route is idempotent: upstream/retry.ts); once it succeeds, what it changed is forgotten and told (see `Loaders`). After `replay()`,
    * the same calls in the same order are answered from the first round (a plan that hands over
    * must not create the pet twice).
    */

@@ -1,6 +1,6 @@
 // @tier unit
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { sentence } from './claims.ts';
 
@@ -104,5 +104,29 @@ describe('docs/architecture.md: “Prepared operations are bounded…”', () =>
     expect(claim).toContain(`(${entries}, least recently used first`);
     expect(claim).toContain(`documents up to ${constant('MAX_PREPARED_DOCUMENT_LENGTH') / 1024} KB`);
     expect(claim).toContain(`(${constant('MAX_HEADER_SETS')} \`Accept\``);
+  });
+});
+
+describe('docs/architecture.md: “Adding a mutation”', () => {
+  it('names in its steps only files that exist', () => {
+    const page = read('docs/architecture.md');
+    const start = page.indexOf('## Adding a mutation');
+    const walk = page.slice(start, page.indexOf('\n## ', start + 1));
+    const steps = walk.slice(walk.indexOf('\n1. '), walk.indexOf('\nThe loaders'));
+    const named = [...steps.matchAll(/`([\w.*/-]+\.(?:ts|md|yaml|graphql))`/g)].map(
+      (match) => match[1] ?? '',
+    );
+    expect(named.length).toBeGreaterThan(10);
+    // A bare name is in the folder of the file named just before it (`storage.ts` after src/petstore/…).
+    const paths = named.map((file, index) =>
+      file.includes('/') ? file : `${(named[index - 1] ?? '').replace(/[^/]*$/, '')}${file}`,
+    );
+    const missing = paths.filter((file) => {
+      if (!file.includes('*')) return !existsSync(new URL(file, ROOT));
+      const folder = file.replace(/[^/]*$/, '');
+      const matcher = new RegExp(`^${file.slice(folder.length).replace('.', '\\.').replace('*', '.+')}$`);
+      return !readdirSync(new URL(folder, ROOT)).some((name) => matcher.test(name));
+    });
+    expect(missing).toEqual([]);
   });
 });

@@ -1,9 +1,12 @@
 // @tier unit
 
-import { parse } from 'graphql';
+import { GraphQLID, GraphQLNonNull, type GraphQLObjectType, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { compilePlan, describePlan } from '../../src/execution/plan.ts';
 import { schema } from '../../src/schema/index.ts';
+import { fromUpstream } from '../../src/schema/upstream-field.ts';
+import type { PetDto } from '../../src/upstream/bodies.ts';
+import { withMutation } from '../support/extra-mutation.ts';
 
 /** The plan the builder makes of a document, as describePlan prints it; `undefined` when it makes none. */
 function planOf(document: string, operationName?: string): string | undefined {
@@ -111,5 +114,18 @@ describe('the plan builder', () => {
   it('makes no plan for an operation name the document does not have', () => {
     expect(planOf('query A { pets { id } }', 'B')).toBeUndefined();
     expect(planOf('query A { pets { id } }', 'A')).toBeDefined();
+  });
+
+  it("makes no plan for a field that maps its call's answer: only its resolver makes what it answers", () => {
+    const renaming = withMutation(schema, 'renamed', {
+      type: new GraphQLNonNull(schema.getType('Pet') as GraphQLObjectType),
+      args: { id: { type: new GraphQLNonNull(GraphQLID) } },
+      ...fromUpstream({
+        call: 'getPet',
+        request: ({ id }: { id: string }) => id,
+        answer: (pet: PetDto) => ({ ...pet, name: pet.name.toUpperCase() }),
+      }),
+    });
+    expect(compilePlan(renaming, parse('mutation { renamed(id: "7") { name } }'), undefined)).toBeUndefined();
   });
 });

@@ -8,6 +8,7 @@ import { oneCallOf } from '../../src/fast-lane/one-call.ts';
 import { type Context, featuresNeedContext } from '../../src/schema/context.ts';
 import { schema } from '../../src/schema/index.ts';
 import {
+  declaredWriteRoute,
   needsContext,
   requestWithHooks,
   UPSTREAM_EXTENSION,
@@ -83,5 +84,16 @@ describe('per-request features that live on the context', () => {
     expect(featuresNeedContext(deps as never, undefined)).toBe(false);
     expect(featuresNeedContext({ ...deps, cache: {} } as never, undefined)).toBe(true);
     expect(featuresNeedContext(deps as never, {})).toBe(true);
+  });
+});
+
+describe("what the public schema says of its writes' retries", () => {
+  it('"never retried" on the Mutation type, true of every route its fields declare', () => {
+    // Retries follow each route's `idempotent` (upstream/retry.ts); the type's sentence must too.
+    const mutation = schema.getMutationType();
+    expect(mutation?.description).toMatch(/never retried/);
+    const routes = Object.values(mutation?.getFields() ?? {}).map((field) => declaredWriteRoute(field));
+    expect(routes.length).toBeGreaterThan(0);
+    for (const route of routes) expect(route?.idempotent, route?.name).toBe(false);
   });
 });

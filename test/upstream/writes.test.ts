@@ -1,6 +1,6 @@
 // @tier integration
 
-import { type GraphQLEnumType, GraphQLID, GraphQLNonNull, GraphQLObjectType, GraphQLSchema } from 'graphql';
+import { type GraphQLEnumType, GraphQLID, GraphQLNonNull, type GraphQLObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PetStatus as PetStatusValue } from '../../src/contract/animal-store.ts';
 import { defineRoute } from '../../src/contract/routes.ts';
@@ -12,6 +12,7 @@ import { fromUpstream, writeThrough } from '../../src/schema/upstream-field.ts';
 import { createMemoryCache, type ResponseCache } from '../../src/stores/response-cache.ts';
 import type { PetDto } from '../../src/upstream/bodies.ts';
 import { call, connectMcp } from '../mcp/client.ts';
+import { withMutation } from '../support/extra-mutation.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { post } from '../support/graphql.ts';
@@ -35,44 +36,25 @@ const SET_STATUS = defineRoute({
 });
 
 /**
- * The public schema with one more mutation field, `setPetStatus(id:, status:)`: its declaration,
- * spread as a Pothos field spreads it (`fromUpstream`: the declaration in its extensions, for the
- * plan, and the resolver derived from it). Made with graphql-js from the built schema, so the
- * shared Pothos builder (other test files' schema, in the same worker) stays untouched.
+ * The public schema with one more mutation field, `setPetStatus(id:, status:)`: its declaration and
+ * its type, nothing else.
  */
-function withSetPetStatus(base: GraphQLSchema): GraphQLSchema {
-  const config = base.toConfig();
-  const mutation = base.getMutationType() as GraphQLObjectType;
-  const extended = new GraphQLObjectType({
-    ...mutation.toConfig(),
-    fields: {
-      ...mutation.toConfig().fields,
-      setPetStatus: {
-        type: new GraphQLNonNull(base.getType('Pet') as GraphQLObjectType),
-        args: {
-          id: { type: new GraphQLNonNull(GraphQLID) },
-          status: { type: new GraphQLNonNull(base.getType('PetStatus') as GraphQLEnumType) },
-        },
-        ...fromUpstream(
-          writeThrough<{ id: string; status: string }, PetDto>(SET_STATUS, {
-            request: ({ id, status }) => ({
-              params: { petId: int64Argument(id, 'id') },
-              // The body schema the route names; only `status` is read by this test's upstream.
-              body: { name: '', categoryId: '0', status: status as PetStatusValue },
-            }),
-          }),
-        ),
-      },
-    },
-  });
-  return new GraphQLSchema({
-    ...config,
-    mutation: extended,
-    types: config.types.map((type) => (type === mutation ? extended : type)),
-  });
-}
-
-const schema = withSetPetStatus(publicSchema);
+const schema = withMutation(publicSchema, 'setPetStatus', {
+  type: new GraphQLNonNull(publicSchema.getType('Pet') as GraphQLObjectType),
+  args: {
+    id: { type: new GraphQLNonNull(GraphQLID) },
+    status: { type: new GraphQLNonNull(publicSchema.getType('PetStatus') as GraphQLEnumType) },
+  },
+  ...fromUpstream(
+    writeThrough<{ id: string; status: string }, PetDto>(SET_STATUS, {
+      request: ({ id, status }) => ({
+        params: { petId: int64Argument(id, 'id') },
+        // The body schema the route names; only `status` is read by this test's upstream.
+        body: { name: '', categoryId: '0', status: status as PetStatusValue },
+      }),
+    }),
+  ),
+});
 
 const KEY = 'writes-key';
 const AUTH = `Bearer ${KEY}`;
