@@ -8,8 +8,9 @@ import { testTiers } from './test/tiers.ts';
 const require = createRequire(import.meta.url);
 
 /**
- * Tests in four tiers, each file's declared by the file itself (`// @tier …`, read by test/tiers.ts).
- * `npm test` (and CI) runs all four; `npm run test:quick` runs the first two.
+ * Tests in five tiers, each file's declared by the file itself (`// @tier …`, read by test/tiers.ts).
+ * `npm test` runs the first four, `npm run test:quick` the first two, `npm run test:ci` the fifth
+ * (.ci/run runs `npm test`, then that).
  */
 const tiers = testTiers(dirname(fileURLToPath(import.meta.url)));
 
@@ -52,6 +53,11 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'alone', include: tiers.alone, maxWorkers: 1, sequence: { groupOrder: 2 } },
+      },
+      // Not in `npm test` (which names the four above): `npm run test:ci`, which .ci/run runs after it.
+      {
+        extends: true,
+        test: { name: 'ci', include: tiers.ci, maxWorkers: 1, sequence: { groupOrder: 3 } },
       },
     ],
   },

@@ -13,6 +13,7 @@ describe('a test file’s tier', () => {
     expect(tierOf(file, '// @tier integration\n')).toBe('integration');
     expect(tierOf(file, '// @tier slow: npm start\n')).toBe('slow');
     expect(tierOf(file, '// @tier alone: measures latency\n')).toBe('alone');
+    expect(tierOf(file, '// @tier ci: a minute of load\n')).toBe('ci');
   });
 
   it('fails, naming the file, when the declaration is missing, doubled, unknown or without its reason', () => {
@@ -25,6 +26,7 @@ describe('a test file’s tier', () => {
     expect(() => tierOf(file, '// @tier fast\n')).toThrow(/test\/x\.test\.ts: unknown tier "fast"/);
     expect(() => tierOf(file, '// @tier slow\n')).toThrow(/needs its reason/);
     expect(() => tierOf(file, '// @tier alone: \n')).toThrow(/needs its reason/);
+    expect(() => tierOf(file, '// @tier ci\n')).toThrow(/needs its reason/);
   });
 
   it('is never a quick tier for a file that starts processes, nor unit for one that opens sockets', () => {

@@ -1,4 +1,4 @@
-// @tier slow: the bench harness as processes, every target and workload; it asserts what ran and was printed, never a figure, so a neighbour's load changes no verdict
+// @tier ci: the bench harness as processes, every target and workload, two minutes of starting peers; it asserts what ran and was printed, never a figure
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// @tier alone: loads the machine on purpose, and its proof of p99 latency while Redis is down must measure only its own load
+// @tier ci: loads the machine on purpose, and its proof of p99 latency while Redis is down must measure only its own load
 
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// @tier alone: nginx and gateway processes restarted under traffic, every request counted; beside another slow file it saw requests refused, alone none
+// @tier ci: nginx and gateway processes restarted under traffic, every request counted; beside another slow file it saw requests refused, alone none
 
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

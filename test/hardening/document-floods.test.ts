@@ -1,4 +1,4 @@
-// @tier alone: measures the process's memory
+// @tier ci: floods npm start for half a minute and measures the process's memory
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPILED_CACHE } from '../../src/execution/compiled.ts';
