@@ -134,7 +134,9 @@ export function useCost(
           return {
             onNext({ result, setResult }) {
               const actual = actualOf(args, result.data) ?? estimated;
-              setResult(withCost(result, { estimated, actual, ...(throttleStatus ? { throttleStatus } : {}) }));
+              setResult(
+                withCost(result, { estimated, actual, ...(throttleStatus ? { throttleStatus } : {}) }),
+              );
               throttleStatus = undefined;
             },
           };
