@@ -96,6 +96,9 @@ async function runEntries(batch: Batch, options: FastLaneOptions, adopt?: (loade
   // An entry found by shape whose plan stepped aside (undefined) is Yoga's, and so is its batch.
   const plain = results.every((result) => result && !result.errors?.length && result.data != null);
   if (!res.destroyed && (!plain || contexts.some((context) => context.deprecations.size > 0))) {
+    // Yoga runs the entries again on these loaders, each through a view of its own: which entries
+    // asked for a call is for its views to say, or every call would count as shared.
+    share.loaders?.ledger().askers.clear();
     return handOver(req, res, body, options, { batch: { loaders: share.loaders, decisions } });
   }
   share.loaders?.release();

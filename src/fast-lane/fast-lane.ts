@@ -132,6 +132,15 @@ async function run(
   const planned = { count: 0 };
   const execute = () => found.execute(context, planned);
   const result = await (span ? span.run(execute) : execute());
+  const executeSeconds = (performance.now() - executeStarted) / 1000;
+  // Nobody is left to answer, in this lane or Yoga's (which would not see the client gone): only
+  // the log line and metrics say so, whether or not the plan stepped aside.
+  if (res.destroyed) {
+    context.release();
+    if (options.context.costReport) context.cost = costOf(found, result?.data, served.charged);
+    span?.end(result?.errors);
+    return answerClientGone(req, prepared, context, served.started, executeSeconds, options);
+  }
   if (result === undefined) {
     // The plan stepped aside for a document of its shape: Yoga runs the document itself, on this
     // context (what the plan received is in the loaders' memo), and ends the span.
@@ -139,13 +148,6 @@ async function run(
     return handOver(req, res, body, options, { parsed, ranOn: context, ...chargedOf(served) });
   }
   context.release();
-  const executeSeconds = (performance.now() - executeStarted) / 1000;
-  // Nobody is left to answer, in this lane or Yoga's: only the log line and metrics say so.
-  if (res.destroyed) {
-    if (options.context.costReport) context.cost = costOf(found, result.data, served.charged);
-    span?.end(result.errors);
-    return answerClientGone(req, prepared, context, served.started, executeSeconds, options);
-  }
   if (result.errors?.length || result.data == null) {
     // Yoga ends the span with the errors it finally answers.
     if (span) context.operationSpan = span;

@@ -158,7 +158,10 @@ export interface CallsEnd {
   gone(executeSeconds: number): void;
   /** Every call answered and serialised: each operation's `data`, in order. */
   answered(data: ReadonlyArray<Record<string, unknown>>, executeSeconds: number): void;
-  /** A call failed, or an answer would not serialise: the usual way, given what adopts every call's outcome. */
+  /**
+   * A call failed, or an answer would not serialise: the usual way, given what hands its loaders
+   * every call's outcome and the request's deadline (before they call anything).
+   */
   usual(adopt: (loaders: Loaders) => void): void;
   /** A bug of ours: answered as one, never a hang. */
   rescue(): void;
@@ -166,8 +169,9 @@ export interface CallsEnd {
 
 /**
  * The one engine of the one-call paths (a single operation, a batch of them): each operation's
- * `GET /pets` through the client's callback under one deadline, cancelled when the client goes and
- * released when all have answered; then one of `end`'s outcomes. It counts what the lanes count.
+ * `GET /pets` through the client's callback under the request's deadline, cancelled when the
+ * client goes; then one of `end`'s outcomes, the deadline released, or adopted by the usual way's
+ * loaders. It counts what the lanes count.
  */
 export function callAll(
   res: ServerResponse,
@@ -184,23 +188,29 @@ export function callAll(
   const outcomes = new Array<Outcome>(calls.length);
   let waiting = calls.length;
   const settle = () => {
-    deadline.release();
     const executeSeconds = (performance.now() - executeStarted) / 1000;
-    if (res.destroyed) return end.gone(executeSeconds);
+    if (res.destroyed) {
+      deadline.release();
+      return end.gone(executeSeconds);
+    }
     const data: Array<Record<string, unknown>> = [];
     for (const [index, { oneCall }] of calls.entries()) {
       const { error, pets } = outcomes[index] as Outcome;
       const answer = error === undefined ? dataOfCall(oneCall, pets) : undefined;
       if (answer === undefined) {
-        return end.usual((loaders) =>
+        // The usual way goes on under this request's deadline, in the loaders that adopt it with
+        // every call's outcome, and they release it: never a second deadline for one request.
+        return end.usual((loaders) => {
+          loaders.adoptDeadline(deadline);
           calls.forEach(({ request }, at) => {
             const outcome = outcomes[at] as Outcome;
             adoptCall(loaders, request, outcome.error, outcome.pets);
-          }),
-        );
+          });
+        });
       }
       data.push(answer);
     }
+    deadline.release();
     options.lanes.served.planned++;
     end.answered(data, executeSeconds);
   };
@@ -212,6 +222,7 @@ export function callAll(
         settle();
       } catch {
         // A bug of ours; thrown here it would reach undici's handler, and the request would hang.
+        deadline.release();
         end.rescue();
       }
     });

@@ -328,6 +328,9 @@ function errorSeries(
       code: errorCode(clientCode(params, context)),
       phase: params.errorPhase ?? 'unknown',
     }),
+    // Errors in no response: a client gone before its answer is counted once, under status 499.
+    shouldObserve: (_params, context) =>
+      !(context as { request?: Request } | undefined)?.request?.signal.aborted,
   });
 }
 

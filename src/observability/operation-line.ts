@@ -62,7 +62,8 @@ function operationFields(record: OperationRecord, status: number): string {
       ? 'null'
       : JSON.stringify(record.operationName.slice(0, MAX_OPERATION_NAME));
   const type = record.operationType === undefined ? 'null' : `"${record.operationType}"`;
-  const codes = record.codes ? `,"codes":${JSON.stringify(record.codes)}` : '';
+  // A client gone read none of its answer's errors: the outcome says what happened, in every lane.
+  const codes = record.codes && !record.clientGone ? `,"codes":${JSON.stringify(record.codes)}` : '';
   const batch = record.batch ? `,"batch":{"index":${record.batch.index},"size":${record.batch.size}}` : '';
   const priced = record.cost?.();
   const cost = priced

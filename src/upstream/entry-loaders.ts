@@ -1,6 +1,6 @@
 import type DataLoader from 'dataloader';
 import { type ListPetsQuery, listKey, type PetDto, type WriteRequest } from './bodies.ts';
-import type { UpstreamDeprecation } from './client.ts';
+import type { Deadline, UpstreamDeprecation } from './client.ts';
 import type { CallLedger, Loaders } from './loaders.ts';
 
 /** One batch entry's view of the loaders its batch shares (see EntryView). */
@@ -83,6 +83,10 @@ export class EntryView implements EntryLoaders {
 
   adoptList(query: ListPetsQuery, pets: Promise<PetDto[]>): void {
     this.#base.adoptList(query, pets);
+  }
+
+  adoptDeadline(deadline: Deadline): void {
+    this.#base.adoptDeadline(deadline);
   }
 
   ledger(): CallLedger {

@@ -47,6 +47,12 @@ export interface Loaders extends UpstreamCalls {
    */
   adoptList(query: ListPetsQuery, pets: Promise<PetDto[]>): void;
   /**
+   * Takes `deadline`, started for this request before there were loaders (fast-lane/one-call.ts),
+   * as theirs, before any call: a request has one deadline, whichever path began it, and
+   * `release` and `abandon` end it.
+   */
+  adoptDeadline(deadline: Deadline): void;
+  /**
    * From now on, which calls go upstream, by key (`l` + list key, `p` + id), and how many of the
    * batch entries sharing these loaders asked for each (entry-loaders.ts keeps it).
    */
@@ -218,6 +224,16 @@ class RequestLoaders implements Loaders {
       { cacheKeyFn: listKey, cacheMap: this.#lists },
     );
     return this.#petList;
+  }
+
+  adoptDeadline(deadline: Deadline): void {
+    // Loaders that already started one keep it: the adopted one would end no call of theirs.
+    if (this.#deadline !== undefined) {
+      deadline.release();
+      return;
+    }
+    this.#deadline = deadline;
+    if (this.#gone) deadline.abandon();
   }
 
   release(): void {

@@ -4,7 +4,7 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { Metrics } from '../../src/observability/metrics.ts';
 import { CASES } from './cases.ts';
-import { type Answer, AUTH, send, sendAlike, useThreeSides, warmUp } from './sides.ts';
+import { type Answer, AUTH, countedSeries, send, sendAlike, useThreeSides, warmUp } from './sides.ts';
 
 // One behaviour, three paths. The same requests go to a gateway with FAST_LANE off (Yoga answers
 // everything), to one whose fast lane runs compiled execution only (PLANS=off), and to one with the
@@ -48,36 +48,12 @@ describe('the fast lane answers exactly as Yoga does', () => {
 
   it('counted every operation in the same metric series on both sides', async () => {
     const { yoga, compiled, fast } = three;
-    const series = async (metrics: Metrics) =>
-      (await metrics.registry.getMetricsAsJSON())
-        .filter((metric) =>
-          [
-            'pet_gateway_operations_total',
-            'pet_gateway_errors_total',
-            'pet_gateway_deprecated_field_use_total',
-          ].includes(metric.name),
-        )
-        .map((metric) => ({ name: metric.name, values: metric.values }));
-    const httpCounts = async (metrics: Metrics) =>
-      (await metrics.registry.getMetricsAsJSON())
-        .filter((metric) =>
-          ['pet_gateway_http_request_duration_seconds', 'pet_gateway_operation_duration_seconds'].includes(
-            metric.name,
-          ),
-        )
-        .flatMap((metric) =>
-          metric.values
-            .filter((value) => (value as { metricName?: string }).metricName?.endsWith('_count'))
-            .map((value) => ({ name: metric.name, labels: value.labels, value: value.value })),
-        );
-    const fromFast = await series(fast.metrics);
+    const counted = await countedSeries(fast.metrics);
     expect(
-      fromFast.find((metric) => metric.name === 'pet_gateway_operations_total')?.values.length,
+      counted.series.find((metric) => metric.name === 'pet_gateway_operations_total')?.values.length,
     ).toBeGreaterThan(3);
-    expect(fromFast).toEqual(await series(yoga.metrics));
-    expect(await series(compiled.metrics)).toEqual(await series(yoga.metrics));
-    expect(await httpCounts(fast.metrics)).toEqual(await httpCounts(yoga.metrics));
-    expect(await httpCounts(compiled.metrics)).toEqual(await httpCounts(yoga.metrics));
+    expect(counted).toEqual(await countedSeries(yoga.metrics));
+    expect(await countedSeries(compiled.metrics)).toEqual(await countedSeries(yoga.metrics));
     const planned = async (metrics: Metrics) =>
       (await metrics.registry.getSingleMetric('pet_gateway_planned_requests_total')?.get())?.values[0]?.value;
     expect(await planned(fast.metrics)).toBe(fast.gateway.lanes?.served.planned);

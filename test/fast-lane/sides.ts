@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
-import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, vi } from 'vitest';
 import { DEFAULT_LIMITS, type Limits } from '../../src/config.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.ts';
@@ -10,6 +10,7 @@ import { createMemoryDocumentStore } from '../../src/stores/registered-documents
 import type { ResponseCacheOptions } from '../../src/upstream/cached-calls.ts';
 import { type FakeUpstream, seedPets, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
+import { postOnOwnConnection } from '../support/graphql.ts';
 
 // The sides the fast lane's tests compare: gateways on one fake upstream that differ only in the
 // lane that answers, each with its own log and metrics, and one way to send them a request and
@@ -41,6 +42,9 @@ export async function startLanesUpstream(): Promise<FakeUpstream> {
   return upstream;
 }
 
+/** The deadline of every side's upstream calls (UPSTREAM_TIMEOUT_MS). */
+export const TIMEOUT_MS = 400;
+
 export async function side(
   upstream: FakeUpstream,
   fastLane: boolean,
@@ -54,7 +58,7 @@ export async function side(
   const gateway = await startGateway({
     upstreamUrl: upstream.url,
     ...(cache ? { cache } : {}),
-    timeoutMs: 400,
+    timeoutMs: TIMEOUT_MS,
     // A name maximum, as NAME_MAX_LENGTH sets one: both lanes refuse past it alike.
     limits: { ...DEFAULT_LIMITS, nameMaxLength: 200, ...limits },
     // One attempt, no breaker surprises: a fault must hit both sides identically.
@@ -227,4 +231,92 @@ export async function sendAlike(upstream: FakeUpstream, sides: readonly Side[], 
   });
   expect(operationLines(first.logs).length).toBeGreaterThan(0);
   return answers;
+}
+
+/**
+ * What a side's /metrics counted, for comparing sides: the operation, error and deprecated-use
+ * series whole, and the HTTP requests (by method and status) and operations it timed, by label.
+ */
+export async function countedSeries(metrics: Metrics) {
+  const all = await metrics.registry.getMetricsAsJSON();
+  const series = all
+    .filter((metric) =>
+      [
+        'pet_gateway_operations_total',
+        'pet_gateway_errors_total',
+        'pet_gateway_deprecated_field_use_total',
+      ].includes(metric.name),
+    )
+    .map((metric) => ({ name: metric.name, values: metric.values }));
+  const timed = all
+    .filter((metric) =>
+      ['pet_gateway_http_request_duration_seconds', 'pet_gateway_operation_duration_seconds'].includes(
+        metric.name,
+      ),
+    )
+    .flatMap((metric) =>
+      metric.values
+        .filter((value) => (value as { metricName?: string }).metricName?.endsWith('_count'))
+        .map((value) => ({ name: metric.name, labels: value.labels, value: value.value })),
+    );
+  return { series, timed };
+}
+
+/** HTTP requests a side's /metrics counted under `status`. */
+async function requestsWithStatus(metrics: Metrics, status: number): Promise<number> {
+  const { timed } = await countedSeries(metrics);
+  return timed
+    .filter(
+      ({ name, labels }) =>
+        name === 'pet_gateway_http_request_duration_seconds' && String(labels.statusCode) === String(status),
+    )
+    .reduce((sum, { value }) => sum + value, 0);
+}
+
+/**
+ * Holds every `GET /pets` three times the sides' deadline, and notes each: a call ends only when
+ * the gateway gives it up (its client gone, or its deadline passed).
+ */
+export const holdLists = (upstream: FakeUpstream) => upstream.hold(/^\/v1\/pets\?/, TIMEOUT_MS * 3);
+
+/**
+ * Sends the case's body to each side in turn, over a connection of its own, and hangs up as soon
+ * as the upstream holds the `calls` it makes (long before the deadline); then waits for the side to
+ * give each call up, write its operations' lines and count the request in /metrics. Every side's
+ * upstream calls and log lines must be the first side's (Yoga's).
+ */
+export async function hangUpAlike(
+  upstream: FakeUpstream,
+  sides: readonly Side[],
+  c: Pick<Case, 'body' | 'headers'>,
+  calls: number,
+): Promise<void> {
+  const made: string[][] = [];
+  const entries = Array.isArray(c.body) ? c.body.length : 1;
+  const wait = { timeout: TIMEOUT_MS * 5, interval: 5 };
+  for (const target of sides) {
+    upstream.clearFaults();
+    upstream.requests.length = 0;
+    target.logs.length = 0;
+    const held = holdLists(upstream);
+    const gone = await requestsWithStatus(target.metrics, 499);
+    const req = postOnOwnConnection(target.gateway.url, c.body, {
+      authorization: AUTH,
+      'x-request-id': 'lanes-1',
+      ...c.headers,
+    });
+    await vi.waitFor(() => expect(held).toHaveLength(calls), wait);
+    req.destroy();
+    await vi.waitFor(() => expect(held.every((call) => call.abortedAt !== undefined)).toBe(true), wait);
+    await vi.waitFor(() => expect(operationLines(target.logs)).toHaveLength(entries), wait);
+    await vi.waitFor(async () => expect(await requestsWithStatus(target.metrics, 499)).toBe(gone + 1), wait);
+    made.push(upstream.requests.map((r) => `${r.method} ${r.path} ${r.body}`));
+  }
+  const [first, ...others] = sides as [Side, ...Side[]];
+  for (const line of operationLines(first.logs))
+    expect(line).toMatchObject({ status: 499, outcome: 'client_gone' });
+  others.forEach((target, i) => {
+    expect(made[i + 1]).toEqual(made[0]);
+    expect(operationLines(target.logs)).toEqual(operationLines(first.logs));
+  });
 }

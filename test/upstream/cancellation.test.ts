@@ -175,6 +175,37 @@ describe('a call whose client went away', () => {
   });
 });
 
+describe("a deadline the loaders adopt (the one-call path's, when it falls back)", () => {
+  it('is the one their calls run under, cancelled when they are', async () => {
+    const deadline = client.deadline();
+    const loaders = createLoaders(client, AUTH);
+    loaders.adoptDeadline(deadline);
+    loaders.abandon();
+    expect(deadline.reason).toBe('client gone');
+    await expect(loaders.listPets({ limit: 3 })).rejects.toBeInstanceOf(UpstreamCancelledError);
+    expect(upstream.requests).toEqual([]);
+    loaders.release();
+  });
+
+  it('is released with them, and never expires after', () => {
+    const deadline = client.deadline();
+    const loaders = createLoaders(client, AUTH);
+    loaders.adoptDeadline(deadline);
+    loaders.release();
+    deadline.abandon();
+    expect(deadline.expired).toBe(false);
+  });
+
+  it('starts cancelled when they were abandoned before', () => {
+    const deadline = client.deadline();
+    const loaders = createLoaders(client, AUTH);
+    loaders.abandon();
+    loaders.adoptDeadline(deadline);
+    expect(deadline.reason).toBe('client gone');
+    loaders.release();
+  });
+});
+
 describe('CircuitBreaker', () => {
   it('frees a half-open probe that was cancelled, counting nothing', () => {
     let now = 0;
