@@ -29,11 +29,14 @@ export type Used = Pick<Context, 'upstreamCalls'> &
 export function costOf(
   found: Pick<Runnable, 'cost'>,
   data: unknown,
-  charged: Extract<Charge, { limited: false }> | undefined,
+  charged: SettledCharge | undefined,
 ): CostReport | undefined {
   const cost = found.cost(data ?? undefined);
   return cost && charged ? settledCost(cost.estimated, cost.actual, charged) : cost;
 }
+
+/** A charge the budget took, to be settled once the operation's actual cost is known. */
+export type SettledCharge = Extract<Charge, { limited: false }>;
 
 /** An operation answered with its data, as Yoga would: the answer, the log line, the metrics. */
 export function answerOperation(

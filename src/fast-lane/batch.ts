@@ -4,13 +4,14 @@ import { hasUnsafeNumber } from '../contract/int64.ts';
 import { type RequestId, requestIdOf } from '../observability/request-id.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
 import { addCost, type CostReport, costHeaders, withCost } from '../policy/cost.ts';
+import type { Charge, CostBudget } from '../policy/cost-budget.ts';
 import { operationKey } from '../policy/prepared-operations.ts';
 import type { RateLimitDecision } from '../policy/rate-limit.ts';
 import { type Context, createContext } from '../schema/context.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import { type ListPetsQuery, listKey } from '../upstream/bodies.ts';
 import type { Loaders } from '../upstream/loaders.ts';
-import { recordOperation, writeAnswer } from './answer.ts';
+import { costOf, recordOperation, type SettledCharge, writeAnswer } from './answer.ts';
 import { type FastLaneOptions, handOver, headerValue, rescue } from './hand-over.ts';
 import { callAll, mayCallOnce, type OneCall, requestOf } from './one-call.ts';
 import type { PlainParams } from './plain-request.ts';
@@ -41,8 +42,7 @@ export async function serveBatch(
   const batchHeaders = `batch\u0000${headersKey}`;
   const learned = options.lanes.headers.get(batchHeaders);
   const { runnable, keys } = runnableQueries(entries, options);
-  // A budget charges each entry on its own: Yoga's lane does (yoga/request/cost.ts).
-  if (options.tracing || options.costBudget) return handOver(req, res, body, options);
+  if (options.tracing) return handOver(req, res, body, options);
   if (runnable === undefined || learned === undefined) {
     // Yoga prepares the entries it runs without errors, and learns the batch answer's headers.
     return handOver(req, res, body, options, { toPrepareBatch: { operations: keys, headers: batchHeaders } });
@@ -55,7 +55,14 @@ export async function serveBatch(
   if (decisions.some((decision) => decision.limited)) {
     return handOver(req, res, body, options, { batch: { loaders: undefined, decisions } });
   }
-  const batch: Batch = { req, res, body, entries, runnable, learned, decisions, started };
+  const charges = options.costBudget && (await chargeEntries(req, runnable, options));
+  // Not charged (one Yoga refuses before its price): Yoga's lane charges the entries itself.
+  if (charges === null)
+    return handOver(req, res, body, options, { batch: { loaders: undefined, decisions } });
+  if (charges?.some((charge) => charge.limited)) {
+    return handOver(req, res, body, options, { batch: { loaders: undefined, decisions, charges } });
+  }
+  const batch: Batch = { req, res, body, entries, runnable, learned, decisions, charges, started };
   const { authorization: bearer } = bearerAuthorization(authorization);
   const calls = bearer !== undefined && mayCallOnce(options) ? oneCallsOf(batch, options) : undefined;
   if (bearer !== undefined && calls !== undefined) return callEntriesOnce(batch, bearer, calls, options);
@@ -72,7 +79,26 @@ interface Batch {
   /** The headers of Yoga's answer to a batch of these headers. */
   readonly learned: readonly string[];
   readonly decisions: readonly RateLimitDecision[];
+  /** Each entry's charge to the caller's budget (COST_BUDGET_PER_MINUTE), all of them charged. */
+  readonly charges: readonly Charge[] | undefined;
   readonly started: number;
+}
+
+/**
+ * Charges each entry's estimate to the caller's budget, as Yoga's lane charges an operation of a
+ * batch; null when one is not priced here (over MAX_COST, or variables it refuses): Yoga words that.
+ */
+async function chargeEntries(
+  req: IncomingMessage,
+  runnable: readonly Runnable[],
+  options: FastLaneOptions,
+): Promise<Charge[] | null> {
+  const budget = options.costBudget as CostBudget;
+  const estimates = runnable.map((operation) => operation.cost()?.estimated);
+  if (estimates.some((estimate) => estimate === undefined || estimate > options.context.maxCost)) return null;
+  return Promise.all(
+    estimates.map((estimate) => budget.charge(req, req.headers.authorization, estimate as number)),
+  );
 }
 
 /**
@@ -80,7 +106,7 @@ interface Batch {
  * the entries' calls already answered (callEntriesOnce), so nothing is sent twice.
  */
 async function runEntries(batch: Batch, options: FastLaneOptions, adopt?: (loaders: Loaders) => void) {
-  const { req, res, body, entries, runnable, decisions } = batch;
+  const { req, res, body, entries, runnable, decisions, charges } = batch;
   const share: { loaders?: Loaders } = {};
   const contexts = entries.map(() => createContext(req.headers.authorization, options.context, share));
   if (share.loaders) {
@@ -99,7 +125,9 @@ async function runEntries(batch: Batch, options: FastLaneOptions, adopt?: (loade
     // Yoga runs the entries again on these loaders, each through a view of its own: which entries
     // asked for a call is for its views to say, or every call would count as shared.
     share.loaders?.ledger().askers.clear();
-    return handOver(req, res, body, options, { batch: { loaders: share.loaders, decisions } });
+    return handOver(req, res, body, options, {
+      batch: { loaders: share.loaders, decisions, ...(charges ? { charges } : {}) },
+    });
   }
   share.loaders?.release();
   // A request answered by plans alone, as for one operation.
@@ -180,7 +208,9 @@ function answerBatch(
   const gone = res.destroyed;
   // With COST_REPORT=on, each entry's cost (the estimate alone when nothing came back).
   const costs = options.context.costReport
-    ? runnable.map((operation, index) => operation.cost(results[index]?.data ?? undefined))
+    ? runnable.map((operation, index) =>
+        costOf(operation, results[index]?.data, batch.charges?.[index] as SettledCharge | undefined),
+      )
     : undefined;
   if (!gone) writeArray(req, res, results, costs, learned, requestIds[0] as RequestId, options);
   const named = runnable.map((operation) => operation.named);

@@ -40,7 +40,12 @@ export interface HandOff {
    * the same loaders (what they received is in their memo: nothing is sent twice) and takes each
    * entry's rate-limit decision as already made.
    */
-  batch?: { loaders: Loaders | undefined; decisions: readonly RateLimitDecision[] };
+  batch?: {
+    loaders: Loaders | undefined;
+    decisions: readonly RateLimitDecision[];
+    /** Each entry's charge to the caller's budget, when the fast lane charged them. */
+    charges?: readonly Charge[];
+  };
   /** The fast lane charged the operation to its caller's budget: Yoga settles, or words, this charge. */
   charged?: Charge;
 }

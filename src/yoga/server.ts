@@ -181,6 +181,7 @@ function requestPlugins(
     useCost(limits.costReport === true, {
       ...(options.federation ? { before: refuseOversizedEntities } : {}),
       ...(options.costBudget ? { budget: options.costBudget } : {}),
+      batchEntryOf: batches.entryOf,
     }),
     useOperationLog(logger, options.clientAddress, batches.entryOf, options.metrics),
     // The upstream deadline's timer ends with execution, not `timeoutMs` after it: for an answer in

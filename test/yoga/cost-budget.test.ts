@@ -126,24 +126,48 @@ describe.each([
 });
 
 describe('a batch: each entry charged on its own', () => {
-  it('the second entry finds what the first left', async () => {
-    const gateway = await gatewayWith(true, createCostBudget({ perMinute: 10 }));
-    const answer = await post(gateway.url, [{ query: THREE }, { query: THREE }], { authorization: BOB });
+  const ONE = '{ pets(limit: 1) { id } }';
+  const TWO = '{ pets(limit: 2) { id } }';
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    gateway = await gatewayWith(true, createCostBudget({ perMinute: 10 }));
+    // Prepared, with the batch answer's headers learned, by other callers' budgets.
+    for (const warm of WARM)
+      await post(gateway.url, [{ query: ONE }, { query: TWO }], { authorization: warm });
+  });
+
+  it('entries that fit are answered by the fast lane, each with the budget it left', async () => {
+    const served = gateway.lanes?.served.fast ?? 0;
+    const answer = await post(gateway.url, [{ query: ONE }, { query: TWO }], { authorization: BOB });
+    expect(gateway.lanes?.served.fast).toBe(served + 1);
     const entries = answer.body as [Answer, Answer];
-    // Entries run together: whichever is charged second is refused.
-    const ran = entries.find((entry) => entry.errors === undefined);
-    const refused = entries.find((entry) => entry.errors !== undefined);
-    expect(ran?.extensions?.cost).toMatchObject({
-      estimated: 9,
-      actual: 9,
-      throttleStatus: { currentlyAvailable: 1 },
+    expect(
+      entries.map((entry) => [entry.extensions?.cost?.estimated, entry.extensions?.cost?.actual]),
+    ).toEqual([
+      [2, 2],
+      [4, 4],
+    ]);
+    // 10 less 2 and 4, whichever was charged first.
+    expect(answer.headers.get('x-cost-budget-available')).toBe('4');
+  });
+
+  it('an entry that does not fit is refused, the other runs, and nothing is charged twice', async () => {
+    const answer = await post(gateway.url, [{ query: THREE }, { query: ONE }, { query: TWO }], {
+      authorization: CAROL,
     });
-    expect(refused?.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
-    expect(refused?.extensions?.cost).toMatchObject({
-      estimated: 9,
-      throttleStatus: { currentlyAvailable: 1 },
-    });
-    expect(answer.headers.get('x-cost-budget-available')).toBe('1');
+    const entries = answer.body as Answer[];
+    const codes = entries.map((entry) => entry.errors?.[0]?.extensions?.code);
+    // 9 + 2 + 4 against 10: the entries charged first fit, the rest do not.
+    expect(codes.filter((code) => code === 'RATE_LIMITED').length).toBeGreaterThan(0);
+    const ran = entries.filter((entry) => entry.errors === undefined);
+    expect(ran.length).toBeGreaterThan(0);
+    const spent = ran.reduce((sum, entry) => sum + (entry.extensions?.cost?.actual ?? 0), 0);
+    expect(spent).toBeLessThanOrEqual(10);
+    // What is left is what the entries that ran did not spend: each charged once, on one lane.
+    const left = Math.min(
+      ...entries.map((entry) => entry.extensions?.cost?.throttleStatus?.currentlyAvailable ?? 10),
+    );
+    expect(left).toBe(10 - spent);
   });
 });
 

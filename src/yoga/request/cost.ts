@@ -31,9 +31,18 @@ export function useCost(
     /** What must be refused before the price, more precisely (the subgraph's representation count). */
     before?: (args: ExecutionArgs) => void;
     budget?: CostBudget;
+    /** A batch entry's place, for the charge the fast lane made for it. */
+    batchEntryOf?: (context: object) => { readonly index: number } | undefined;
   } = {},
 ): Plugin {
-  const { before, budget } = options;
+  const { before, budget, batchEntryOf } = options;
+  // The charge the fast lane made before handing the request (or this batch entry) over.
+  const handedCharge = (context: CostContext) => {
+    const lane = context.lane;
+    if (lane?.charged) return lane.charged;
+    const entry = lane?.batch?.charges && batchEntryOf?.(context);
+    return entry ? lane?.batch?.charges?.[entry.index] : undefined;
+  };
   // A budget's charge is settled to the actual cost, which the report prices.
   const reporting = report || budget !== undefined;
   const headersFor = new WeakMap<Request, CostReport>();
@@ -57,7 +66,7 @@ export function useCost(
     // Variables graphql-js will refuse are its to word: only a request that can run is priced, and
     // one the fast lane charged for costs nothing (the least a charge is).
     if (!coercible(args)) {
-      const charged = context.lane?.charged;
+      const charged = handedCharge(context);
       if (charged && !charged.limited) charged.settle(0);
       return undefined;
     }
@@ -71,7 +80,7 @@ export function useCost(
     // The fast lane charged it already when it hands the request over.
     const charge =
       budget &&
-      (context.lane?.charged ?? (await budget.charge(context.req, context.authorization, estimated)));
+      (handedCharge(context) ?? (await budget.charge(context.req, context.authorization, estimated)));
     if (charge?.limited) {
       const cost = { estimated, throttleStatus: charge.status };
       noteFor(args, cost);
