@@ -259,10 +259,12 @@ function answeredCost(
   set: SelectionSetNode,
   type: GraphQLCompositeType,
   value: unknown,
-  memo = new Map<string, number>(),
+  memo?: Map<string, number>,
 ): number {
   if (typeof value !== 'object' || value === null) return 0;
   const object = value as Record<string, unknown>;
+  const plain = walk.names ? undefined : plainFieldsOf(set, type);
+  if (plain) return plainCost(walk, plain, object);
   const typename = typeof object.__typename === 'string' ? object.__typename : undefined;
   let total = 0;
   for (const selection of set.selections) {
@@ -270,9 +272,10 @@ function answeredCost(
     if (selection.kind !== Kind.FIELD) {
       const fragment = fragmentOf(walk, selection, type, typename);
       if (!fragment) continue;
-      const price = () => answeredCost(walk, fragment.set, fragment.type, object, memo);
+      const spreads = memo ?? new Map<string, number>();
+      const price = () => answeredCost(walk, fragment.set, fragment.type, object, spreads);
       total +=
-        selection.kind === Kind.FRAGMENT_SPREAD ? spreadOnce(memo, selection.name.value, price) : price();
+        selection.kind === Kind.FRAGMENT_SPREAD ? spreadOnce(spreads, selection.name.value, price) : price();
       continue;
     }
     const field = definitionOf(type, selection);
@@ -286,6 +289,67 @@ function answeredCost(
       weight + (v != null && below && isCompositeType(named) ? answeredCost(walk, below, named, v) : 0);
     const answered = object[key];
     total += Array.isArray(answered) ? answered.reduce((sum: number, v) => sum + item(v), 0) : item(answered);
+  }
+  return total;
+}
+
+/** A field of a selection set with neither fragments nor directives, read once for every answer. */
+interface PlainField {
+  readonly key: string;
+  readonly weight: number;
+  readonly below: SelectionSetNode | undefined;
+  readonly named: GraphQLCompositeType | undefined;
+}
+
+/**
+ * A set of plain fields (no fragment, no directive: most sets), as the walk reads each one, made
+ * once per set and type: an answer's every list item is priced by the same set, and working out
+ * each field's definition, type and weight again per item was most of the actual's cost.
+ */
+const plainSets = new WeakMap<SelectionSetNode, Map<GraphQLCompositeType, readonly PlainField[] | null>>();
+
+function plainFieldsOf(set: SelectionSetNode, type: GraphQLCompositeType): readonly PlainField[] | undefined {
+  let byType = plainSets.get(set);
+  if (!byType) {
+    byType = new Map();
+    plainSets.set(set, byType);
+  }
+  let fields = byType.get(type);
+  if (fields === undefined) {
+    fields = plainOf(set, type);
+    byType.set(type, fields);
+  }
+  return fields ?? undefined;
+}
+
+function plainOf(set: SelectionSetNode, type: GraphQLCompositeType): readonly PlainField[] | null {
+  const fields: PlainField[] = [];
+  for (const selection of set.selections) {
+    if (selection.kind !== Kind.FIELD || selection.directives?.length) return null;
+    const field = definitionOf(type, selection);
+    if (!field) continue;
+    const named = getNamedType(field.type) as GraphQLNamedType;
+    fields.push({
+      key: selection.alias?.value ?? selection.name.value,
+      weight: fieldCostOf(field, named).weight ?? defaultWeight(named),
+      below: selection.selectionSet,
+      named: isCompositeType(named) ? named : undefined,
+    });
+  }
+  return fields;
+}
+
+function plainCost(walk: Walk, fields: readonly PlainField[], object: Record<string, unknown>): number {
+  let total = 0;
+  for (const { key, weight, below, named } of fields) {
+    if (!(key in object)) continue;
+    const answered = object[key];
+    if (!Array.isArray(answered)) {
+      total += weight + (answered != null && below && named ? answeredCost(walk, below, named, answered) : 0);
+      continue;
+    }
+    for (const item of answered)
+      total += weight + (item != null && below && named ? answeredCost(walk, below, named, item) : 0);
   }
   return total;
 }
