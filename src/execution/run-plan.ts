@@ -3,6 +3,8 @@ import type { Context } from '../schema/context.ts';
 import { requestWithHooks, type UpstreamCallName } from '../schema/upstream-field.ts';
 import { type Plan, type PlannedField, type PlannedRoot, priceOperation } from './plan.ts';
 
+const ignore = () => {};
+
 /** What a value's writer returns when it cannot serialise the value (the compiled path words it). */
 const UNWRITABLE = Symbol('unwritable');
 
@@ -31,6 +33,7 @@ export async function runPlan(
   if (requests === undefined) return undefined;
 
   const results: unknown[] = new Array(roots.length);
+  let pending: Array<Promise<unknown>> | undefined;
   try {
     if (plan.operation === 'mutation') {
       for (let i = 0; i < roots.length; i++) {
@@ -38,7 +41,7 @@ export async function runPlan(
         if (root.kind === 'call') results[i] = await call(ctx, root.call, requests[i]);
       }
     } else {
-      const pending: Promise<unknown>[] = new Array(roots.length);
+      pending = new Array(roots.length);
       for (const name of plan.callOrder) {
         for (let i = 0; i < roots.length; i++) {
           const root = roots[i] as PlannedRoot;
@@ -48,6 +51,9 @@ export async function runPlan(
       for (let i = 0; i < roots.length; i++) if (pending[i]) results[i] = await pending[i];
     }
   } catch {
+    // The calls not awaited yet are the memo's: the compiled path reads them again, but when
+    // nothing does (its client gone), a rejection left unread would end the process.
+    if (pending) for (const call of pending) call?.catch(ignore);
     return undefined;
   }
 
