@@ -11,7 +11,7 @@ import { join, relative } from 'node:path';
  *   two such files may run side by side.
  * - alone: it loads the machine or measures what another file's load would skew (latency, memory),
  *   so it runs with no other test file beside it.
- * - ci: an alone file that proves the whole machine's run (a minute of load, the bench harness)
+ * - ci: an alone file that proves the whole machine's run (floods, a soak, the bench harness)
  *   rather than a behaviour a change may break: `.ci/run` runs it after `npm test`
  *   (`npm run test:ci`), which stays within its 5 minutes without it.
  * A declaration is read, never guessed: a file without one fails the config load, named.

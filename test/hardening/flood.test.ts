@@ -1,4 +1,4 @@
-// @tier slow: 5,000 hostile requests, then this process's heap against its start
+// @tier ci: 5,000 hostile requests as fast as they go, then this process's heap against its start
 
 import { once } from 'node:events';
 import type { Server } from 'node:http';

@@ -1,4 +1,4 @@
-// @tier slow: 30 s of npm start under good and bad subscribers
+// @tier ci: 30 s of npm start under good and bad subscribers
 
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
