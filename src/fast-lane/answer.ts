@@ -5,7 +5,7 @@ import { type RequestId, requestIdOf } from '../observability/request-id.ts';
 import { cacheControl } from '../policy/cache-headers.ts';
 import { chooseEncoding, encode } from '../policy/compression.ts';
 import { type CostReport, costHeaders, settledCost, withCost } from '../policy/cost.ts';
-import type { Charge } from '../policy/cost-budget.ts';
+import type { TakenCharge } from '../policy/cost-budget.ts';
 import { deprecationAnswer } from '../policy/deprecation-headers.ts';
 import type { PreparedOperation } from '../policy/prepared-operations.ts';
 import type { Context } from '../schema/context.ts';
@@ -29,14 +29,11 @@ export type Used = Pick<Context, 'upstreamCalls'> &
 export function costOf(
   found: Pick<Runnable, 'cost'>,
   data: unknown,
-  charged: SettledCharge | undefined,
+  charged: TakenCharge | undefined,
 ): CostReport | undefined {
   const cost = found.cost(data ?? undefined);
   return cost && charged ? settledCost(cost.estimated, cost.actual, charged) : cost;
 }
-
-/** A charge the budget took, to be settled once the operation's actual cost is known. */
-export type SettledCharge = Extract<Charge, { limited: false }>;
 
 /** An operation answered with its data, as Yoga would: the answer, the log line, the metrics. */
 export function answerOperation(

@@ -4,14 +4,14 @@ import { hasUnsafeNumber } from '../contract/int64.ts';
 import { type RequestId, requestIdOf } from '../observability/request-id.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
 import { addCost, type CostReport, costHeaders, withCost } from '../policy/cost.ts';
-import type { Charge, CostBudget } from '../policy/cost-budget.ts';
+import type { Charge, CostBudget, TakenCharge } from '../policy/cost-budget.ts';
 import { operationKey } from '../policy/prepared-operations.ts';
 import type { RateLimitDecision } from '../policy/rate-limit.ts';
 import { type Context, createContext } from '../schema/context.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import { type ListPetsQuery, listKey } from '../upstream/bodies.ts';
 import type { Loaders } from '../upstream/loaders.ts';
-import { costOf, recordOperation, type SettledCharge, writeAnswer } from './answer.ts';
+import { costOf, recordOperation, writeAnswer } from './answer.ts';
 import { type FastLaneOptions, handOver, headerValue, rescue } from './hand-over.ts';
 import { callAll, mayCallOnce, type OneCall, requestOf } from './one-call.ts';
 import type { PlainParams } from './plain-request.ts';
@@ -209,7 +209,7 @@ function answerBatch(
   // With COST_REPORT=on, each entry's cost (the estimate alone when nothing came back).
   const costs = options.context.costReport
     ? runnable.map((operation, index) =>
-        costOf(operation, results[index]?.data, batch.charges?.[index] as SettledCharge | undefined),
+        costOf(operation, results[index]?.data, batch.charges?.[index] as TakenCharge | undefined),
       )
     : undefined;
   if (!gone) writeArray(req, res, results, costs, learned, requestIds[0] as RequestId, options);

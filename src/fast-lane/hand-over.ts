@@ -3,7 +3,7 @@ import type { GraphQLParams } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Tracing } from '../observability/tracing.ts';
-import type { Charge, CostBudget } from '../policy/cost-budget.ts';
+import type { CostBudget, TakenCharge } from '../policy/cost-budget.ts';
 import type { DeprecatedUse } from '../policy/deprecation-headers.ts';
 import type { HandOff } from '../policy/hand-off.ts';
 import type { Lanes } from '../policy/prepared-operations.ts';
@@ -74,7 +74,7 @@ export interface Served {
   headers: readonly string[];
   started: number;
   /** Its charge to the caller's budget (COST_BUDGET_PER_MINUTE), settled when it is answered. */
-  charged?: Extract<Charge, { limited: false }>;
+  charged?: TakenCharge;
 }
 
 /**

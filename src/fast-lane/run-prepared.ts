@@ -42,11 +42,12 @@ export function runnableOf(
 ): Runnable | undefined {
   const prepared = lanes.prepared.get(key);
   if (prepared) {
+    const estimate = once(() => prepared.price(variables));
     return {
       named: prepared,
       execute: (context, planned) => runPrepared(prepared, context, variables, planned),
       oneCall: oneCallOf(prepared.plan),
-      cost: (data) => reportOf(prepared.price(variables), data, () => prepared.actual(data, variables)),
+      cost: (data) => reportOf(estimate(), data, () => prepared.actual(data, variables)),
     };
   }
   const byShape =
@@ -55,13 +56,30 @@ export function runnableOf(
       : undefined;
   if (byShape === undefined) return undefined;
   const { plan } = byShape.operation;
+  const estimate = once(() => plan.fixedCost ?? priceOperation(plan.schema, plan.document, variables));
   return {
     named: byShape.operation,
     execute: (context, planned) => runByShape(byShape, context, variables, planned),
     cost: (data) =>
-      reportOf(plan.fixedCost ?? priceOperation(plan.schema, plan.document, variables), data, () =>
+      reportOf(estimate(), data, () =>
         actualCost(plan.schema, plan.document, data, variables, undefined, byShape.names),
       ),
+  };
+}
+
+/**
+ * A request's estimate, priced when first asked: with a budget it is asked before the run (the
+ * charge) and again with the answer (the report), for the same variables.
+ */
+function once(price: () => number | undefined): () => number | undefined {
+  let priced = false;
+  let value: number | undefined;
+  return () => {
+    if (!priced) {
+      value = price();
+      priced = true;
+    }
+    return value;
   };
 }
 

@@ -25,6 +25,9 @@ export type Charge =
       readonly status: ThrottleStatus;
     };
 
+/** A charge the budget took: settled once the operation's actual cost is known. */
+export type TakenCharge = Extract<Charge, { limited: false }>;
+
 export interface CostBudget {
   /**
    * Charges an operation's estimated cost to its caller (the bearer key, or without one its client

@@ -218,6 +218,9 @@ function build(hostile: boolean): fc.Arbitrary<Operation> {
 /** Operations: half built from valid choices only (so they run and reach the upstream), half hostile. */
 export const operation: fc.Arbitrary<Operation> = fc.oneof(build(false), build(true));
 
+/** Operations that read only: a mutation run again creates another pet. */
+export const query: fc.Arbitrary<Operation> = operation.filter((op) => !op.query.startsWith('mutation'));
+
 /** One byte-level edit of a body. */
 type Edit =
   | { kind: 'set'; at: number; byte: number }

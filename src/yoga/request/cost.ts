@@ -9,7 +9,7 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import { actualCost, estimateCost } from '../../execution/cost.ts';
 import { addCost, type CostReport, costHeaders, settledCost, withCost } from '../../policy/cost.ts';
-import type { Charge, CostBudget } from '../../policy/cost-budget.ts';
+import type { CostBudget, TakenCharge } from '../../policy/cost-budget.ts';
 import type { LaneContext } from '../../policy/hand-off.ts';
 import { refusalOf } from '../../policy/rate-limit.ts';
 import type { Context } from '../../schema/context.ts';
@@ -165,7 +165,7 @@ export function useCost(
 /** An operation's estimate, and its charge to the caller's budget when there is one. */
 interface Priced {
   readonly estimated: number;
-  readonly charge: Extract<Charge, { limited: false }> | undefined;
+  readonly charge: TakenCharge | undefined;
 }
 
 /** What a cost plugin reads of the context: the request's, Yoga's server context and the lane's. */
