@@ -1,5 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  type McpHttpHandler,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import type { GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import { nestsDeeperThan } from '../contract/json-depth.ts';
@@ -205,13 +210,53 @@ function refuse(res: ServerResponse, refusal: Refusal, headers: Record<string, s
   );
 }
 
-/** Serves one admitted request through a new MCP server and transport, which live as long as it does. */
+/** What serves the requests of one revision or the other, with the tools and schema every request offers. */
+interface Served {
+  tools: readonly ToolSpec[];
+  schemaText: string | undefined;
+  /** The SDK's handler for 2026-07-28 requests, and the caller of each request it is serving. */
+  modern: McpHttpHandler;
+  calls: WeakMap<Request, CallContext>;
+}
+
+/**
+ * The SDK's 2026-07-28 handler: no handshake, `server/discover`, the `Mcp-*` headers and `_meta`
+ * checked; a new server for each request, made with its caller.
+ */
+function servedFor(tools: readonly ToolSpec[], schemaText: string | undefined): Served {
+  const calls = new WeakMap<Request, CallContext>();
+  const modern = createMcpHandler(
+    (ctx) => {
+      const call = ctx.requestInfo && calls.get(ctx.requestInfo);
+      if (call === undefined) throw new Error('an MCP request reached the SDK without its caller');
+      return createMcpServer(tools, schemaText, call);
+    },
+    { legacy: 'reject', responseMode: 'json' },
+  );
+  return { tools, schemaText, modern, calls };
+}
+
+/**
+ * Serves one admitted request by the revision it speaks: one carrying 2026-07-28's `_meta` envelope
+ * through the SDK's handler, any other (2025-11-25 and before) through a new server and transport
+ * that live as long as the request does, answered in JSON, as the SDK's stateless example serves it
+ * (the SDK's own fallback answers those in SSE, which a client reading JSON cannot parse).
+ */
 async function answer(
   res: ServerResponse,
   body: unknown,
   call: CallContext,
-  served: { tools: readonly ToolSpec[]; schemaText: string | undefined; headers: Record<string, string> },
+  served: Served,
+  headers: Record<string, string>,
 ): Promise<void> {
+  const request = new Request(`http://gateway${call.req.url}`, {
+    method: 'POST',
+    headers: headersOf(call.req),
+  });
+  if (!(await isLegacyRequest(request, body))) {
+    served.calls.set(request, call);
+    return writeResponse(res, await served.modern.fetch(request, { parsedBody: body }), headers);
+  }
   const server = createMcpServer(served.tools, served.schemaText, call);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
@@ -220,11 +265,7 @@ async function answer(
   await server.connect(transport);
   refuseInvalidParams(transport);
   try {
-    const request = new Request(`http://gateway${call.req.url}`, {
-      method: 'POST',
-      headers: headersOf(call.req),
-    });
-    await writeResponse(res, await transport.handleRequest(request, { parsedBody: body }), served.headers);
+    await writeResponse(res, await transport.handleRequest(request, { parsedBody: body }), headers);
   } finally {
     await server.close();
   }
@@ -241,6 +282,7 @@ export function createMcpEndpoint(
   const schema = options.schema ?? publicSchema;
   const tools = toolsFor(schema, options.persistedOperations, options.introspection);
   const schemaText = options.introspection ? printSdl(schema) : undefined;
+  const served = servedFor(tools, schemaText);
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
     const headers: Record<string, string> = { 'x-request-id': requestId };
@@ -269,7 +311,7 @@ export function createMcpEndpoint(
       tracing: options.tracing,
       counted: counted.calls,
     };
-    await answer(res, parsed.body, call, { tools, schemaText, headers });
+    await answer(res, parsed.body, call, served, headers);
   };
   return (req, res) => {
     if (!isMcpPath(req.url)) return false;

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import { CODES } from '../codes.ts';
 import type { Metrics } from '../observability/metrics.ts';

@@ -1,14 +1,9 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  CallToolRequestSchema,
-  InitializeRequestSchema,
   type JSONRPCMessage,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  PingRequestSchema,
-  ReadResourceRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+  type StandardSchemaV1Sync,
+  specTypeSchemas,
+  type Transport,
+} from '@modelcontextprotocol/server';
 import { INVALID_PARAMS } from './http.ts';
 
 /*
@@ -17,17 +12,15 @@ import { INVALID_PARAMS } from './http.ts';
  */
 
 /** The requests this server answers, by method, with the SDK's own schema of each. */
-const REQUESTS = new Map(
-  [
-    InitializeRequestSchema,
-    PingRequestSchema,
-    ListToolsRequestSchema,
-    CallToolRequestSchema,
-    ListResourcesRequestSchema,
-    ListResourceTemplatesRequestSchema,
-    ReadResourceRequestSchema,
-  ].map((schema) => [schema.shape.method.value as string, schema]),
-);
+const REQUESTS = new Map<string, StandardSchemaV1Sync>([
+  ['initialize', specTypeSchemas.InitializeRequest],
+  ['ping', specTypeSchemas.PingRequest],
+  ['tools/list', specTypeSchemas.ListToolsRequest],
+  ['tools/call', specTypeSchemas.CallToolRequest],
+  ['resources/list', specTypeSchemas.ListResourcesRequest],
+  ['resources/templates/list', specTypeSchemas.ListResourceTemplatesRequest],
+  ['resources/read', specTypeSchemas.ReadResourceRequest],
+]);
 
 /** The messages of a body: a batch's entries, or the one message. */
 export function messagesOf(body: unknown): unknown[] {
@@ -50,11 +43,12 @@ function nameOf(path: readonly PropertyKey[]): string {
 /** Why a request's params are not what its method takes, in a sentence naming them; undefined when they are. */
 function paramsProblem(message: JSONRPCMessage): string | undefined {
   if (!('method' in message) || !('id' in message)) return undefined;
-  const parsed = REQUESTS.get(message.method)?.safeParse(message);
-  if (parsed === undefined || parsed.success) return undefined;
-  const named = parsed.error.issues
-    .slice(0, 3)
-    .map((issue) => `${nameOf(issue.path)}: ${issue.message.replace(/^Invalid input: /, '')}`);
+  const issues = REQUESTS.get(message.method)?.['~standard'].validate(message).issues;
+  if (issues === undefined || issues.length === 0) return undefined;
+  const named = issues.slice(0, 3).map((issue) => {
+    const path = (issue.path ?? []).map((key) => (typeof key === 'object' ? key.key : key));
+    return `${nameOf(path)}: ${issue.message.replace(/^Invalid input: /, '')}`;
+  });
   return `Invalid params: ${named.join('; ')}.`;
 }
 

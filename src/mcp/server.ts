@@ -1,4 +1,4 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { type CallContext, runToolCall } from './graphql-call.ts';
 import { annotationsOf, type ToolSpec } from './tool.ts';
@@ -30,10 +30,10 @@ export function createMcpServer(
         // as the SDK refuses any invalid argument (a tool error the model reads and corrects), rather
         // than dropped while the call runs as if it had not been sent.
         inputSchema: z.strictObject(tool.input),
-        outputSchema: tool.output,
+        outputSchema: tool.output instanceof z.ZodObject ? tool.output : z.object(tool.output),
         annotations: annotationsOf(tool),
       },
-      (args: Record<string, unknown>, extra) => runToolCall(tool, args, call, extra.requestId),
+      (args: Record<string, unknown>, ctx) => runToolCall(tool, args, call, ctx.mcpReq.id),
     );
   }
   if (schemaText !== undefined) {

@@ -1,4 +1,4 @@
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import type { ZodRawShape, z } from 'zod';
 import type { WriteRoute } from '../contract/routes.ts';
 
