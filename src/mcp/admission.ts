@@ -15,6 +15,8 @@ import { messagesOf, methodOf } from './messages.ts';
 /** A request refused whole: its HTTP status and headers, and the JSON-RPC error's message and data. */
 export interface Refusal {
   status: number;
+  /** The JSON-RPC error code, when not the server's own (-32000). */
+  code?: number;
   headers: Record<string, string>;
   message: string;
   data?: Record<string, unknown>;

@@ -12,7 +12,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { requestIdOf } from '../observability/request-id.ts';
 import type { Tracing } from '../observability/tracing.ts';
 import type { AcceptedKeys } from '../policy/accepted-keys.ts';
-import { originListed } from '../policy/origin.ts';
+import { originListed, ownLoopbackOrigin } from '../policy/origin.ts';
 import type { RateLimit } from '../policy/rate-limit.ts';
 import { schema as publicSchema } from '../schema/index.ts';
 import { printSdl } from '../schema/sdl.ts';
@@ -34,7 +34,7 @@ import {
   sessionIdFor,
   writeResponse,
 } from './http.ts';
-import { refuseInvalidParams } from './messages.ts';
+import { idOf, refuseInvalidParams } from './messages.ts';
 import { operationsAsTools } from './operations-as-tools.ts';
 import { createMcpServer } from './server.ts';
 import type { ToolSpec } from './tool.ts';
@@ -107,26 +107,31 @@ function isMcpPath(url: string | undefined): boolean {
   return url === '/mcp' || url?.startsWith('/mcp?') === true;
 }
 
+/** Whether `/mcp` admits a request with this Origin: one CORS_ORIGINS names, none, or a page of its own loopback address. */
+function originAdmitted(req: IncomingMessage, corsOrigins: readonly string[]): boolean {
+  const origin = req.headers.origin;
+  return (
+    originListed(corsOrigins, origin) ||
+    (origin !== undefined && ownLoopbackOrigin(origin, req.headers.host, req.socket.localAddress))
+  );
+}
+
 /**
- * The checks before a body is read: the Origin (DNS rebinding), a browser's preflight, the key and
- * the method. Returns the caller's `Authorization` once admitted; undefined when already answered.
- * `headers` receives the CORS headers an admitted origin's answer carries.
+ * The checks of a request's headers: the Origin (DNS rebinding), a browser's preflight (answered
+ * here), the key and the method. Returns the caller's `Authorization`, or the refusal, which a
+ * POST answers once its body is read, with its request's id. `headers` receives the CORS headers
+ * an admitted origin's answer carries.
  */
 function admit(
   req: IncomingMessage,
   res: ServerResponse,
   corsOrigins: readonly string[],
   headers: Record<string, string>,
-): string | undefined {
+): { authorization: string } | { refused: Refusal } | undefined {
   const origin = req.headers.origin;
-  if (!originListed(corsOrigins, origin)) {
-    return void rpcError(
-      res,
-      403,
-      SERVER_ERROR,
-      `Requests from the origin ${JSON.stringify(origin?.slice(0, 200))} are not allowed here: /mcp admits only origins CORS_ORIGINS lists by name (not *).`,
-      headers,
-    );
+  if (!originAdmitted(req, corsOrigins)) {
+    const message = `Requests from the origin ${JSON.stringify(origin?.slice(0, 200))} are not allowed here: /mcp admits only origins CORS_ORIGINS lists by name (not *), and a page of its own loopback address.`;
+    return { refused: { status: 403, headers: {}, message } };
   }
   if (origin !== undefined) {
     Object.assign(headers, {
@@ -141,20 +146,17 @@ function admit(
   }
   const caller = bearerAuthorization(req.headers.authorization);
   if (caller.authorization === undefined) {
-    const sentence = req.headers.authorization === undefined ? NO_KEY : `${caller.problem} ${NO_KEY}`;
-    return void rpcError(res, 401, SERVER_ERROR, sentence, {
-      ...headers,
-      'www-authenticate': 'Bearer realm="pet-gateway"',
-    });
+    const message = req.headers.authorization === undefined ? NO_KEY : `${caller.problem} ${NO_KEY}`;
+    return {
+      refused: { status: 401, headers: { 'www-authenticate': 'Bearer realm="pet-gateway"' }, message },
+    };
   }
   if (req.method !== 'POST') {
     // Stateless: no stream to open for server messages (GET), no session to end (DELETE).
-    return void rpcError(res, 405, SERVER_ERROR, 'Method not allowed: this MCP endpoint takes POST only.', {
-      ...headers,
-      allow: 'POST',
-    });
+    const message = 'Method not allowed: this MCP endpoint takes POST only.';
+    return { refused: { status: 405, headers: { allow: 'POST' }, message } };
   }
-  return caller.authorization;
+  return { authorization: caller.authorization };
 }
 
 /** Why a request is not served, for its one warn line: nothing a stack would explain. */
@@ -199,14 +201,21 @@ async function bodyOf(
   return { body };
 }
 
-function refuse(res: ServerResponse, refusal: Refusal, headers: Record<string, string>): void {
+/** Answers a request refused whole, with its request's id when its body was read. */
+function refuse(
+  res: ServerResponse,
+  refusal: Refusal,
+  headers: Record<string, string>,
+  body?: { body: unknown },
+): void {
   rpcError(
     res,
     refusal.status,
-    SERVER_ERROR,
+    refusal.code ?? SERVER_ERROR,
     refusal.message,
     { ...headers, ...refusal.headers },
     refusal.data,
+    body === undefined ? null : idOf(body.body),
   );
 }
 
@@ -289,14 +298,17 @@ export function createMcpEndpoint(
     const clientAddress = options.clientAddress(req);
     const notServed: NotServed = (reason) =>
       options.logger.warn({ requestId, clientAddress, reason }, 'mcp request not served');
-    const authorization = admit(req, res, options.corsOrigins, headers);
-    if (authorization === undefined) return;
+    const admitted = admit(req, res, options.corsOrigins, headers);
+    if (admitted === undefined) return;
+    if ('refused' in admitted && req.method !== 'POST') return refuse(res, admitted.refused, headers);
     const parsed = await bodyOf(req, res, options, headers, notServed);
     if (parsed === undefined) return;
+    if ('refused' in admitted) return refuse(res, admitted.refused, headers, parsed);
+    const { authorization } = admitted;
     const counted = await countMessages(options.rateLimit, req, authorization, parsed.body);
-    if ('refused' in counted) return refuse(res, counted.refused, headers);
+    if ('refused' in counted) return refuse(res, counted.refused, headers, parsed);
     const refusal = await keyRefusal(options, authorization, parsed.body, (name) => headerOf(req, name));
-    if (refusal) return refuse(res, refusal, headers);
+    if (refusal) return refuse(res, refusal, headers, parsed);
     const init = initializingClient(parsed.body);
     if (init) headers['mcp-session-id'] = sessionIdFor(init.name);
     const call: CallContext = {

@@ -6,7 +6,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * capped body, and the client's name carried from `initialize` to later requests.
  */
 
-/** Answers `status` with a JSON-RPC error (`id` null: the request's own id may not be known yet). */
+/**
+ * Answers `status` with a JSON-RPC error, with the request's `id` when its body was read and held
+ * one request (messages.ts, idOf); null otherwise, as JSON-RPC says for a request not read.
+ */
 export function rpcError(
   res: ServerResponse,
   status: number,
@@ -14,9 +17,10 @@ export function rpcError(
   message: string,
   headers: Record<string, string> = {},
   data?: Record<string, unknown>,
+  id: string | number | null = null,
 ): void {
   const error = data === undefined ? { code, message } : { code, message, data };
-  const body = JSON.stringify({ jsonrpc: '2.0', error, id: null });
+  const body = JSON.stringify({ jsonrpc: '2.0', error, id });
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
     'cache-control': 'no-store',

@@ -27,6 +27,13 @@ export function messagesOf(body: unknown): unknown[] {
   return Array.isArray(body) ? body : [body];
 }
 
+/** The id of a body that is one request: what the answer to it, refusals included, must carry. */
+export function idOf(body: unknown): string | number | null {
+  const id =
+    typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { id?: unknown }).id : null;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
 /** The method a message names; undefined for a response or anything that is no message. */
 export function methodOf(message: unknown): string | undefined {
   const method =

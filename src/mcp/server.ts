@@ -10,6 +10,20 @@ const INSTRUCTIONS =
   "The animal store behind this GraphQL gateway, with the user's own API key: every tool call is one GraphQL request, held to the gateway's limits, cost and rate limit. Ids are 64-bit integers as decimal strings: copy them exactly. Ask the user before a tool that changes the store.";
 
 /**
+ * 2026-07-28's caching hints: the lists, the schema and what the server declares are the same for
+ * every caller and change only when the gateway is deployed again, so any cache may keep them a
+ * while (a rolling deploy's new tools reach a client within the TTL).
+ */
+const SHARED_FOR_A_WHILE = { ttlMs: 300_000, cacheScope: 'public' } as const;
+const CACHE_HINTS = {
+  'tools/list': SHARED_FOR_A_WHILE,
+  'resources/list': SHARED_FOR_A_WHILE,
+  'resources/templates/list': SHARED_FOR_A_WHILE,
+  'resources/read': SHARED_FOR_A_WHILE,
+  'server/discover': SHARED_FOR_A_WHILE,
+};
+
+/**
  * A new MCP server for one HTTP request (stateless: no session outlives the request), offering
  * `tools`, each call run by runToolCall with the request's caller, and the schema as a resource
  * when `schemaText` is given (introspection on).
@@ -19,7 +33,10 @@ export function createMcpServer(
   schemaText: string | undefined,
   call: CallContext,
 ): McpServer {
-  const server = new McpServer({ name: 'pet-gateway', version: '0.1.0' }, { instructions: INSTRUCTIONS });
+  const server = new McpServer(
+    { name: 'pet-gateway', version: '0.1.0' },
+    { instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },
+  );
   for (const tool of tools) {
     server.registerTool(
       tool.name,

@@ -25,3 +25,38 @@ export function originMayConnect(origins: readonly string[], origin: string | un
 export function originListed(origins: readonly string[], origin: string | undefined): boolean {
   return origin === undefined || origins.includes(origin);
 }
+
+const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Whether a connection's local address is loopback: the listener takes requests from this machine only. */
+function isLoopbackAddress(address: string | undefined): boolean {
+  return (
+    address !== undefined &&
+    (address.startsWith('127.') || address === '::1' || address.startsWith('::ffff:127.'))
+  );
+}
+
+/**
+ * Whether a request to a loopback listener comes from a page of this very address and port: the
+ * Origin a loopback host, and the same host and port the request was sent to (`Host`). DNS
+ * rebinding cannot produce it (the rebound page's Origin names the attacker's host), nor can a
+ * page of another local port; the MCP specification asks servers on localhost to admit it.
+ */
+export function ownLoopbackOrigin(
+  origin: string,
+  host: string | undefined,
+  localAddress: string | undefined,
+): boolean {
+  if (!isLoopbackAddress(localAddress)) return false;
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  return (
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    LOOPBACK_HOSTNAMES.has(url.hostname) &&
+    url.host === host
+  );
+}
