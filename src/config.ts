@@ -1,7 +1,16 @@
 import { availableParallelism } from 'node:os';
-import { boolean, ConfigError, httpUrl, integer, nonEmpty, oneOf, origins } from './config/env-values.ts';
+import {
+  boolean,
+  ConfigError,
+  httpUrl,
+  integer,
+  MIN_SECRET_LENGTH,
+  nonEmpty,
+  oneOf,
+  origins,
+} from './config/env-values.ts';
 import { type LiveSettings, liveSettings } from './config/live.ts';
-import { mcpEnabled } from './config/mcp.ts';
+import { mcpEnabled, mcpStateSecret } from './config/mcp.ts';
 import { nameMaxLength } from './config/name-limit.ts';
 import { trustedProxies } from './config/trusted-proxies.ts';
 import { upstreamUrl } from './config/upstream-url.ts';
@@ -83,6 +92,8 @@ export interface Config {
   readonly webSocket: WebSocketSettings;
   /** The MCP endpoint at `/mcp` for assistants (src/config/mcp.ts). @default true */
   readonly mcp: boolean;
+  /** MCP_STATE_SECRET: signs a write tool's question to its user (src/config/mcp.ts). */
+  readonly mcpStateSecret: string | undefined;
   /** OTLP/HTTP collector base URL; tracing is off without it. */
   readonly otlpEndpoint: string | undefined;
   /** Limits on what a client may send; see README "Limits and failure behaviour". */
@@ -208,6 +219,7 @@ export function loadConfig(env: Record<string, string | undefined>, limits: Proc
     live,
     webSocket: webSocketSettings(env),
     mcp: mcpEnabled(env),
+    mcpStateSecret: mcpStateSecret(env),
     otlpEndpoint: httpUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
     corsOrigins: origins(env, 'CORS_ORIGINS'),
     introspection: boolean(env, 'INTROSPECTION', true),
@@ -352,9 +364,6 @@ function redisUses(
   }
   return { ...settings, redisUrl: url, redisKeySecret: redisKeySecret(env, needs) };
 }
-
-/** The shortest REDIS_KEY_SECRET taken: 128 bits as hex. */
-const MIN_SECRET_LENGTH = 32;
 
 /**
  * REDIS_KEY_SECRET, required when callers' keys go to Redis (APQ keys documents by their own hash,

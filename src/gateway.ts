@@ -246,6 +246,8 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
   const redis = sharedRedisOf(config, parts);
   // Without a secret (no caller's key goes to Redis): this process's own.
   const callerKey = createCallerKey(config.redisKeySecret ?? parts.workersSecret);
+  // The workers of one start share theirs: a write's question may be answered on any of them.
+  const mcpStateSecret = config.mcpStateSecret ?? parts.workersSecret;
   const cacheStore = responseCacheOf(config, redis);
   if (cacheStore && metrics) metrics.watchCache(cacheStore.stats);
   const clientAddresses = createClientAddresses(config.trustedProxies);
@@ -294,6 +296,7 @@ export function composeGateway(config: Config, parts: GatewayParts): ComposedGat
     fastLane: config.fastLane,
     plans: config.plans,
     mcp: config.mcp,
+    ...(mcpStateSecret ? { mcpStateSecret } : {}),
     federation: config.federation,
     upstream,
     ...(cacheStore ? { cache: { store: cacheStore, ttlMs: config.responseCacheTtlMs, callerKey } } : {}),

@@ -9,6 +9,9 @@ export class ConfigError extends Error {
 }
 
 /** What start-up knows about the process beside its environment. */
+/** The shortest secret taken (REDIS_KEY_SECRET, MCP_STATE_SECRET): 128 bits as hex. */
+export const MIN_SECRET_LENGTH = 32;
+
 export function nonEmpty(env: Record<string, string | undefined>, name: string): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === '' ? undefined : value;

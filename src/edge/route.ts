@@ -38,6 +38,8 @@ export interface EdgeOptions extends YogaServerOptions {
    * other before it serves more than `initialize`; without it, every time.
    */
   acceptedKeys?: AcceptedKeys;
+  /** Signs the state of a write tool's question on `/mcp` (mcp/confirm.ts); unset, the process's own. */
+  mcpStateSecret?: string;
 }
 
 export interface Edge {
@@ -71,6 +73,7 @@ function mcpRoute(options: EdgeOptions, yoga: YogaServer, logger: Logger): Handl
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.tracing ? { tracing: options.tracing } : {}),
     clientAddress: options.clientAddress ?? peerAddress,
+    ...(options.mcpStateSecret ? { stateSecret: options.mcpStateSecret } : {}),
   });
 }
 

@@ -59,11 +59,14 @@ export async function countMessages(
   return over ? { refused: rateLimitRefusal(over) } : { calls };
 }
 
+/** What a client asks before it has used its key: the handshake, or 2026-07-28's discovery. */
+const BEFORE_ANY_USE = new Set(['initialize', 'server/discover']);
+
 /** Whether the request asks for more than the handshake: notifications answer nothing. */
 function servesMore(body: unknown): boolean {
   return messagesOf(body).some((message) => {
     const method = methodOf(message);
-    return method !== undefined && method !== 'initialize' && !method.startsWith('notifications/');
+    return method !== undefined && !BEFORE_ANY_USE.has(method) && !method.startsWith('notifications/');
   });
 }
 
@@ -71,7 +74,8 @@ const KEY_REFUSED =
   "The animal store refused this API key: check the key in your MCP client's configuration (see docs/mcp.md).";
 
 /**
- * Refuses a key the upstream refuses before anything beyond `initialize` is served with it. A key
+ * Refuses a key the upstream refuses before anything beyond `initialize` or `server/discover` is
+ * served with it. A key
  * the upstream has accepted (acceptedKeys, which this check and the upstream's answers feed) passes
  * at once; another is checked with the cheapest call the contract has, whose answer the rate limit
  * learns from as from any call (a refused key keeps its refused-keys point). Undefined: admitted.

@@ -19,6 +19,7 @@ import { printSdl } from '../schema/sdl.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { countMessages, keyRefusal, type Refusal } from './admission.ts';
+import { type Confirmations, createConfirmations } from './confirm.ts';
 import { type CallContext, type GraphQLFetch, headerOf } from './graphql-call.ts';
 import {
   clientOfSession,
@@ -77,6 +78,11 @@ export interface McpEndpointOptions {
   tracing?: Tracing;
   /** The client's address, for the log line (a trusted proxy's forwarded one). */
   clientAddress: (req: IncomingMessage) => string;
+  /**
+   * MCP_STATE_SECRET, or the workers' shared secret: signs the state of a write's question to its
+   * user (confirm.ts), so that the answer may reach any process sharing it. Unset: this process's own.
+   */
+  stateSecret?: string;
 }
 
 /** The tools a gateway offers: the built-in ones, the manifest's beside them, or the manifest's alone. */
@@ -223,6 +229,7 @@ function refuse(
 interface Served {
   tools: readonly ToolSpec[];
   schemaText: string | undefined;
+  confirmations: Confirmations;
   /** The SDK's handler for 2026-07-28 requests, and the caller of each request it is serving. */
   modern: McpHttpHandler;
   calls: WeakMap<Request, CallContext>;
@@ -232,17 +239,21 @@ interface Served {
  * The SDK's 2026-07-28 handler: no handshake, `server/discover`, the `Mcp-*` headers and `_meta`
  * checked; a new server for each request, made with its caller.
  */
-function servedFor(tools: readonly ToolSpec[], schemaText: string | undefined): Served {
+function servedFor(
+  tools: readonly ToolSpec[],
+  schemaText: string | undefined,
+  confirmations: Confirmations,
+): Served {
   const calls = new WeakMap<Request, CallContext>();
   const modern = createMcpHandler(
     (ctx) => {
       const call = ctx.requestInfo && calls.get(ctx.requestInfo);
       if (call === undefined) throw new Error('an MCP request reached the SDK without its caller');
-      return createMcpServer(tools, schemaText, call);
+      return createMcpServer(tools, schemaText, call, confirmations);
     },
     { legacy: 'reject', responseMode: 'json' },
   );
-  return { tools, schemaText, modern, calls };
+  return { tools, schemaText, confirmations, modern, calls };
 }
 
 /**
@@ -266,7 +277,7 @@ async function answer(
     served.calls.set(request, call);
     return writeResponse(res, await served.modern.fetch(request, { parsedBody: body }), headers);
   }
-  const server = createMcpServer(served.tools, served.schemaText, call);
+  const server = createMcpServer(served.tools, served.schemaText, call, served.confirmations);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -291,7 +302,7 @@ export function createMcpEndpoint(
   const schema = options.schema ?? publicSchema;
   const tools = toolsFor(schema, options.persistedOperations, options.introspection);
   const schemaText = options.introspection ? printSdl(schema) : undefined;
-  const served = servedFor(tools, schemaText);
+  const served = servedFor(tools, schemaText, createConfirmations(options.stateSecret));
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
     const headers: Record<string, string> = { 'x-request-id': requestId };

@@ -1,5 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { type Confirmations, confirmationFirst } from './confirm.ts';
 import { type CallContext, runToolCall } from './graphql-call.ts';
 import { annotationsOf, type ToolSpec } from './tool.ts';
 
@@ -25,17 +26,24 @@ const CACHE_HINTS = {
 
 /**
  * A new MCP server for one HTTP request (stateless: no session outlives the request), offering
- * `tools`, each call run by runToolCall with the request's caller, and the schema as a resource
+ * `tools`, each call run by runToolCall with the request's caller (a write asked of its user first,
+ * where the client can ask: confirm.ts), and the schema as a resource
  * when `schemaText` is given (introspection on).
  */
 export function createMcpServer(
   tools: readonly ToolSpec[],
   schemaText: string | undefined,
   call: CallContext,
+  confirmations: Confirmations,
 ): McpServer {
   const server = new McpServer(
     { name: 'pet-gateway', version: '0.1.0' },
-    { instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },
+    {
+      instructions: INSTRUCTIONS,
+      cacheHints: CACHE_HINTS,
+      // A question's state is checked before the tool runs: a tampered or expired one is -32602.
+      requestState: { verify: (state, ctx) => confirmations.verify(state, ctx) },
+    },
   );
   for (const tool of tools) {
     server.registerTool(
@@ -50,7 +58,9 @@ export function createMcpServer(
         outputSchema: tool.output instanceof z.ZodObject ? tool.output : z.object(tool.output),
         annotations: annotationsOf(tool),
       },
-      (args: Record<string, unknown>, ctx) => runToolCall(tool, args, call, ctx.mcpReq.id),
+      async (args: Record<string, unknown>, ctx) =>
+        (await confirmationFirst(tool, args, ctx, call.authorization, confirmations)) ??
+        runToolCall(tool, args, call, ctx.mcpReq.id),
     );
   }
   if (schemaText !== undefined) {

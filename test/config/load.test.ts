@@ -153,6 +153,14 @@ describe('response cache configuration', () => {
     expect(loadConfig({ RESPONSE_CACHE: 'memory' }).redisKeySecret).toBeUndefined();
   });
 
+  it('takes MCP_STATE_SECRET at 32 characters and refuses a shorter one without echoing it', () => {
+    expect(loadConfig({}).mcpStateSecret).toBeUndefined();
+    expect(loadConfig({ MCP_STATE_SECRET: 'x'.repeat(32) }).mcpStateSecret).toBe('x'.repeat(32));
+    const short = { MCP_STATE_SECRET: 'y'.repeat(31) };
+    expect(() => loadConfig(short)).toThrowError(/^MCP_STATE_SECRET must be at least 32 characters/);
+    expect(() => loadConfig(short)).not.toThrowError(/yyyy/);
+  });
+
   it.each([
     [{ RESPONSE_CACHE: 'disk' }, /^RESPONSE_CACHE must be off, memory or redis/],
     [{ LOG_FORMAT: 'xml' }, /^LOG_FORMAT must be auto, json or pretty, got "xml"$/],

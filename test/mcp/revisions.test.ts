@@ -246,3 +246,64 @@ describe('create_pet asks its user first (input required), where the client can 
     expect((result.structuredContent as { createPet: { name: string } }).createPet.name).toBe('Old');
   });
 });
+
+describe("2026-07-28 under the gateway's rules, as 2025-11-25", () => {
+  it('answers discovery to a key the upstream refuses, and refuses it anything else: 401, its id', async () => {
+    const wrong = { authorization: 'Bearer not-a-key-of-the-store' };
+    expect((await modernPost(gateway.origin, wrong, 'server/discover')).status).toBe(200);
+    const refused = await modernPost(gateway.origin, wrong, 'tools/list', {}, 'list-1');
+    expect(refused.status).toBe(401);
+    expect((await refused.json()).id).toBe('list-1');
+  });
+
+  it('runs no mutation through run_query', async () => {
+    const before = postsOf();
+    const response = await modernPost(gateway.origin, auth, 'tools/call', {
+      name: 'run_query',
+      arguments: { query: 'mutation { createPet(input: {name: "Sneaky", categoryId: "1"}) { id } }' },
+    });
+    const { result } = await response.json();
+    expect(result.isError).toBe(true);
+    expect(postsOf()).toBe(before);
+  });
+});
+
+describe('2026-07-28 under the rate limit and INTROSPECTION=off', () => {
+  const LIMITED = 'limited-key';
+  let limited: RunningGateway;
+  useGateway(
+    {
+      tokens: [LIMITED],
+      gateway: {
+        config: {
+          introspection: false,
+          rateLimit: { perMinute: 3, store: 'memory', refusedKeysPerMinute: 60 },
+        },
+      },
+    },
+    (started) => ({ gateway: limited } = started),
+  );
+  const key = { authorization: `Bearer ${LIMITED}` };
+
+  it('offers no schema resource: resources/list is -32601', async () => {
+    const body = await (await modernPost(limited.origin, key, 'resources/list', {}, 5)).json();
+    expect([body.error?.code, body.id]).toEqual([-32601, 5]);
+  });
+
+  it('counts each request: a tool call over the limit is a RATE_LIMITED tool error, a list 429 with its id', async () => {
+    const outcomes: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await modernPost(limited.origin, key, 'tools/call', {
+        name: 'list_pets',
+        arguments: { limit: 1 },
+      });
+      const { result } = await response.json();
+      outcomes.push(result.isError ? JSON.stringify(result.content) : 'ok');
+    }
+    expect(outcomes.at(-1)).toMatch(/RATE_LIMITED/);
+    const list = await modernPost(limited.origin, key, 'tools/list', {}, 'over');
+    expect(list.status).toBe(429);
+    expect(list.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect((await list.json()).id).toBe('over');
+  });
+});
