@@ -22,6 +22,7 @@ import { countMessages, keyRefusal, type Refusal } from './admission.ts';
 import { type Confirmations, createConfirmations } from './confirm.ts';
 import { type CallContext, type GraphQLFetch, headerOf } from './graphql-call.ts';
 import {
+  clientOfMeta,
   clientOfSession,
   headersOf,
   INTERNAL_ERROR,
@@ -328,7 +329,9 @@ export function createMcpEndpoint(
       authorization,
       requestId,
       clientAddress,
-      clientName: init ? init.name : clientOfSession(req.headers['mcp-session-id']),
+      clientName: init
+        ? init.name
+        : (clientOfMeta(parsed.body) ?? clientOfSession(req.headers['mcp-session-id'])),
       logger: options.logger,
       metrics: options.metrics,
       tracing: options.tracing,

@@ -84,6 +84,14 @@ export function initializingClient(body: unknown): { name: string | undefined } 
   return init && { name: cleanName(init.params?.clientInfo?.name) };
 }
 
+/** The client's name a 2026-07-28 request carries in its `_meta` (the first message of a batch). */
+export function clientOfMeta(body: unknown): string | undefined {
+  const first = Array.isArray(body) ? body[0] : body;
+  const meta = (first as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
+  const info = meta?.['io.modelcontextprotocol/clientInfo'] as { name?: unknown } | undefined;
+  return cleanName(info?.name);
+}
+
 /**
  * The `Mcp-Session-Id` given with `initialize`'s answer. The server keeps no session (each request
  * is served alone, on any worker or instance); the id only carries the client's self-declared

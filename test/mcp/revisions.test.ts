@@ -2,6 +2,7 @@
 
 import { request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/observability/logging.ts';
 import type { FakeUpstream } from '../support/fake-upstream.ts';
 import { seedPets } from '../support/fake-upstream.ts';
 import { useGateway } from '../support/fixture.ts';
@@ -24,8 +25,15 @@ const KEY = 'revisions-key';
 const auth = { authorization: `Bearer ${KEY}` };
 let gateway: RunningGateway;
 let upstream: FakeUpstream;
+const lines: string[] = [];
 useGateway(
-  { tokens: [KEY], seed: (fake) => seedPets(fake, KEY) },
+  {
+    tokens: [KEY],
+    seed: (fake) => seedPets(fake, KEY),
+    gateway: {
+      gateway: { logger: createLogger('info', { write: (line: string) => void lines.push(line) }) },
+    },
+  },
   (started) => ({ gateway, upstream } = started),
 );
 
@@ -63,6 +71,9 @@ describe('2026-07-28, stateless', () => {
     const result = await client.callTool({ name: 'list_pets', arguments: { limit: 2 } });
     expect(result.isError).toBeFalsy();
     expect((result.structuredContent as { pets: unknown[] }).pets).toHaveLength(2);
+    // Its name rides in each request's _meta: the tool call's line names it, as a 2025 session's does.
+    const line = lines.map((text) => JSON.parse(text)).find((entry) => entry.msg === 'mcp tool call');
+    expect(line).toMatchObject({ tool: 'list_pets', client: 'vitest-assistant-2026', outcome: 'ok' });
   });
 
   it('refuses a request whose Mcp-Method header disagrees with its body: 400, -32020, its id', async () => {
