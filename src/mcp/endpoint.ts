@@ -252,7 +252,9 @@ function servedFor(
       if (call === undefined) throw new Error('an MCP request reached the SDK without its caller');
       return createMcpServer(tools, schemaText, call, confirmations);
     },
-    { legacy: 'reject', responseMode: 'json' },
+    // 'auto' answers JSON unless a tool sends something before its result, which none does ('json'
+    // would say so on stderr at every start).
+    { legacy: 'reject', responseMode: 'auto' },
   );
   return { tools, schemaText, confirmations, modern, calls };
 }

@@ -68,6 +68,7 @@ describe('real MCP clients against npm start', () => {
   it('mcp-remote, as Claude Desktop starts it, lists pets and creates one over stdio', async () => {
     const remote = spawnWatched(
       process.execPath,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: mcp-remote expands ${PET_KEY}, as Claude Desktop's config has it
       [MCP_REMOTE, `${gateway.origin}/mcp`, '--header', 'Authorization:${PET_KEY}', '--allow-http'],
       { env: { PET_KEY: `Bearer ${KEY}`, HOME: home }, stdio: ['pipe', 'pipe', 'pipe'], name: 'mcp-remote' },
     );
