@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { DEFAULT_LIMITS } from '../config.ts';
 import { createFastLane } from '../fast-lane/fast-lane.ts';
-import { createMcpEndpoint } from '../mcp/endpoint.ts';
+import { mcpOnFirstUse } from '../mcp/on-first-use.ts';
 import { createLogger } from '../observability/logging.ts';
 import type { AcceptedKeys } from '../policy/accepted-keys.ts';
 import { maxAgeSeconds } from '../policy/cache-headers.ts';
@@ -58,7 +58,7 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => boolean;
 /** `/mcp` in front of Yoga, when on: its tool calls are GraphQL requests Yoga serves. */
 function mcpRoute(options: EdgeOptions, yoga: YogaServer, logger: Logger): Handler {
   if (options.mcp === false) return () => false;
-  return createMcpEndpoint({
+  return mcpOnFirstUse({
     fetch: (url, init, context) => Promise.resolve(yoga.fetch(url, init, context)),
     corsOrigins: options.corsOrigins ?? ['*'],
     maxBodyBytes: (options.limits ?? DEFAULT_LIMITS).maxBodyBytes,

@@ -28,6 +28,7 @@ import {
   INTERNAL_ERROR,
   INVALID_REQUEST,
   initializingClient,
+  isMcpPath,
   MAX_JSON_DEPTH,
   PARSE_ERROR,
   readCapped,
@@ -109,10 +110,6 @@ const PREFLIGHT_HEADERS = {
   'access-control-allow-headers': 'authorization, content-type, accept, mcp-protocol-version, mcp-session-id',
   'access-control-max-age': '600',
 };
-
-function isMcpPath(url: string | undefined): boolean {
-  return url === '/mcp' || url?.startsWith('/mcp?') === true;
-}
 
 /** Whether `/mcp` admits a request with this Origin: one CORS_ORIGINS names, none, or a page of its own loopback address. */
 function originAdmitted(req: IncomingMessage, corsOrigins: readonly string[]): boolean {

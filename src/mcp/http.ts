@@ -6,6 +6,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * capped body, and the client's name carried from `initialize` to later requests.
  */
 
+/** Whether a request is for `/mcp` (with or without a query string). */
+export function isMcpPath(url: string | undefined): boolean {
+  return url === '/mcp' || url?.startsWith('/mcp?') === true;
+}
+
 /**
  * Answers `status` with a JSON-RPC error, with the request's `id` when its body was read and held
  * one request (messages.ts, idOf); null otherwise, as JSON-RPC says for a request not read.
