@@ -7,6 +7,7 @@ import { chooseEncoding, encode } from '../policy/compression.ts';
 import { type CostReport, costHeaders, settledCost, withCost } from '../policy/cost.ts';
 import type { TakenCharge } from '../policy/cost-budget.ts';
 import { deprecationAnswer } from '../policy/deprecation-headers.ts';
+import { etagOf, matchesETag, NOT_IN_304, tagged } from '../policy/etag.ts';
 import type { PreparedOperation } from '../policy/prepared-operations.ts';
 import type { Context } from '../schema/context.ts';
 import { type FastLaneOptions, headerValue } from './hand-over.ts';
@@ -60,9 +61,9 @@ export function answerOperation(
     ? ['deprecation', deprecation.headers.deprecation, 'sunset', deprecation.headers.sunset]
     : undefined;
   if (cost) extra = extra ? [...extra, ...costHeaders(cost)] : costHeaders(cost);
-  writeAnswer(req, res, text, learned, prepared.operationType, extra, requestId, options);
+  const status = writeAnswer(req, res, text, learned, prepared.operationType, extra, requestId, options);
   options.lanes.served.fast++;
-  recordOperation(req, prepared, used, started, executeSeconds, requestId, false, options);
+  recordOperation(req, prepared, used, started, executeSeconds, requestId, status, options);
 }
 
 /**
@@ -78,11 +79,12 @@ export function answerClientGone(
   options: FastLaneOptions,
 ): void {
   const requestId = requestIdOf(headerValue(req, 'x-request-id'));
-  recordOperation(req, prepared, used, started, executeSeconds, requestId, true, options);
+  recordOperation(req, prepared, used, started, executeSeconds, requestId, CLIENT_GONE_STATUS, options);
 }
 
 /**
- * The operation's log line and metrics, answered (200) or its client gone (499): every fast-lane
+ * The operation's log line and metrics, answered (200, or 304 to a GET whose tag still holds) or
+ * its client gone (499): every fast-lane
  * path records through here, a batch entry with its place (`entry`) and the address its batch
  * read once, the request's HTTP duration counted once, with its last entry.
  */
@@ -93,7 +95,7 @@ export function recordOperation(
   started: number,
   executeSeconds: number,
   requestId: RequestId,
-  gone: boolean,
+  status: number,
   options: FastLaneOptions,
   entry?: { readonly index: number; readonly size: number },
   clientAddress = options.clientAddress(req),
@@ -107,11 +109,10 @@ export function recordOperation(
   };
   if (used.sharedUpstreamCalls) record.sharedUpstreamCalls = used.sharedUpstreamCalls;
   if (entry) record.batch = entry;
-  if (gone) record.clientGone = true;
+  if (status === CLIENT_GONE_STATUS) record.clientGone = true;
   if (prepared.operationName !== undefined) record.operationName = prepared.operationName;
   const { cost } = used;
   if (cost) record.cost = () => cost;
-  const status = gone ? CLIENT_GONE_STATUS : 200;
   logOperation(options.logger, record, status);
   if (cost) options.metrics?.cost(prepared.operationType, cost);
   const last = entry === undefined || entry.index === entry.size - 1;
@@ -128,8 +129,9 @@ export function recordOperation(
 /**
  * Writes a successful answer as Yoga's lane would: the headers Yoga's answer carried (`learned`),
  * the same encoding choice and bytes (yoga/response/compression.ts, never a second encoder), the
- * caching of a success, then `extra` (deprecation headers) and the request id. Both of the fast
- * lane's paths (one operation, a batch) answer through it.
+ * caching of a success and a GET's tag (policy/etag.ts: 304 with no body when If-None-Match names
+ * it), then `extra` (deprecation headers) and the request id. Both of the fast lane's paths (one
+ * operation, a batch) answer through it. Returns the status written.
  */
 export function writeAnswer(
   req: IncomingMessage,
@@ -140,7 +142,22 @@ export function writeAnswer(
   extra: readonly string[] | undefined,
   requestId: string,
   options: Pick<FastLaneOptions, 'cacheMaxAgeSeconds'>,
-): void {
+): number {
+  const control = cacheControl({ ok: true, operationType }, options.cacheMaxAgeSeconds);
+  const etag = tagged(req.method, control) ? etagOf(text) : undefined;
+  if (etag !== undefined && matchesETag(req.headers['if-none-match'], etag)) {
+    const kept: string[] = [];
+    for (let i = 0; i < learned.length; i += 2) {
+      const name = learned[i] as string;
+      if (!NOT_IN_304.has(name)) kept.push(name, learned[i + 1] as string);
+    }
+    kept.push('cache-control', control, 'etag', etag);
+    if (extra) kept.push(...extra);
+    kept.push('x-request-id', requestId);
+    res.writeHead(304, kept);
+    res.end();
+    return 304;
+  }
   const acceptEncoding = req.headers['accept-encoding'];
   const encoding =
     typeof acceptEncoding === 'string' && acceptEncoding !== ''
@@ -149,16 +166,12 @@ export function writeAnswer(
   // Unencoded, the text itself: Node sends it with the head in one string write, which measured
   // cheaper than a Buffer's (docs/performance.md, "Where the time goes").
   const body = encoding ? encode(text, encoding) : text;
-  const headers = [
-    ...learned,
-    'content-length',
-    String(Buffer.byteLength(body)),
-    'cache-control',
-    cacheControl({ ok: true, operationType }, options.cacheMaxAgeSeconds),
-  ];
+  const headers = [...learned, 'content-length', String(Buffer.byteLength(body)), 'cache-control', control];
+  if (etag !== undefined) headers.push('etag', etag);
   if (encoding) headers.push('content-encoding', encoding);
   if (extra) headers.push(...extra);
   headers.push('x-request-id', requestId);
   res.writeHead(200, headers);
   res.end(body);
+  return 200;
 }

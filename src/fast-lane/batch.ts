@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { hasUnsafeNumber } from '../contract/int64.ts';
+import { CLIENT_GONE_STATUS } from '../observability/operation-line.ts';
 import { type RequestId, requestIdOf } from '../observability/request-id.ts';
 import { cancelWhenClientGoes } from '../policy/client-gone.ts';
 import { addCost, type CostReport, costHeaders, withCost } from '../policy/cost.ts';
@@ -297,6 +298,7 @@ function logAndCount(
     };
     const id = requestIds[index] as RequestId;
     const entry = { index, size };
-    recordOperation(req, operation, used, started, executeSeconds, id, gone, options, entry, clientAddress);
+    const status = gone ? CLIENT_GONE_STATUS : 200;
+    recordOperation(req, operation, used, started, executeSeconds, id, status, options, entry, clientAddress);
   }
 }

@@ -123,6 +123,7 @@ export function createLanes(planning = true, maxPrepared = PREPARED_CACHE.entrie
 /** Headers each answer sets for itself; every other header of a successful answer is learned. */
 export const PER_ANSWER_HEADERS: ReadonlySet<string> = new Set([
   'cache-control',
+  'etag',
   'content-length',
   'content-encoding',
   'x-request-id',

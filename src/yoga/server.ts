@@ -183,6 +183,8 @@ function requestPlugins(
       ...(options.costBudget ? { budget: options.costBudget } : {}),
       batchEntryOf: batches.entryOf,
     }),
+    // Before the log line and metrics: they read the status a 304 sets.
+    useCacheHeaders(options.cache?.ttlMs),
     useOperationLog(logger, options.clientAddress, batches.entryOf, options.metrics),
     // The upstream deadline's timer ends with execution, not `timeoutMs` after it: for an answer in
     // parts, with its last part.
@@ -234,8 +236,6 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
   plugins.push(useGraphiQL(options));
   // Last, so the answer it compresses carries every header the plugins before it set.
   plugins.push(useResponseCompression());
-  // After compression, whose Vary it replaces with the full list.
-  plugins.push(useCacheHeaders(options.cache?.ttlMs));
   // After compression: it learns the headers of the answer as the client receives it.
   if (lanes) plugins.push(usePreparation(lanes, compiled, batches.entryOf));
   // Last: they answer for the validation rules every plugin before them added.

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
@@ -8,6 +7,7 @@ import {
   encodeAsync,
   VARY_ACCEPT_ENCODING,
 } from '../../policy/compression.ts';
+import { etagOf, matchesETag } from '../../policy/etag.ts';
 import { isPath } from '../endpoints.ts';
 
 /** The title of the explorer plugin bundled in Yoga's GraphiQL (@graphiql/plugin-explorer). */
@@ -59,7 +59,7 @@ export function useGraphiQLPage(
         table,
       ),
     );
-    const etag = `W/"${createHash('sha256').update(html).digest('base64url').slice(0, 27)}"`;
+    const etag = etagOf(html);
     return { html, etag, encoded: new Map() };
   };
   return {
@@ -155,7 +155,7 @@ function answer(
     vary: `Accept, ${VARY_ACCEPT_ENCODING}`,
     ...PAGE_SECURITY,
   };
-  if (matches(request.headers.get('if-none-match'), etag)) {
+  if (matchesETag(request.headers.get('if-none-match'), etag)) {
     return endResponse(new fetchAPI.Response(null, { status: 304, headers }));
   }
   const encoding = chooseEncoding(request.headers.get('accept-encoding') ?? undefined, html.byteLength);
@@ -172,11 +172,4 @@ function answer(
       }),
     ),
   );
-}
-
-/** If-None-Match with weak comparison (RFC 9110 §13.1.2): any listed tag, or `*`. */
-function matches(ifNoneMatch: string | null, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
-  return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === opaque(etag));
 }

@@ -1,5 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
 import { cacheControl, GRAPHQL_VARY, maxAgeSeconds } from '../../policy/cache-headers.ts';
+import { etagOf, matchesETag, NOT_IN_304, tagged } from '../../policy/etag.ts';
 
 const GRAPHQL_ANSWER = /^application\/(graphql-response\+)?json\b/i;
 /** A result in parts (@defer, @stream): never stored, whatever its parts turn out to hold. */
@@ -7,8 +8,9 @@ const PARTS = /^(multipart\/mixed|text\/event-stream)\b/i;
 
 /**
  * Sets `Cache-Control` and `Vary` on every answer Yoga gives at the GraphQL endpoint (results and
- * request errors alike; not the GraphiQL page, which has its own). The fast lane writes the same
- * through `cacheControl` and the `Vary` it learns from Yoga's answers. A batch's answer may be
+ * request errors alike; not the GraphiQL page, which has its own), and the ETag of a GET answer a
+ * client may keep, answering 304 when If-None-Match names it (policy/etag.ts). The fast lane
+ * writes the same through `cacheControl`, etag.ts and the `Vary` it learns from Yoga's answers. A batch's answer may be
  * kept only as long as each of its operations' could: all queries, none with an error.
  */
 export function useCacheHeaders(responseCacheTtlMs: number | undefined): Plugin {
@@ -38,19 +40,32 @@ export function useCacheHeaders(responseCacheTtlMs: number | undefined): Plugin 
       const answer = executed.get(request);
       if (answer && result.some((one) => 'errors' in one && one.errors?.length)) answer.ok = false;
     },
-    onResponse({ request, response }) {
+    onResponse({ request, response, setResponse, fetchAPI }) {
       const type = response.headers.get('content-type') ?? '';
       if (PARTS.test(type)) return inParts(response);
       if (!GRAPHQL_ANSWER.test(type)) return;
       const answer = executed.get(request);
-      response.headers.set(
-        'cache-control',
-        cacheControl(
-          { ok: response.status === 200 && answer?.ok === true, operationType: answer?.operationType },
-          maxAge,
-        ),
+      const control = cacheControl(
+        { ok: response.status === 200 && answer?.ok === true, operationType: answer?.operationType },
+        maxAge,
       );
+      response.headers.set('cache-control', control);
       response.headers.set('vary', GRAPHQL_VARY);
+      if (!tagged(request.method, control)) return;
+      return response.text().then((text) => {
+        const etag = etagOf(text);
+        const fresh = !matchesETag(request.headers.get('if-none-match'), etag);
+        // Copied name by name: Yoga's own headers may keep another spelling (`Content-Type`), which
+        // a delete by the lower-case name would miss.
+        const headers = new fetchAPI.Headers();
+        response.headers.forEach((value, name) => {
+          if (fresh || !NOT_IN_304.has(name.toLowerCase())) headers.set(name, value);
+        });
+        headers.set('etag', etag);
+        setResponse(
+          new fetchAPI.Response(fresh ? text : null, { status: fresh ? response.status : 304, headers }),
+        );
+      });
     },
   };
 }
