@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Answered, CODES } from '../codes.ts';
 import type { ConnectionClose } from '../observability/metrics.ts';
-import { errorBody, refuse, statusLine } from './error-body.ts';
+import { errorBody, refuse, statusLine } from '../policy/error-body.ts';
 
 export interface ConnectionLimits {
   /** Client connections held at once. */

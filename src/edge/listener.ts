@@ -9,8 +9,8 @@ import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Answered, CODES } from '../codes.ts';
 import type { ConnectionClose } from '../observability/metrics.ts';
+import { errorBody, refuse, statusLine } from '../policy/error-body.ts';
 import { createConnectionAdmission } from './connections.ts';
-import { errorBody, refuse, statusLine } from './error-body.ts';
 
 export type { ConnectionClose } from '../observability/metrics.ts';
 

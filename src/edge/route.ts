@@ -1,12 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { CODES } from '../codes.ts';
 import { DEFAULT_LIMITS } from '../config.ts';
 import { createFastLane } from '../fast-lane/fast-lane.ts';
-import { mcpOnFirstUse } from '../mcp/on-first-use.ts';
+import { INTERNAL_ERROR, isMcpPath, rpcError } from '../mcp/http.ts';
 import { createLogger } from '../observability/logging.ts';
 import type { AcceptedKeys } from '../policy/accepted-keys.ts';
 import { maxAgeSeconds } from '../policy/cache-headers.ts';
 import { deprecatedUseReporter } from '../policy/deprecation-headers.ts';
+import { refuse } from '../policy/error-body.ts';
 import { createLanes, type Lanes } from '../policy/prepared-operations.ts';
 import { contextDepsOf } from '../schema/context.ts';
 import { createYogaServer, type YogaServer, type YogaServerOptions } from '../yoga/server.ts';
@@ -55,26 +57,78 @@ const peerAddress = (req: IncomingMessage) => req.socket.remoteAddress ?? '';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => boolean;
 
+/**
+ * A room loaded on its first request (`/mcp`, `/rest/`): its modules (the MCP SDK, zod's JSON
+ * Schema) cost nothing to the start of a gateway nobody asks of it. The request's body waits,
+ * unread, meanwhile; a failure to load answers 500 as the room would (`failed`) and logs once.
+ */
+function onFirstUse(
+  serves: (url: string | undefined) => boolean,
+  load: () => Promise<Handler>,
+  failed: (res: ServerResponse) => void,
+  logger: Logger,
+): Handler {
+  let room: Promise<Handler> | undefined;
+  return (req, res) => {
+    if (!serves(req.url)) return false;
+    room ??= load();
+    room.then(
+      (handle) => handle(req, res),
+      (error: unknown) => {
+        logger.error({ err: error }, 'a room of the gateway failed to load');
+        failed(res);
+      },
+    );
+    return true;
+  };
+}
+
 /** `/mcp` in front of Yoga, when on: its tool calls are GraphQL requests Yoga serves. */
 function mcpRoute(options: EdgeOptions, yoga: YogaServer, logger: Logger): Handler {
   if (options.mcp === false) return () => false;
-  return mcpOnFirstUse({
-    fetch: (url, init, context) => Promise.resolve(yoga.fetch(url, init, context)),
-    corsOrigins: options.corsOrigins ?? ['*'],
-    maxBodyBytes: (options.limits ?? DEFAULT_LIMITS).maxBodyBytes,
-    maxBatchMessages: (options.limits ?? DEFAULT_LIMITS).maxBatchOperations,
-    ...(options.persistedOperations ? { persistedOperations: options.persistedOperations } : {}),
-    ...(options.schema ? { schema: options.schema } : {}),
-    introspection: options.introspection ?? true,
-    ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
-    ...(options.acceptedKeys ? { acceptedKeys: options.acceptedKeys } : {}),
-    upstream: options.upstream,
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  return onFirstUse(
+    isMcpPath,
+    async () =>
+      (await import('../mcp/endpoint.ts')).createMcpEndpoint({
+        fetch: (url, init, context) => Promise.resolve(yoga.fetch(url, init, context)),
+        corsOrigins: options.corsOrigins ?? ['*'],
+        maxBodyBytes: limits.maxBodyBytes,
+        maxBatchMessages: limits.maxBatchOperations,
+        ...(options.persistedOperations ? { persistedOperations: options.persistedOperations } : {}),
+        ...(options.schema ? { schema: options.schema } : {}),
+        introspection: options.introspection ?? true,
+        ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+        ...(options.acceptedKeys ? { acceptedKeys: options.acceptedKeys } : {}),
+        upstream: options.upstream,
+        logger,
+        ...(options.metrics ? { metrics: options.metrics } : {}),
+        ...(options.tracing ? { tracing: options.tracing } : {}),
+        clientAddress: options.clientAddress ?? peerAddress,
+        ...(options.mcpStateSecret ? { stateSecret: options.mcpStateSecret } : {}),
+      }),
+    (res) => rpcError(res, 500, INTERNAL_ERROR, 'Internal error: see the gateway log.'),
     logger,
-    ...(options.metrics ? { metrics: options.metrics } : {}),
-    ...(options.tracing ? { tracing: options.tracing } : {}),
-    clientAddress: options.clientAddress ?? peerAddress,
-    ...(options.mcpStateSecret ? { stateSecret: options.mcpStateSecret } : {}),
-  });
+  );
+}
+
+/** `/rest/`, with a trusted-documents manifest: its operations as REST endpoints Yoga serves. */
+function restRoute(options: EdgeOptions, yoga: YogaServer, logger: Logger): Handler {
+  const documents = options.persistedOperations?.documents;
+  if (documents === undefined) return () => false;
+  return onFirstUse(
+    (url) => url?.startsWith('/rest/') === true,
+    async () =>
+      (await import('../rest/endpoint.ts')).createRestEndpoint({
+        fetch: (url, init, context) => Promise.resolve(yoga.fetch(url, init, context)),
+        documents,
+        ...(options.schema ? { schema: options.schema } : {}),
+        maxBodyBytes: (options.limits ?? DEFAULT_LIMITS).maxBodyBytes,
+        logger,
+      }),
+    (res) => refuse(res, CODES.INTERNAL_SERVER_ERROR, 'Internal error: see the gateway log.'),
+    logger,
+  );
 }
 
 /**
@@ -103,6 +157,7 @@ export function createEdge(options: EdgeOptions): Edge {
   if (!fastLaneOn) {
     const yoga = createYogaServer(resolved);
     const mcp = mcpRoute(options, yoga, logger);
+    const rest = restRoute(options, yoga, logger);
     return {
       yoga,
       handle: (req, res) =>
@@ -110,6 +165,7 @@ export function createEdge(options: EdgeOptions): Edge {
           health(req, res) ||
           signpost(req, res) ||
           mcp(req, res) ||
+          rest(req, res) ||
           notServed(req, res) ||
           yoga(req, res)
         ),
@@ -135,7 +191,15 @@ export function createEdge(options: EdgeOptions): Edge {
   });
   options.metrics?.watchLanes(lanes.served);
   const mcp = mcpRoute(options, yoga, logger);
+  const rest = restRoute(options, yoga, logger);
   const handle = (req: IncomingMessage, res: ServerResponse) =>
-    void (health(req, res) || signpost(req, res) || mcp(req, res) || notServed(req, res) || fast(req, res));
+    void (
+      health(req, res) ||
+      signpost(req, res) ||
+      mcp(req, res) ||
+      rest(req, res) ||
+      notServed(req, res) ||
+      fast(req, res)
+    );
   return { yoga, handle, lanes };
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CODES } from '../codes.ts';
-import { refuse } from './error-body.ts';
+import { refuse } from '../policy/error-body.ts';
 
 /*
  * The paths people try before reading: `/` (a browser opened on the bare origin) and the probe

@@ -6,7 +6,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { type Answered, CODES } from '../codes.ts';
 import type { WebSocketSettings } from '../config/websocket.ts';
 import type { ConnectionClose } from '../observability/metrics.ts';
-import { errorBody, statusLine } from './error-body.ts';
+import { errorBody, statusLine } from '../policy/error-body.ts';
 import { type Peer, type ProtocolServer, protocolServer } from './websocket-protocol.ts';
 import { type Forward, relay, type Stoppable, stoppable, type YogaFetch } from './websocket-relay.ts';
 

@@ -9,7 +9,7 @@ import {
   type OperationDefinitionNode,
   parse,
 } from 'graphql';
-import { objectSchemaOf } from './graphql-to-zod.ts';
+import { objectSchemaOf } from '../schema/zod-types.ts';
 
 /*
  * The documents the built-in tools send, written from the schema: a field the schema adds to a type

@@ -12,6 +12,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { requestIdOf } from '../observability/request-id.ts';
 import type { Tracing } from '../observability/tracing.ts';
 import type { AcceptedKeys } from '../policy/accepted-keys.ts';
+import { readCapped } from '../policy/body-cap.ts';
 import { originListed, ownLoopbackOrigin } from '../policy/origin.ts';
 import type { RateLimit } from '../policy/rate-limit.ts';
 import { schema as publicSchema } from '../schema/index.ts';
@@ -31,7 +32,6 @@ import {
   isMcpPath,
   MAX_JSON_DEPTH,
   PARSE_ERROR,
-  readCapped,
   rpcError,
   SERVER_ERROR,
   sessionIdFor,

@@ -21,8 +21,9 @@ import {
 } from 'graphql';
 import type { z } from 'zod';
 import type { WriteRoute } from '../contract/routes.ts';
+import { fragmentsOf, leadingComment } from '../schema/documents.ts';
 import { declaredWriteRoute } from '../schema/upstream-field.ts';
-import { inputSchemaOf, objectSchemaOf } from './graphql-to-zod.ts';
+import { inputSchemaOf, objectSchemaOf } from '../schema/zod-types.ts';
 import { type ToolSpec, writesThrough } from './tool.ts';
 
 /*
@@ -70,26 +71,6 @@ function usage(schema: GraphQLSchema, document: DocumentNode, operation: Operati
 
 /** What a variable is passed to: an argument, or a field of an input object. */
 type Fed = GraphQLArgument | GraphQLInputField;
-
-function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  }
-  return fragments;
-}
-
-/** The document's own `#` comment lines before its first definition, the author's description. */
-function leadingComment(text: string): string | undefined {
-  const lines: string[] = [];
-  for (const line of text.split('\n')) {
-    const trimmed = line.trim();
-    if (!trimmed.startsWith('#')) break;
-    lines.push(trimmed.replace(/^#+\s?/, ''));
-  }
-  const comment = lines.join(' ').trim();
-  return comment === '' ? undefined : comment;
-}
 
 /** Without the author's words: the operation itself, and what the schema says of its root fields. */
 function describe(

@@ -1,8 +1,8 @@
 import { type GraphQLSchema, Kind, OperationTypeNode, parse } from 'graphql';
 import { z } from 'zod';
 import { LIST_LIMIT, PET_SUNSET_DAY } from '../contract/animal-store.ts';
+import { inputShapeOf } from '../schema/zod-types.ts';
 import { operationOf, selectionOf } from './documents.ts';
-import { inputShapeOf } from './graphql-to-zod.ts';
 import type { ToolSpec } from './tool.ts';
 import { writeTools } from './write-tools.ts';
 
@@ -10,7 +10,7 @@ import { writeTools } from './write-tools.ts';
  * The tools offered without a trusted-documents manifest: listing pets, the thing analysts do most;
  * one tool per mutation that declares an upstream write (write-tools.ts); and a read-only query tool
  * for everything else. Their arguments and answers are read off the schema, as a manifest's tools
- * are (graphql-to-zod.ts): a field the schema adds or changes reaches them with no edit here.
+ * are (schema/zod-types.ts): a field the schema adds or changes reaches them with no edit here.
  */
 
 function rootField(schema: GraphQLSchema, type: OperationTypeNode, name: string) {

@@ -1,8 +1,8 @@
 import { type GraphQLField, type GraphQLSchema, getNamedType, isInputObjectType } from 'graphql';
 import type { WriteRoute } from '../contract/routes.ts';
 import { declaredWriteRoute } from '../schema/upstream-field.ts';
+import { inputShapeOf } from '../schema/zod-types.ts';
 import { operationOf, selectionOf } from './documents.ts';
-import { inputShapeOf } from './graphql-to-zod.ts';
 import { toolNameOf } from './operations-as-tools.ts';
 import { type ToolSpec, writesThrough } from './tool.ts';
 

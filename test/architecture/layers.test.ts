@@ -17,7 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['src/edge/'],
   // The two lanes side by side: neither imports the other; what both do is in src/policy/. MCP
   // sits beside them: its tool calls reach Yoga only through the `fetch` the edge hands it.
-  ['src/fast-lane/', 'src/yoga/', 'src/mcp/'],
+  ['src/fast-lane/', 'src/yoga/', 'src/mcp/', 'src/rest/'],
   ['src/policy/'],
   ['src/execution/'],
   ['src/schema/'],
@@ -79,7 +79,7 @@ describe('src/ layers', () => {
   });
 
   it('keeps the lanes apart: the fast lane, Yoga and MCP share only what lies below them', () => {
-    const lanes = ['src/fast-lane/', 'src/yoga/', 'src/mcp/'];
+    const lanes = ['src/fast-lane/', 'src/yoga/', 'src/mcp/', 'src/rest/'];
     const laneOf = (file: string) => lanes.find((lane) => file.startsWith(lane));
     const crossing = files.flatMap((file) => {
       const own = laneOf(file);

@@ -18,9 +18,10 @@ import { z } from 'zod';
 import { LIST_LIMIT } from '../contract/animal-store.ts';
 
 /*
- * GraphQL types as the zod schemas an MCP tool declares (the SDK turns them into JSON Schema):
- * a manifest operation's variables become the tool's input, its selection the tool's output; a
- * built-in tool's input is a field's arguments or an input type's fields.
+ * GraphQL types as zod schemas, for what describes an operation to a client that reads JSON Schema:
+ * an MCP tool's input and output (the SDK turns them into JSON Schema), a REST endpoint's
+ * parameters and answer in the OpenAPI document. A field's arguments, an input type's fields, an
+ * operation's variables and its selection each have their schema here, once.
  */
 
 /** Ids are int64: a JSON number would round them past 2^53, so they travel as decimal strings. */
