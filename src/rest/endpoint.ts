@@ -52,8 +52,9 @@ function wantsCsv(req: IncomingMessage, search: URLSearchParams): boolean {
 /** The headers Yoga reads from a REST call: the caller's key, its request id, its encoding wishes. */
 function forwarded(req: IncomingMessage, csv: boolean): Record<string, string> {
   const headers: Record<string, string> = { accept: 'application/graphql-response+json' };
-  // A CSV's tag is the CSV's own (below): Yoga must answer its JSON whole.
-  const names = ['authorization', 'x-request-id', 'graphql-client-name', ...(csv ? [] : ['if-none-match'])];
+  // A CSV is made from Yoga's JSON, whole and plain: its tag and its encoding are the CSV's own.
+  const names = ['authorization', 'x-request-id', 'graphql-client-name'];
+  if (!csv) names.push('if-none-match', 'accept-encoding');
   for (const name of names) {
     const value = req.headers[name];
     if (typeof value === 'string') headers[name] = value;
@@ -92,8 +93,9 @@ async function asCsv(req: IncomingMessage, res: ServerResponse, response: Respon
     'cache-control': response.headers.get('cache-control') ?? 'no-store',
     vary: response.headers.get('vary') ?? 'Accept, Authorization',
     etag,
-    'x-request-id': response.headers.get('x-request-id') ?? '',
   };
+  const requestId = response.headers.get('x-request-id');
+  if (requestId) headers['x-request-id'] = requestId;
   if (matchesETag(req.headers['if-none-match'], etag)) {
     res.writeHead(304, headers);
     return void res.end();
