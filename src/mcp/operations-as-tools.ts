@@ -1,6 +1,5 @@
 import {
   type DocumentNode,
-  type FragmentDefinitionNode,
   type GraphQLArgument,
   type GraphQLInputField,
   type GraphQLInputType,
@@ -12,7 +11,6 @@ import {
   Kind,
   type OperationDefinitionNode,
   OperationTypeNode,
-  parse,
   print,
   TypeInfo,
   typeFromAST,
@@ -21,7 +19,7 @@ import {
 } from 'graphql';
 import type { z } from 'zod';
 import type { WriteRoute } from '../contract/routes.ts';
-import { fragmentsOf, leadingComment } from '../schema/documents.ts';
+import { callableOperations, fragmentsOf, leadingComment } from '../schema/documents.ts';
 import { declaredWriteRoute } from '../schema/upstream-field.ts';
 import { inputSchemaOf, objectSchemaOf } from '../schema/zod-types.ts';
 import { type ToolSpec, writesThrough } from './tool.ts';
@@ -121,19 +119,8 @@ function inputOf(
 
 /** One tool per query and mutation of the manifest (subscriptions answer more than once: none). */
 function toolsOfDocument(schema: GraphQLSchema, id: string, text: string): ToolSpec[] {
-  let document: DocumentNode;
-  try {
-    document = parse(text, { noLocation: true });
-  } catch {
-    return [];
-  }
-  const fragments = fragmentsOf(document);
-  return document.definitions.flatMap((operation) => {
-    if (
-      operation.kind !== Kind.OPERATION_DEFINITION ||
-      operation.operation === OperationTypeNode.SUBSCRIPTION
-    )
-      return [];
+  const { document, fragments, operations } = callableOperations(text);
+  return operations.flatMap((operation) => {
     const root = schema.getRootType(operation.operation);
     if (!root) return [];
     const operationName = operation.name?.value;

@@ -1,15 +1,6 @@
-import {
-  type DocumentNode,
-  type FragmentDefinitionNode,
-  type GraphQLInputType,
-  type GraphQLSchema,
-  Kind,
-  OperationTypeNode,
-  parse,
-  typeFromAST,
-} from 'graphql';
+import { type GraphQLInputType, type GraphQLSchema, Kind, OperationTypeNode, typeFromAST } from 'graphql';
 import type { z } from 'zod';
-import { fragmentsOf, leadingComment } from '../schema/documents.ts';
+import { callableOperations, leadingComment } from '../schema/documents.ts';
 import { objectSchemaOf } from '../schema/zod-types.ts';
 
 /*
@@ -38,16 +29,9 @@ export interface RestOperation {
 }
 
 function operationsOf(schema: GraphQLSchema, id: string, text: string): RestOperation[] {
-  let document: DocumentNode;
-  try {
-    document = parse(text, { noLocation: true });
-  } catch {
-    return [];
-  }
-  const fragments = fragmentsOf(document);
-  return document.definitions.flatMap((operation) => {
-    if (operation.kind !== Kind.OPERATION_DEFINITION || operation.name === undefined) return [];
-    if (operation.operation === OperationTypeNode.SUBSCRIPTION) return [];
+  const { fragments, operations } = callableOperations(text);
+  return operations.flatMap((operation) => {
+    if (operation.name === undefined) return [];
     const root = schema.getRootType(operation.operation);
     if (!root) return [];
     const parameters = (operation.variableDefinitions ?? []).flatMap((definition) => {

@@ -23,7 +23,7 @@ const INT = /^-?\d{1,10}$/;
 const INT_MAX = 2 ** 31 - 1;
 
 /** One value as its type takes it, or the sentence saying why it cannot be. */
-function valueOf(
+function typedValue(
   name: string,
   text: string,
   type: GraphQLInputType,
@@ -83,7 +83,7 @@ export function variablesOf(
       continue;
     }
     if (given.length > 1) return { problem: `parameter ${parameter.name} is given ${given.length} times` };
-    const read = valueOf(parameter.name, given[0] as string, parameter.type);
+    const read = typedValue(parameter.name, given[0] as string, parameter.type);
     if ('problem' in read) return read;
     variables[parameter.name] = read.value;
   }

@@ -1,4 +1,11 @@
-import { type DocumentNode, type FragmentDefinitionNode, Kind } from 'graphql';
+import {
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  Kind,
+  type OperationDefinitionNode,
+  OperationTypeNode,
+  parse,
+} from 'graphql';
 
 /*
  * Reading a trusted document for those who describe it to clients (MCP's tools, the REST
@@ -23,4 +30,27 @@ export function leadingComment(text: string): string | undefined {
   }
   const comment = lines.join(' ').trim();
   return comment === '' ? undefined : comment;
+}
+
+/**
+ * A document's operations a client can call and get one answer from (its queries and mutations,
+ * never a subscription), with the document and its fragments; none for a text that does not parse.
+ */
+export function callableOperations(text: string): {
+  document: DocumentNode;
+  fragments: Map<string, FragmentDefinitionNode>;
+  operations: OperationDefinitionNode[];
+} {
+  let document: DocumentNode;
+  try {
+    document = parse(text, { noLocation: true });
+  } catch {
+    return { document: { kind: Kind.DOCUMENT, definitions: [] }, fragments: new Map(), operations: [] };
+  }
+  const operations = document.definitions.filter(
+    (definition): definition is OperationDefinitionNode =>
+      definition.kind === Kind.OPERATION_DEFINITION &&
+      definition.operation !== OperationTypeNode.SUBSCRIPTION,
+  );
+  return { document, fragments: fragmentsOf(document), operations };
 }
