@@ -42,6 +42,15 @@ const PREFIX = '/rest/';
 const OPENAPI = 'openapi.json';
 const CSV_TYPE = 'text/csv; charset=utf-8';
 
+/** The operation a path names; '' for one that does not decode (`%zz`), which names none. */
+function nameOf(pathname: string): string {
+  try {
+    return decodeURIComponent(pathname.slice(PREFIX.length));
+  } catch {
+    return '';
+  }
+}
+
 /** Whether the caller asked for CSV: `?format=csv`, or an Accept that names text/csv. */
 function wantsCsv(req: IncomingMessage, search: URLSearchParams): boolean {
   const format = search.get('format');
@@ -165,7 +174,7 @@ export function createRestEndpoint(
 
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://gateway');
-    const name = decodeURIComponent(url.pathname.slice(PREFIX.length));
+    const name = nameOf(url.pathname);
     if (name === OPENAPI) {
       if (req.method !== 'GET' && req.method !== 'HEAD')
         return refuse(res, CODES.METHOD_NOT_ALLOWED, 'The OpenAPI document is read with GET.', {

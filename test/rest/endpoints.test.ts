@@ -115,6 +115,7 @@ describe('a trusted query as GET /rest/{name}', () => {
     const unknown = await get('/rest/NoSuchThing');
     expect(unknown.status).toBe(404);
     expect((await unknown.json()).errors[0].message).toMatch(/openapi\.json/);
+    expect((await get('/rest/%zz')).status).toBe(404);
     const posted = await fetch(new URL('/rest/PetsByStatus', gateway.origin), {
       method: 'POST',
       headers: auth,
