@@ -1,4 +1,4 @@
-// @tier slow: thousands of generated bodies and operations, in-process and over real sockets
+// @tier ci: thousands of generated bodies and operations over real sockets, longer than npm test's 5 minutes allow
 
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
