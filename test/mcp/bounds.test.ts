@@ -7,7 +7,7 @@ import { createLogger } from '../../src/observability/logging.ts';
 import type { FakeUpstream } from '../support/fake-upstream.ts';
 import { useGateway } from '../support/fixture.ts';
 import type { RunningGateway } from '../support/gateway.ts';
-import { call, connectMcp, INITIALIZE, rawPost, textOf } from './client.ts';
+import { call, connectMcp, INITIALIZE, modernPost, rawPost, textOf } from './client.ts';
 
 // The gateway's bounds on /mcp, as on /graphql: a key the upstream refuses, the rate limit, the
 // Origin, introspection off, and requests no client should send.
@@ -228,6 +228,33 @@ describe('RATE_LIMIT_REFUSED_KEYS_PER_MINUTE=2 on /mcp', () => {
         expect(((await response.json()) as RpcError).error?.data?.code).toBe('REFUSED_KEYS_LIMITED');
     }
     expect(statuses).toEqual([401, 401, 429]);
+    expect(upstream.requests).toHaveLength(2);
+  });
+});
+
+describe('RATE_LIMIT_REFUSED_KEYS_PER_MINUTE=2 on /mcp, for 2026-07-28 requests', () => {
+  let gateway: RunningGateway;
+  let upstream: FakeUpstream;
+  useGateway(
+    {
+      tokens: [GOOD],
+      gateway: { config: { rateLimit: { perMinute: 100, store: 'memory', refusedKeysPerMinute: 2 } } },
+    },
+    (started) => ({ gateway, upstream } = started),
+  );
+
+  it('refuses a third new key 429 without asking the upstream, each answer with its request id', async () => {
+    const statuses: unknown[] = [];
+    for (const key of ['modern-1', 'modern-2', 'modern-3']) {
+      const response = await modernPost(gateway.origin, bearer(key), 'tools/list', {}, key);
+      const body = (await response.json()) as RpcError & { id: unknown };
+      statuses.push([response.status, body.id, body.error?.data?.code]);
+    }
+    expect(statuses).toEqual([
+      [401, 'modern-1', 'UNAUTHENTICATED'],
+      [401, 'modern-2', 'UNAUTHENTICATED'],
+      [429, 'modern-3', 'REFUSED_KEYS_LIMITED'],
+    ]);
     expect(upstream.requests).toHaveLength(2);
   });
 });
