@@ -11,7 +11,12 @@ import { etagOf, matchesETag, NOT_IN_304, tagged } from '../policy/etag.ts';
 import type { PreparedOperation } from '../policy/prepared-operations.ts';
 import type { Context } from '../schema/context.ts';
 import { type FastLaneOptions, headerValue } from './hand-over.ts';
-import type { Runnable } from './run-prepared.ts';
+
+/**
+ * What prices an operation the fast lane runs (run-prepared.ts's Runnable has it), said here by
+ * its shape so that this room, which run-prepared.ts imports, need not import it back.
+ */
+export type Priced = { readonly cost: (data?: unknown) => CostReport | undefined };
 
 /** What the log line, metrics and span name an operation by. */
 export type Named = Pick<PreparedOperation, 'operationType' | 'operationName'>;
@@ -28,7 +33,7 @@ export type Used = Pick<Context, 'upstreamCalls'> &
  * (run-prepared.ts), and with its charge to the caller's budget settled to the actual.
  */
 export function costOf(
-  found: Pick<Runnable, 'cost'>,
+  found: Priced,
   data: unknown,
   charged: TakenCharge | undefined,
 ): CostReport | undefined {

@@ -8,9 +8,8 @@ import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { ListPetsQuery, PetDto } from '../upstream/bodies.ts';
 import type { UpstreamError } from '../upstream/errors.ts';
 import type { Loaders } from '../upstream/loaders.ts';
-import { answerClientGone, answerOperation, costOf, type Used } from './answer.ts';
+import { answerClientGone, answerOperation, costOf, type Named, type Priced, type Used } from './answer.ts';
 import { type FastLaneOptions, rescue, type Served } from './hand-over.ts';
-import type { Runnable } from './run-prepared.ts';
 
 /**
  * A prepared query whose plan is one `GET /pets`, its field without hooks, beside any `__typename`:
@@ -108,7 +107,7 @@ type Run<Found> = (
  * call, or an answer that would not serialise, on a context whose loaders hold the call's outcome,
  * so nothing is sent twice and the answer is the one compiled execution and Yoga give.
  */
-export function callOnce<Found extends Pick<Runnable, 'named' | 'cost'>>(
+export function callOnce<Found extends Priced & { readonly named: Named }>(
   served: Served,
   found: Found,
   oneCall: OneCall,
