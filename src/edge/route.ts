@@ -152,24 +152,19 @@ export function createEdge(options: EdgeOptions): Edge {
     ...(draining ? { draining } : {}),
     ...(options.streams ? { streams: options.streams } : {}),
   });
-  // Yoga serves /graphql, and /metrics when metrics are on; /mcp is answered before.
+  // Yoga serves /graphql, and /metrics when metrics are on; /mcp and /rest/ are answered before.
   const notServed = unknownPath(new Set(['/graphql', ...(options.metrics ? ['/metrics'] : [])]));
-  if (!fastLaneOn) {
-    const yoga = createYogaServer(resolved);
+  // What is answered before a lane, in this order, whichever lane serves the rest.
+  const before = (yoga: YogaServer): Handler => {
     const mcp = mcpRoute(options, yoga, logger);
     const rest = restRoute(options, yoga, logger);
-    return {
-      yoga,
-      handle: (req, res) =>
-        void (
-          health(req, res) ||
-          signpost(req, res) ||
-          mcp(req, res) ||
-          rest(req, res) ||
-          notServed(req, res) ||
-          yoga(req, res)
-        ),
-    };
+    return (req, res) =>
+      health(req, res) || signpost(req, res) || mcp(req, res) || rest(req, res) || notServed(req, res);
+  };
+  if (!fastLaneOn) {
+    const yoga = createYogaServer(resolved);
+    const answered = before(yoga);
+    return { yoga, handle: (req, res) => void (answered(req, res) || yoga(req, res)) };
   }
   // With trusted documents required only the manifest's ids run: no text may stand for one by shape.
   const lanes = createLanes(plans, undefined, options.persistedOperations?.mode !== 'require');
@@ -190,16 +185,7 @@ export function createEdge(options: EdgeOptions): Edge {
     onDeprecatedUse: deprecatedUseReporter(logger, options.metrics),
   });
   options.metrics?.watchLanes(lanes.served);
-  const mcp = mcpRoute(options, yoga, logger);
-  const rest = restRoute(options, yoga, logger);
-  const handle = (req: IncomingMessage, res: ServerResponse) =>
-    void (
-      health(req, res) ||
-      signpost(req, res) ||
-      mcp(req, res) ||
-      rest(req, res) ||
-      notServed(req, res) ||
-      fast(req, res)
-    );
+  const answered = before(yoga);
+  const handle = (req: IncomingMessage, res: ServerResponse) => void (answered(req, res) || fast(req, res));
   return { yoga, handle, lanes };
 }
