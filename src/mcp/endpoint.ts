@@ -13,6 +13,7 @@ import { requestIdOf } from '../observability/request-id.ts';
 import type { Tracing } from '../observability/tracing.ts';
 import type { AcceptedKeys } from '../policy/accepted-keys.ts';
 import { readCapped } from '../policy/body-cap.ts';
+import { writeFetchAnswer } from '../policy/fetch-answer.ts';
 import { originListed, ownLoopbackOrigin } from '../policy/origin.ts';
 import type { RateLimit } from '../policy/rate-limit.ts';
 import { schema as publicSchema } from '../schema/index.ts';
@@ -35,7 +36,6 @@ import {
   rpcError,
   SERVER_ERROR,
   sessionIdFor,
-  writeResponse,
 } from './http.ts';
 import { idOf, refuseInvalidParams } from './messages.ts';
 import { operationsAsTools } from './operations-as-tools.ts';
@@ -275,7 +275,7 @@ async function answer(
   });
   if (!(await isLegacyRequest(request, body))) {
     served.calls.set(request, call);
-    return writeResponse(res, await served.modern.fetch(request, { parsedBody: body }), headers);
+    return writeFetchAnswer(res, await served.modern.fetch(request, { parsedBody: body }), headers);
   }
   const server = createMcpServer(served.tools, served.schemaText, call, served.confirmations);
   const transport = new WebStandardStreamableHTTPServerTransport({
@@ -285,7 +285,7 @@ async function answer(
   await server.connect(transport);
   refuseInvalidParams(transport);
   try {
-    await writeResponse(res, await transport.handleRequest(request, { parsedBody: body }), headers);
+    await writeFetchAnswer(res, await transport.handleRequest(request, { parsedBody: body }), headers);
   } finally {
     await server.close();
   }

@@ -101,18 +101,3 @@ export function headersOf(req: IncomingMessage): Headers {
   }
   return headers;
 }
-
-/** Writes the transport's answer, with the gateway's own headers beside its. */
-export async function writeResponse(
-  res: ServerResponse,
-  response: Response,
-  headers: Record<string, string>,
-): Promise<void> {
-  const body = Buffer.from(await response.arrayBuffer());
-  const own: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    own[name] = value;
-  });
-  res.writeHead(response.status, { ...own, ...headers, 'content-length': String(body.length) });
-  res.end(body);
-}

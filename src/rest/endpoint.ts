@@ -3,8 +3,9 @@ import type { GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import { CODES } from '../codes.ts';
 import { readCapped } from '../policy/body-cap.ts';
-import { errorBody, refuse } from '../policy/error-body.ts';
+import { refuse } from '../policy/error-body.ts';
 import { etagOf, matchesETag } from '../policy/etag.ts';
+import { writeFetchAnswer } from '../policy/fetch-answer.ts';
 import { schema as publicSchema } from '../schema/index.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import { listOf, toCsv } from './csv.ts';
@@ -71,17 +72,6 @@ function forwarded(req: IncomingMessage, csv: boolean): Record<string, string> {
   return headers;
 }
 
-/** Yoga's answer as the client receives it: its status, headers and bytes, as they are. */
-async function passOn(res: ServerResponse, response: Response): Promise<void> {
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    headers[name] = value;
-  });
-  const body = Buffer.from(await response.arrayBuffer());
-  res.writeHead(response.status, headers);
-  res.end(body);
-}
-
 /** A list answer as CSV, with its own tag (304 when If-None-Match names it); JSON when no list. */
 async function asCsv(req: IncomingMessage, res: ServerResponse, response: Response): Promise<void> {
   const text = await response.text();
@@ -93,7 +83,8 @@ async function asCsv(req: IncomingMessage, res: ServerResponse, response: Respon
   }
   const rows = response.status === 200 && !answer?.errors?.length ? listOf(answer?.data) : undefined;
   if (rows === undefined) {
-    if (response.status !== 200 || answer?.errors?.length) return passOn(res, new Response(text, response));
+    if (response.status !== 200 || answer?.errors?.length)
+      return writeFetchAnswer(res, new Response(text, response));
     return refuse(res, CODES.NOT_ACCEPTABLE, 'CSV is for an answer that is one list: ask this one as JSON.');
   }
   const csv = toCsv(rows);
@@ -202,13 +193,11 @@ export function createRestEndpoint(
     // Every operation reads the store with the caller's key: without one, nothing to run.
     const caller = bearerAuthorization(req.headers.authorization);
     if (caller.authorization === undefined) {
-      const status = CODES.UNAUTHENTICATED.extensions.status;
-      res.writeHead(status, {
-        'content-type': 'application/json; charset=utf-8',
-        'cache-control': 'no-store',
+      // A whole request refused: the status a field's UNAUTHENTICATED only names in its extensions.
+      const unauthenticated = { ...CODES.UNAUTHENTICATED, status: CODES.UNAUTHENTICATED.extensions.status };
+      return refuse(res, unauthenticated, caller.problem, {
         'www-authenticate': 'Bearer realm="pet-gateway"',
       });
-      return void res.end(errorBody(CODES.UNAUTHENTICATED, caller.problem));
     }
     const csv = operation.method === 'GET' && wantsCsv(req, url.searchParams);
     let variables: Record<string, unknown>;
@@ -223,7 +212,7 @@ export function createRestEndpoint(
     }
     const [target, init] = graphqlRequest(operation, variables, forwarded(req, csv));
     const response = await options.fetch(target, init, { req });
-    return csv ? asCsv(req, res, response) : passOn(res, response);
+    return csv ? asCsv(req, res, response) : writeFetchAnswer(res, response);
   };
 
   return (req, res) => {
