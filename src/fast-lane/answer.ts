@@ -89,9 +89,9 @@ export function answerClientGone(
 
 /**
  * The operation's log line and metrics, answered (200, or 304 to a GET whose tag still holds) or
- * its client gone (499): every fast-lane
- * path records through here, a batch entry with its place (`entry`) and the address its batch
- * read once, the request's HTTP duration counted once, with its last entry.
+ * its client gone (499): every fast-lane path records through here, a batch entry with its place
+ * (`entry`) and the address its batch read once, the request's HTTP duration counted once, with
+ * its last entry.
  */
 export function recordOperation(
   req: IncomingMessage,

@@ -208,45 +208,42 @@ describe('a key the upstream refuses, with RATE_LIMIT_PER_MINUTE=8', () => {
   });
 });
 
-describe('RATE_LIMIT_REFUSED_KEYS_PER_MINUTE=2 on /mcp', () => {
-  let gateway: RunningGateway;
-  let upstream: FakeUpstream;
+/** A gateway of its own (the refused keys are counted per address, and every test comes from one). */
+function useRefusedKeysGateway(): { gateway: RunningGateway; upstream: FakeUpstream } {
+  const started = {} as { gateway: RunningGateway; upstream: FakeUpstream };
   useGateway(
     {
       tokens: [GOOD],
       gateway: { config: { rateLimit: { perMinute: 100, store: 'memory', refusedKeysPerMinute: 2 } } },
     },
-    (started) => ({ gateway, upstream } = started),
+    (running) => Object.assign(started, running),
   );
+  return started;
+}
+
+describe('RATE_LIMIT_REFUSED_KEYS_PER_MINUTE=2 on /mcp', () => {
+  const running = useRefusedKeysGateway();
 
   it('refuses a third new key from the address 429 REFUSED_KEYS_LIMITED, without asking the upstream', async () => {
     const statuses: number[] = [];
     for (const key of ['new-1', 'new-2', 'new-3']) {
-      const response = await rawPost(gateway.origin, bearer(key), LIST_TOOLS);
+      const response = await rawPost(running.gateway.origin, bearer(key), LIST_TOOLS);
       statuses.push(response.status);
       if (key === 'new-3')
         expect(((await response.json()) as RpcError).error?.data?.code).toBe('REFUSED_KEYS_LIMITED');
     }
     expect(statuses).toEqual([401, 401, 429]);
-    expect(upstream.requests).toHaveLength(2);
+    expect(running.upstream.requests).toHaveLength(2);
   });
 });
 
 describe('RATE_LIMIT_REFUSED_KEYS_PER_MINUTE=2 on /mcp, for 2026-07-28 requests', () => {
-  let gateway: RunningGateway;
-  let upstream: FakeUpstream;
-  useGateway(
-    {
-      tokens: [GOOD],
-      gateway: { config: { rateLimit: { perMinute: 100, store: 'memory', refusedKeysPerMinute: 2 } } },
-    },
-    (started) => ({ gateway, upstream } = started),
-  );
+  const running = useRefusedKeysGateway();
 
   it('refuses a third new key 429 without asking the upstream, each answer with its request id', async () => {
     const statuses: unknown[] = [];
     for (const key of ['modern-1', 'modern-2', 'modern-3']) {
-      const response = await modernPost(gateway.origin, bearer(key), 'tools/list', {}, key);
+      const response = await modernPost(running.gateway.origin, bearer(key), 'tools/list', {}, key);
       const body = (await response.json()) as RpcError & { id: unknown };
       statuses.push([response.status, body.id, body.error?.data?.code]);
     }
@@ -255,6 +252,6 @@ describe('RATE_LIMIT_REFUSED_KEYS_PER_MINUTE=2 on /mcp, for 2026-07-28 requests'
       [401, 'modern-2', 'UNAUTHENTICATED'],
       [429, 'modern-3', 'REFUSED_KEYS_LIMITED'],
     ]);
-    expect(upstream.requests).toHaveLength(2);
+    expect(running.upstream.requests).toHaveLength(2);
   });
 });

@@ -10,8 +10,9 @@ const PARTS = /^(multipart\/mixed|text\/event-stream)\b/i;
  * Sets `Cache-Control` and `Vary` on every answer Yoga gives at the GraphQL endpoint (results and
  * request errors alike; not the GraphiQL page, which has its own), and the ETag of a GET answer a
  * client may keep, answering 304 when If-None-Match names it (policy/etag.ts). The fast lane
- * writes the same through `cacheControl`, etag.ts and the `Vary` it learns from Yoga's answers. A batch's answer may be
- * kept only as long as each of its operations' could: all queries, none with an error.
+ * writes the same through `cacheControl`, etag.ts and the `Vary` it learns from Yoga's answers. A
+ * batch's answer may be kept only as long as each of its operations' could: all queries, none with
+ * an error.
  */
 export function useCacheHeaders(responseCacheTtlMs: number | undefined): Plugin {
   const maxAge = maxAgeSeconds(responseCacheTtlMs);
