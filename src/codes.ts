@@ -84,11 +84,19 @@ const TABLE = {
     status: 429,
     means: 'The address had RATE_LIMIT_REFUSED_KEYS_PER_MINUTE keys refused: a new key waits.',
   },
-  SUBSCRIPTION_NOT_SUPPORTED: { status: 400, means: 'A subscription on a gateway started with LIVE=off.' },
+  SUBSCRIPTION_NOT_SUPPORTED: {
+    status: 400,
+    means: 'A subscription or a `@live` query on a gateway started with LIVE=off.',
+  },
   SUBSCRIPTION_NEEDS_STREAM: {
     status: 406,
     inBatch: 400,
-    means: 'A subscription whose events could never be sent: no event stream accepted, or inside a batch.',
+    means:
+      'A subscription or `@live` query whose events could never be sent: no event stream accepted, or inside a batch.',
+  },
+  LIVE_QUERY_NOT_WATCHABLE: {
+    status: 400,
+    means: 'A `@live` query with `@defer` or `@stream`, or one that reads nothing from the store.',
   },
   SUBSCRIPTION_LIMIT_EXCEEDED: {
     status: 429,

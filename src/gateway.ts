@@ -212,8 +212,8 @@ function liveListsOf(
     maxStreams: config.live.maxStreams,
     slowReaderMs: config.live.slowReaderMs,
     ...announcementsOf(config, parts.redis),
-    onEnd: ({ query, durationMs, events, reason }) => {
-      const line = { subscription: 'pets', ...query, durationMs, events, reason };
+    onEnd: ({ label, durationMs, events, reason }) => {
+      const line = { ...label, durationMs, events, reason };
       if (reason !== 'slow_reader') return logger.info(line, 'subscription ended');
       logger.warn(line, 'subscription ended: its client stopped reading');
       parts.onConnectionClose?.('slow_reader');

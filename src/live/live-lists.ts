@@ -4,11 +4,29 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import { UpstreamResponseError } from '../upstream/errors.ts';
 import { Channel } from './channel.ts';
 
-/** One event of a live list: the list as `pets` answers it, or an upstream failure. */
-export type LiveEvent =
-  | { readonly pets: PetDto[] }
+/** One event of a watch: what it watches, as asked for again, or an upstream failure. */
+export type LiveEvent<T = PetDto[]> =
+  | { readonly value: T }
   /** `final`: the upstream refused the key (401); the stream ends after this event. */
   | { readonly error: unknown; readonly final: boolean };
+
+/**
+ * What one watch asks for again, and how one answer is told from the next: a live list (`GET
+ * /pets` with its arguments) or a live query (the operation run again).
+ */
+export interface Watched<T> {
+  /** What is watched, for one caller: the subscribers of one caller and one key share one poll. */
+  readonly key: string;
+  /** What the subscription's log line says it watched. */
+  readonly label: Readonly<Record<string, unknown>>;
+  /** Asks again. A rejection is a failure event; polling goes on unless it was a 401. */
+  poll(): Promise<T>;
+  /**
+   * The answer's text, which tells a change, and whether it ends the streams (`final`: the upstream
+   * refused the key, told inside the answer, as a live query's errors tell it).
+   */
+  read(value: T): { readonly text: string; readonly final: boolean };
+}
 
 /** Why a subscription was refused: its key's bound, or the instance's. */
 export class LiveLimitError extends Error {
@@ -33,7 +51,8 @@ export interface CreateAnnouncements {
 /** How one subscription ended, for its log line. */
 export interface LiveEnd {
   caller: string;
-  query: ListPetsQuery;
+  /** What was watched (Watched.label). */
+  label: Readonly<Record<string, unknown>>;
   durationMs: number;
   events: number;
   reason: 'client' | 'unauthorized' | 'shutdown' | 'slow_reader';
@@ -75,6 +94,11 @@ export interface LiveLists {
    */
   open(auth: string, query: ListPetsQuery, reader?: LiveReader): AsyncIterableIterator<LiveEvent>;
   /**
+   * Opens a subscription to anything the caller may ask again (a live query), under the same
+   * bounds as the lists: its first event is the latest answer, then one event per change.
+   */
+  watch<T>(auth: string, watched: Watched<T>, reader?: LiveReader): AsyncIterableIterator<LiveEvent<T>>;
+  /**
    * A write of the caller changed their lists (a create through this gateway): their lists are
    * asked for again now.
    */
@@ -93,7 +117,7 @@ export interface LiveReader {
 }
 
 interface Sink {
-  readonly channel: Channel<LiveEvent>;
+  readonly channel: Channel<LiveEvent<unknown>>;
   readonly reader: LiveReader | undefined;
   readonly opened: number;
   events: number;
@@ -101,16 +125,15 @@ interface Sink {
   started: boolean;
 }
 
-/** One watched (caller, arguments) pair: one poll for all its subscribers. */
+/** One watched (caller, key) pair: one poll for all its subscribers. */
 interface Watch {
   readonly key: string;
   readonly caller: string;
-  readonly auth: string;
-  readonly query: ListPetsQuery;
+  readonly watched: Watched<unknown>;
   readonly sinks: Set<Sink>;
-  /** The last list sent, as JSON; undefined before the first answer. */
+  /** The last answer sent, as its text; undefined before the first answer. */
   last: string | undefined;
-  pets: PetDto[] | undefined;
+  latest: { readonly value: unknown } | undefined;
   timer: NodeJS.Timeout | undefined;
   polling: Promise<void> | undefined;
   /** A poll was asked for while one was in flight: one more runs after it. */
@@ -118,18 +141,19 @@ interface Watch {
 }
 
 /**
- * Live `pets` lists over a REST service that has no events: the gateway asks `GET /pets` again
- * every `pollMs` for each (caller, arguments) pair somebody watches, once for all of that pair's
- * subscribers, and sends a changed answer to each of them, an unchanged one to none. A create
- * through the gateway asks at once, on this instance and (with `announcements`) on every instance
- * sharing the Redis. Polls go through the upstream client like any call (deadline, retries,
- * breaker); a failure is an event and polling goes on; a 401 ends the pair's streams.
+ * Live `pets` lists and live queries over a REST service that has no events: the gateway asks
+ * again (`GET /pets`, or the operation run again) every `pollMs` for each (caller, key) pair
+ * somebody watches, once for all of that pair's subscribers, and sends a changed answer to each of
+ * them, an unchanged one to none. A create through the gateway asks at once, on this instance and
+ * (with `announcements`) on every instance sharing the Redis. Polls go through the upstream client
+ * like any call (deadline, retries, breaker); a failure is an event and polling goes on; a 401
+ * ends the pair's streams.
  */
 export function createLiveLists(options: LiveListsOptions): LiveLists {
   return new Hub(options);
 }
 
-/** The watches of one instance, by caller and arguments; a class so its parts have names. */
+/** The watches of one instance, by caller and key; a class so its parts have names. */
 class Hub implements LiveLists {
   readonly stats: LiveStats = {
     open: 0,
@@ -151,6 +175,20 @@ class Hub implements LiveLists {
   }
 
   open(auth: string, query: ListPetsQuery, reader?: LiveReader): AsyncIterableIterator<LiveEvent> {
+    const { upstream } = this.#options;
+    return this.watch<PetDto[]>(
+      auth,
+      {
+        key: `list\u0000${listKey(query)}`,
+        label: { subscription: 'pets', ...query },
+        poll: () => upstream.listPets(auth, query),
+        read: (pets) => ({ text: JSON.stringify(pets), final: false }),
+      },
+      reader,
+    );
+  }
+
+  watch<T>(auth: string, watched: Watched<T>, reader?: LiveReader): AsyncIterableIterator<LiveEvent<T>> {
     const { maxPerKey, maxStreams } = this.#options;
     const caller = this.#options.callerKey(auth);
     if ((this.#perCaller.get(caller) ?? 0) >= maxPerKey) {
@@ -162,9 +200,9 @@ class Hub implements LiveLists {
       throw new LiveLimitError('instance', maxStreams);
     }
     if (reader?.signal?.aborted) throw reader.signal.reason;
-    const watch = this.#watchFor(auth, caller, query);
+    const watch = this.#watchFor(caller, watched as Watched<unknown>);
     const sink: Sink = {
-      channel: new Channel<LiveEvent>(() => this.#leave(watch, sink, 'client')),
+      channel: new Channel<LiveEvent<unknown>>(() => this.#leave(watch, sink, 'client')),
       reader,
       opened: performance.now(),
       events: 0,
@@ -175,9 +213,9 @@ class Hub implements LiveLists {
     watch.sinks.add(sink);
     this.stats.open++;
     this.#perCaller.set(caller, (this.#perCaller.get(caller) ?? 0) + 1);
-    if (watch.pets !== undefined) this.#send(sink, { pets: watch.pets });
+    if (watch.latest !== undefined) this.#send(sink, watch.latest);
     else void this.#poll(watch);
-    return sink.channel;
+    return sink.channel as AsyncIterableIterator<LiveEvent<T>>;
   }
 
   listsChanged(auth: string): void {
@@ -203,18 +241,17 @@ class Hub implements LiveLists {
     for (const watch of this.#watches.values()) if (watch.caller === caller) void this.#poll(watch);
   }
 
-  #watchFor(auth: string, caller: string, query: ListPetsQuery): Watch {
-    const key = `${caller}\u0000${listKey(query)}`;
+  #watchFor(caller: string, watched: Watched<unknown>): Watch {
+    const key = `${caller}\u0000${watched.key}`;
     const known = this.#watches.get(key);
     if (known) return known;
     const watch: Watch = {
       key,
       caller,
-      auth,
-      query,
+      watched,
       sinks: new Set(),
       last: undefined,
-      pets: undefined,
+      latest: undefined,
       timer: undefined,
       polling: undefined,
       again: false,
@@ -236,14 +273,14 @@ class Hub implements LiveLists {
     }
     this.#options.onEnd?.({
       caller: watch.caller,
-      query: watch.query,
+      label: watch.watched.label,
       durationMs: Math.round(performance.now() - sink.opened),
       events: sink.events,
       reason,
     });
   }
 
-  #send(sink: Sink, event: LiveEvent): void {
+  #send(sink: Sink, event: LiveEvent<unknown>): void {
     sink.events++;
     sink.started = true;
     sink.channel.push(event);
@@ -256,10 +293,10 @@ class Hub implements LiveLists {
       return watch.polling;
     }
     this.stats.polls++;
-    watch.polling = this.#options.upstream
-      .listPets(watch.auth, watch.query)
+    watch.polling = watch.watched
+      .poll()
       .then(
-        (pets) => this.#answered(watch, pets),
+        (value) => this.#answered(watch, value),
         (error: unknown) => this.#failed(watch, error),
       )
       .finally(() => {
@@ -272,21 +309,30 @@ class Hub implements LiveLists {
     return watch.polling;
   }
 
-  #answered(watch: Watch, pets: PetDto[]): void {
-    const text = JSON.stringify(pets);
+  #answered(watch: Watch, value: unknown): void {
+    const { text, final } = watch.watched.read(value);
     const changed = text !== watch.last;
     watch.last = text;
-    watch.pets = pets;
+    const event = { value };
+    // A refusal is not kept: a subscriber arriving after it asks again.
+    watch.latest = final ? undefined : event;
     const now = performance.now();
     for (const sink of [...watch.sinks]) {
       if (sink.channel.unreadFor(now) > this.#options.slowReaderMs) {
         this.#slow(watch, sink);
         continue;
       }
-      if (!changed && sink.started) continue;
+      if (!changed && sink.started && !final) continue;
       if (sink.started) this.stats.changesSent++;
-      this.#send(sink, { pets });
+      this.#send(sink, event);
+      if (final) this.#unauthorized(watch, sink);
     }
+  }
+
+  /** The upstream refused the key: the stream ends after the event that told it. */
+  #unauthorized(watch: Watch, sink: Sink): void {
+    sink.channel.end();
+    this.#leave(watch, sink, 'unauthorized');
   }
 
   /** Its client has stopped reading: the subscription ends and the transport lets go of it. */
@@ -302,10 +348,7 @@ class Hub implements LiveLists {
     const final = error instanceof UpstreamResponseError && error.status === 401;
     for (const sink of [...watch.sinks]) {
       this.#send(sink, { error, final });
-      if (final) {
-        sink.channel.end();
-        this.#leave(watch, sink, 'unauthorized');
-      }
+      if (final) this.#unauthorized(watch, sink);
     }
   }
 }

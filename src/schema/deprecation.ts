@@ -57,6 +57,14 @@ export class DeprecationNotices {
     });
   }
 
+  /** Records notices another run of the operation collected: a live query's poll. */
+  adopt(notices: readonly DeprecationNotice[]): void {
+    for (const notice of notices) {
+      this.#byField ??= new Map();
+      if (!this.#byField.has(notice.field)) this.#byField.set(notice.field, notice);
+    }
+  }
+
   get size(): number {
     return this.#byField?.size ?? 0;
   }

@@ -6,6 +6,7 @@ import {
   OperationTypeNode,
   parse,
 } from 'graphql';
+import { isLiveQuery } from './live.ts';
 
 /*
  * Reading a trusted document for those who describe it to clients (MCP's tools, the REST
@@ -34,7 +35,8 @@ export function leadingComment(text: string): string | undefined {
 
 /**
  * A document's operations a client can call and get one answer from (its queries and mutations,
- * never a subscription), with the document and its fragments; none for a text that does not parse.
+ * never a subscription nor a `@live` query), with the document and its fragments; none for a text
+ * that does not parse.
  */
 export function callableOperations(text: string): {
   document: DocumentNode;
@@ -50,7 +52,8 @@ export function callableOperations(text: string): {
   const operations = document.definitions.filter(
     (definition): definition is OperationDefinitionNode =>
       definition.kind === Kind.OPERATION_DEFINITION &&
-      definition.operation !== OperationTypeNode.SUBSCRIPTION,
+      definition.operation !== OperationTypeNode.SUBSCRIPTION &&
+      !isLiveQuery(definition, undefined),
   );
   return { document, fragments: fragmentsOf(document), operations };
 }

@@ -163,12 +163,18 @@ export function toGraphQLError(error: unknown): Error {
 }
 
 /**
- * A subscription on a gateway that serves none (LIVE=off), refused before anything runs.
+ * A subscription or a `@live` query on a gateway that serves none (LIVE=off), refused before
+ * anything runs.
  */
-export function subscriptionNotSupported(nodes?: ASTNode): GraphQLError {
-  return requestError(CODES.SUBSCRIPTION_NOT_SUPPORTED, 'This gateway serves no subscriptions (LIVE=off).', {
+export function subscriptionNotSupported(nodes?: ASTNode, what = 'subscriptions'): GraphQLError {
+  return requestError(CODES.SUBSCRIPTION_NOT_SUPPORTED, `This gateway serves no ${what} (LIVE=off).`, {
     nodes,
   });
+}
+
+/** A `@live` query the gateway cannot watch, and why. */
+export function liveQueryNotWatchable(why: string): GraphQLError {
+  return requestError(CODES.LIVE_QUERY_NOT_WATCHABLE, `This query cannot be watched with @live: ${why}.`);
 }
 
 /**
@@ -181,12 +187,12 @@ export function subscriptionNeedsStream(where: 'accept' | 'batch'): GraphQLError
   return where === 'batch'
     ? requestError(
         code,
-        'A subscription cannot be part of a batch: send it on its own, with Accept: text/event-stream, or over graphql-ws.',
+        'A subscription or @live query cannot be part of a batch: send it on its own, with Accept: text/event-stream, or over graphql-ws.',
         { http: { status: code.inBatch } },
       )
     : requestError(
         code,
-        'A subscription sends events: ask for them with Accept: text/event-stream, or over graphql-ws.',
+        'A subscription or @live query sends events: ask for them with Accept: text/event-stream, or over graphql-ws.',
       );
 }
 

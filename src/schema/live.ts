@@ -1,4 +1,13 @@
 import type { ServerResponse } from 'node:http';
+import {
+  DirectiveLocation,
+  GraphQLBoolean,
+  GraphQLDirective,
+  GraphQLNonNull,
+  type OperationDefinitionNode,
+  OperationTypeNode,
+  valueFromAST,
+} from 'graphql';
 import { type LiveEvent, LiveLimitError, type LiveReader } from '../live/live-lists.ts';
 import type { ListPetsQuery } from '../upstream/bodies.ts';
 import type { Context } from './context.ts';
@@ -25,10 +34,43 @@ export function openLiveList(ctx: Context, query: ListPetsQuery): AsyncIterableI
  * WebSocket relay is done) and, over HTTP, node:http's response: a slow SSE reader's connection is
  * closed, since the `complete` it is sent would wait behind what it has not read.
  */
-function readerOf(ctx: Context): LiveReader {
+export function readerOf(ctx: Context): LiveReader {
   const { request, res } = ctx as Context & { request?: Request; res?: ServerResponse };
   return {
     ...(request ? { signal: request.signal } : {}),
     ...(res ? { onSlow: () => res.destroy() } : {}),
   };
+}
+
+/**
+ * `@live` on a query: its result now, then again each time it changes (docs/live.md). The name and
+ * the `if` argument are those of graphql-live-query's directive, which Hive Gateway's live queries
+ * and their clients send.
+ */
+export const GraphQLLiveDirective = new GraphQLDirective({
+  name: 'live',
+  description:
+    'Sends the result now, then again each time it changes, over SSE or graphql-ws; off when `if` is false.',
+  locations: [DirectiveLocation.QUERY],
+  args: {
+    if: {
+      type: new GraphQLNonNull(GraphQLBoolean),
+      defaultValue: true,
+      description: 'Live when true or undefined.',
+    },
+  },
+});
+
+/** Whether `operation` is a live query: a query whose `@live` is on, `if` read from its variables. */
+export function isLiveQuery(
+  operation: OperationDefinitionNode | null | undefined,
+  variables: Readonly<Record<string, unknown>> | null | undefined,
+): boolean {
+  if (operation?.operation !== OperationTypeNode.QUERY) return false;
+  const directive = operation.directives?.find((node) => node.name.value === GraphQLLiveDirective.name);
+  if (!directive) return false;
+  const argument = directive.arguments?.find((node) => node.name.value === 'if');
+  if (!argument) return true;
+  // Validation has typed it Boolean!; a variable's value is the caller's, defaulted by the operation.
+  return valueFromAST(argument.value, GraphQLBoolean, variables ?? undefined) !== false;
 }

@@ -192,7 +192,7 @@ builder.subscriptionType({
       subscribe: (_root, args, ctx) => openLiveList(ctx, listPets.request(args)),
       resolve: (event: LiveEvent) => {
         if ('error' in event) throw toGraphQLError(event.error);
-        return event.pets;
+        return event.value;
       },
     }),
   }),

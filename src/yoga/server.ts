@@ -16,7 +16,7 @@ import { deprecatedUseReporter } from '../policy/deprecation-headers.ts';
 import type { LaneContext } from '../policy/hand-off.ts';
 import type { Lanes } from '../policy/prepared-operations.ts';
 import type { RateLimit } from '../policy/rate-limit.ts';
-import { type Context, contextDepsOf, createContext } from '../schema/context.ts';
+import { type Context, type ContextDeps, contextDepsOf, createContext } from '../schema/context.ts';
 import { schema } from '../schema/index.ts';
 import { refuseOversizedEntities, subgraph } from '../schema/subgraph.ts';
 import type { RedisHealth } from '../stores/redis.ts';
@@ -38,6 +38,7 @@ import { useCacheHeaders } from './response/cache-headers.ts';
 import { useResponseCompression } from './response/compression.ts';
 import { useDeprecationNotices } from './response/deprecation.ts';
 import { endingWithLastPart, useIncrementalDelivery } from './response/incremental.ts';
+import { useLiveQueries } from './response/live-queries.ts';
 import { useValidationByShape } from './validation/by-shape.ts';
 import { useDocumentCache } from './validation/document-cache.ts';
 import { useExactInt64Variables } from './validation/int64-variables.ts';
@@ -148,14 +149,15 @@ function useGraphiQL(options: YogaServerOptions): Plugin {
 /**
  * The plugins of a request's own phases, in the order they run: the body and its batches, the
  * forms the answer may take, the query string, the rate limit, the document limits, operation
- * choice, incremental delivery, deprecation notices, the log line, and the end of the upstream
- * deadline.
+ * choice, incremental delivery, deprecation notices, cost, live queries, the log line, and the end
+ * of the upstream deadline.
  */
 function requestPlugins(
   options: YogaServerOptions,
   limits: Limits,
   logger: Logger,
   batches: Batches,
+  deps: ContextDeps,
 ): Plugin[] {
   const { metrics } = options;
   return [
@@ -183,6 +185,8 @@ function requestPlugins(
       ...(options.costBudget ? { budget: options.costBudget } : {}),
       batchEntryOf: batches.entryOf,
     }),
+    // After every plugin that may refuse the request: a refused live query opens no watch.
+    useLiveQueries(deps),
     // Before the log line and metrics: they read the status a 304 sets.
     useCacheHeaders(options.cache?.ttlMs),
     useOperationLog(logger, options.clientAddress, batches.entryOf, options.metrics),
@@ -212,7 +216,7 @@ export function createYogaServer(options: YogaServerOptions, lanes?: Lanes): Yog
   const logger = options.logger ?? createLogger('info');
   const { metrics, tracing } = options;
   const batches = createBatches(options.persistedOperations?.documents, metrics?.batch);
-  const plugins = requestPlugins(options, limits, logger, batches);
+  const plugins = requestPlugins(options, limits, logger, batches, deps);
   // Tracing first, so its span wraps the whole execution; metrics serve /metrics.
   if (tracing) plugins.unshift(tracing.plugin);
   // Before tracing: it wraps whatever execute function is set when its own hook runs.

@@ -75,13 +75,19 @@ describe.skipIf(!haveChromium)('examples/web in a real browser, on its own origi
       const page = await browser.newPage();
       const pageErrors: string[] = [];
       page.on('pageerror', (error) => pageErrors.push(error.message));
+      // What answers the app's `query … @live`: a stream, never one JSON answer.
+      const liveAnswers: string[] = [];
+      page.on('response', (response) => {
+        if (response.request().postData()?.includes('@live'))
+          liveAnswers.push(response.headers()['content-type'] ?? '');
+      });
       await page.goto(appOrigin, { waitUntil: 'load' });
       await page.locator('input[name="key"]').fill(gateway.key as string);
 
       const pets = page.locator('ul[aria-label="pets"] li');
       await expect.poll(() => pets.count(), { timeout: 20_000 }).toBeGreaterThan(3);
       await page.locator('select[name="status"]').first().selectOption('SOLD');
-      // A new subscription starts from an empty list: wait for its first event, not just for no
+      // A new live query starts from an empty list: wait for its first event, not just for no
       // unsold pet (a status passed as a variable was once refused, and the list stayed empty).
       await expect
         .poll(
@@ -109,7 +115,7 @@ describe.skipIf(!haveChromium)('examples/web in a real browser, on its own origi
       await page.locator('form select[name="status"]').selectOption('SOLD');
       await page.getByRole('button', { name: 'Add' }).click();
       await expect.poll(() => page.locator('#name-error').innerText(), { timeout: 20_000 }).toBe('');
-      // The list is a subscription: the pet created here arrives without a reload...
+      // The list is a live query: the pet created here arrives without a reload...
       await expect.poll(() => pets.allInnerTexts(), { timeout: 20_000 }).toContain(`${name} (sold)`);
       // ...and so does one created on the REST service by someone else, within the gateway's poll.
       const store = /reference animal store at (http:\/\/\S+\/v1)/.exec(gateway.lines().join('\n'))?.[1];
@@ -122,6 +128,15 @@ describe.skipIf(!haveChromium)('examples/web in a real browser, on its own origi
       });
       expect(posted.status).toBe(201);
       await expect.poll(() => pets.allInnerTexts(), { timeout: 10_000 }).toContain(`${elsewhere} (sold)`);
+      expect(liveAnswers.length).toBeGreaterThan(0);
+      for (const type of liveAnswers) expect(type).toMatch(/^text\/event-stream/);
+      // One stream held for the one list on screen: the list of another status was let go, and a
+      // create asked for nothing beside it.
+      const open = async () =>
+        /^pet_gateway_live_subscriptions (\d+)/m.exec(
+          await (await fetch(`${gateway.origin}/metrics`)).text(),
+        )?.[1];
+      await expect.poll(open, { timeout: 10_000 }).toBe('1');
       expect(pageErrors).toEqual([]);
     } finally {
       await browser.close();

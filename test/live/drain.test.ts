@@ -11,6 +11,7 @@ import { subscribeSse } from '../support/sse.ts';
 // process exits.
 
 const PETS = 'subscription { pets(limit: 3) { id } }';
+const LIVE_PETS = 'query @live { pets(limit: 3) { id } }';
 
 describe('SIGTERM with live subscriptions open', () => {
   it('ends every SSE and WebSocket stream within 5 s and exits', async () => {
@@ -18,6 +19,8 @@ describe('SIGTERM with live subscriptions open', () => {
     const key = `Bearer ${gateway.key}`;
     const sse = await subscribeSse(`${gateway.origin}/graphql`, { query: PETS }, key);
     await sse.waitForEvents(1);
+    const live = await subscribeSse(`${gateway.origin}/graphql`, { query: LIVE_PETS }, key);
+    await live.waitForEvents(1);
     const ws = new WebSocket(`${gateway.origin.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
     const messages: Array<{ type: string }> = [];
     const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
@@ -41,6 +44,7 @@ describe('SIGTERM with live subscriptions open', () => {
     const started = performance.now();
     const stopped = gateway.stop();
     await sse.waitForEnd(5000);
+    await live.waitForEnd(5000);
     const code = await closed;
     await stopped;
     expect(performance.now() - started).toBeLessThan(5000);

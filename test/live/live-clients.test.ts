@@ -10,7 +10,7 @@ import { DEFAULT_LIMITS } from '../../src/config.ts';
 import type { FakeUpstream } from '../support/fake-upstream.ts';
 import { useGateway } from '../support/fixture.ts';
 import type { RunningGateway } from '../support/gateway.ts';
-import { post } from '../support/graphql.ts';
+import { createThroughGateway, postToRest } from '../support/live-writes.ts';
 
 // The clients front ends ship, subscribed to live pets: Apollo Client 4 over graphql-ws
 // (GraphQLWsLink, the key in connectionParams as a browser must send it) and urql over SSE. Each
@@ -64,24 +64,6 @@ function collector() {
   };
 }
 
-async function createThroughGateway(name: string) {
-  const answer = await post(
-    gateway.url,
-    { query: `mutation { createPet(input: { name: "${name}", categoryId: "1" }) { id } }` },
-    { authorization: `Bearer ${KEY}` },
-  );
-  expect(answer.status).toBe(200);
-}
-
-async function createOnRest(name: string) {
-  const response = await fetch(`${upstream.url}/pets`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
-    body: JSON.stringify({ name, categoryId: 1 }),
-  });
-  expect(response.status).toBe(201);
-}
-
 describe('Apollo Client 4 over graphql-ws', () => {
   it('lists pets live: a create through the gateway at once, one on the REST service within a poll', async () => {
     const wsClient = createClient({
@@ -98,9 +80,9 @@ describe('Apollo Client 4 over graphql-ws', () => {
     });
     try {
       await seen.until('Rex', 3000);
-      await createThroughGateway('Apollo through the gateway');
+      await createThroughGateway(gateway.url, KEY, 'Apollo through the gateway');
       await seen.until('Apollo through the gateway', 1000);
-      await createOnRest('Apollo on REST');
+      await postToRest(upstream.url, KEY, 'Apollo on REST');
       await seen.until('Apollo on REST', POLL_MS + 2000);
     } finally {
       subscription.unsubscribe();
@@ -198,10 +180,33 @@ describe('urql over SSE', () => {
     });
     try {
       await seen.until('Rex', 3000);
-      await createThroughGateway('urql through the gateway');
+      await createThroughGateway(gateway.url, KEY, 'urql through the gateway');
       await seen.until('urql through the gateway', 1000);
-      await createOnRest('urql on REST');
+      await postToRest(upstream.url, KEY, 'urql on REST');
       await seen.until('urql on REST', POLL_MS + 2000);
+    } finally {
+      unsubscribe();
+    }
+  });
+
+  it('keeps a `@live` query true: its fetch reads the streamed answer, result by result', async () => {
+    const client = new Client({
+      url: gateway.url,
+      exchanges: [fetchExchange],
+      fetchOptions: { headers: { authorization: `Bearer ${KEY}` } },
+    });
+    const seen = collector();
+    const { unsubscribe } = client
+      .query('query LiveNames @live { pets(limit: 100) { id name } }', {})
+      .subscribe((result) => {
+        seen.add(((result.data as { pets?: Array<{ name: string }> })?.pets ?? []).map((pet) => pet.name));
+      });
+    try {
+      await seen.until('Rex', 3000);
+      await createThroughGateway(gateway.url, KEY, 'urql live through the gateway');
+      await seen.until('urql live through the gateway', 1000);
+      await postToRest(upstream.url, KEY, 'urql live on REST');
+      await seen.until('urql live on REST', POLL_MS + 2000);
     } finally {
       unsubscribe();
     }

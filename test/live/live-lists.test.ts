@@ -8,6 +8,7 @@ import { createMetrics } from '../../src/observability/metrics.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { post } from '../support/graphql.ts';
+import { postToRest } from '../support/live-writes.ts';
 import { type SseSubscription, subscribeSse } from '../support/sse.ts';
 
 // subscription { pets }: the list now, then the list each time it changes, over a REST service
@@ -43,16 +44,6 @@ async function subscribe(
   const subscription = await subscribeSse(url, { query: LIST, variables }, `Bearer ${key}`);
   open.push(subscription);
   return subscription;
-}
-
-/** Posts a pet straight to the REST service, as another client of it would: no gateway involved. */
-async function postToRest(key: string, name: string) {
-  const response = await fetch(`${upstream.url}/pets`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    body: JSON.stringify({ name, categoryId: 1 }),
-  });
-  expect(response.status).toBe(201);
 }
 
 const names = (event: SseSubscription['events'][number] | undefined) =>
@@ -123,7 +114,7 @@ describe('subscription { pets }', () => {
     await new Promise((resolve) => setTimeout(resolve, 3 * POLL_MS + 300));
     expect(listCalls(ALICE) - before).toBeGreaterThanOrEqual(3);
     expect(subscription.events).toHaveLength(1);
-    await postToRest(ALICE, 'Straight to REST');
+    await postToRest(upstream.url, ALICE, 'Straight to REST');
     await subscription.waitForEvents(2, POLL_MS + 2000);
     expect(names(subscription.events[1])).toContain('Straight to REST');
   });
@@ -144,7 +135,7 @@ describe('subscription { pets }', () => {
     await Promise.all([alice.waitForEvents(1), bob.waitForEvents(1)]);
     expect(names(alice.events[0])).not.toContain('Bob’s cat');
     expect(names(bob.events[0])).toEqual(['Bob’s cat']);
-    await postToRest(BOB, 'Only Bob’s');
+    await postToRest(upstream.url, BOB, 'Only Bob’s');
     await bob.waitForEvents(2, POLL_MS + 2000);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     expect(alice.events.flatMap(names)).not.toContain('Only Bob’s');
@@ -163,7 +154,7 @@ describe('subscription { pets }', () => {
     );
     await subscription.waitForEvents(2, POLL_MS + 2000);
     expect(subscription.events[1]?.errors?.[0]?.extensions?.code).toBe('SOMETHING_ODD');
-    await postToRest(ALICE, 'After the failure');
+    await postToRest(upstream.url, ALICE, 'After the failure');
     await subscription.waitForEvents(3, 2 * POLL_MS + 2000);
     expect(names(subscription.events[2])).toContain('After the failure');
     expect(subscription.ended).toBe(false);

@@ -19,6 +19,7 @@ import { capturedLogs, until } from '../support/wait.ts';
 const KEY = 'slow-readers';
 const POLL_MS = 1000;
 const SUBSCRIPTION = 'subscription { pets(limit: 100) { id name } }';
+const LIVE_QUERY = 'query Stalled @live { pets(limit: 100) { id name } }';
 
 let upstream: FakeUpstream;
 let nodeEnv: string | undefined;
@@ -48,12 +49,12 @@ async function gatewayWith(live: { maxPerKey?: number; slowReaderMs?: number }, 
 }
 
 /** A subscriber over SSE whose client never reads a byte of the answer. */
-async function neverReading(gateway: RunningGateway): Promise<Socket> {
+async function neverReading(gateway: RunningGateway, query = SUBSCRIPTION): Promise<Socket> {
   const socket = connect(Number(new URL(gateway.origin).port), '127.0.0.1');
   sockets.push(socket);
   await new Promise((resolve) => socket.once('connect', resolve));
   socket.pause();
-  const body = JSON.stringify({ query: SUBSCRIPTION });
+  const body = JSON.stringify({ query });
   socket.write(
     `POST /graphql HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\naccept: text/event-stream\r\nauthorization: Bearer ${KEY}\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
   );
@@ -113,7 +114,10 @@ describe('a subscriber that stops reading', () => {
     const { gateway, metrics } = await gatewayWith({ slowReaderMs: 1000 });
     const reader = await subscribeSse(gateway.url, { query: SUBSCRIPTION }, `Bearer ${KEY}`);
     subscriptions.push(reader);
-    const stalled = await Promise.all(Array.from({ length: 5 }, () => neverReading(gateway)));
+    // A live query is held to the same bound as a subscription: two of the five are.
+    const stalled = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => neverReading(gateway, i % 2 === 1 ? LIVE_QUERY : SUBSCRIPTION)),
+    );
     const closed = stalled.map((socket) => new Promise((resolve) => socket.once('close', resolve)));
     await until(async () => (await health(gateway)).subscriptions === 6, 3000);
     // Every non-reader is ended a second after its kernel and socket buffers filled (a few polls

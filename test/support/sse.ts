@@ -11,6 +11,8 @@ export interface SseSubscription {
   /** Whether the server sent `complete`, or the stream ended. */
   readonly ended: boolean;
   readonly status: number;
+  /** The response's headers. */
+  readonly headers: Headers;
   /** Resolves once `count` events have arrived (rejects after `timeoutMs`). */
   waitForEvents(count: number, timeoutMs?: number): Promise<void>;
   /** Resolves once the stream has ended. */
@@ -89,6 +91,7 @@ export async function subscribeSse(
       return ended;
     },
     status: response.status,
+    headers: response.headers,
     waitForEvents: (count, timeoutMs = 5000) =>
       until(() => events.length >= count, timeoutMs, `${count} events`),
     waitForEnd: (timeoutMs = 5000) => until(() => ended, timeoutMs, 'the end of the stream'),

@@ -1,8 +1,11 @@
 import { graphql } from './gql/index.ts';
 
-/** The pets of one status (or all), kept true as they change: the list now, then one per change. */
+/**
+ * The pets of one status (or all), kept true as they change: a query marked `@live`, answered now,
+ * then again on each change.
+ */
 export const LivePets = graphql(`
-  subscription LivePets($status: PetStatus, $limit: Int) {
+  query LivePets($status: PetStatus, $limit: Int) @live {
     pets(status: $status, limit: $limit) {
       id
       name

@@ -1,6 +1,8 @@
 import { isAsyncIterable } from '@graphql-tools/utils';
+import { getOperationAST } from 'graphql';
 import { getSSEProcessor, type Plugin, processRegularResult } from 'graphql-yoga';
 import { notAcceptable } from '../../schema/errors.ts';
+import { isLiveQuery } from '../../schema/live.ts';
 
 type ResultProcessor = NonNullable<Parameters<NonNullable<Plugin['onResultProcess']>>[0]['resultProcessor']>;
 
@@ -75,6 +77,7 @@ function chooseForm(types: readonly string[], parts: boolean, subscription: bool
  */
 export function useAcceptableForms(): Plugin {
   const subscriptions = new WeakSet<Request>();
+  const liveQueries = new WeakSet<Request>();
   const sse = getSSEProcessor();
   return {
     onRequestParse({ request }) {
@@ -84,6 +87,15 @@ export function useAcceptableForms(): Plugin {
     onSubscribe({ args }) {
       const { request } = args.contextValue as { request?: Request };
       if (request) subscriptions.add(request);
+    },
+    // A live query's results are events, as a subscription's are; Yoga, which sees a query, would
+    // answer them as parts of one result when Accept lists multipart/mixed.
+    onExecute({ args }) {
+      const { request } = args.contextValue as { request?: Request };
+      if (request && isLiveQuery(getOperationAST(args.document, args.operationName), args.variableValues)) {
+        subscriptions.add(request);
+        liveQueries.add(request);
+      }
     },
     // After Yoga's own hook, which has picked a processor or found none.
     onResultProcess({ request, result, resultProcessor, acceptableMediaTypes, setResultProcessor }) {
@@ -102,6 +114,7 @@ export function useAcceptableForms(): Plugin {
       if (form === SSE && !parts && !Array.isArray(result) && result.errors?.length) {
         return setResultProcessor(withErrorStatus(sse), form);
       }
+      if (form === SSE && parts && liveQueries.has(request)) return setResultProcessor(sse, form);
       // Yoga read the same entries: its choice stands.
       if (!entries.some((entry) => entry.refused)) return;
       const yogas = chooseForm(

@@ -1,4 +1,4 @@
-import type { Plugin } from 'graphql-yoga';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { type DeprecatedUse, deprecationAnswer } from '../../policy/deprecation-headers.ts';
 import type { DeprecationNotices } from '../../schema/deprecation.ts';
 
@@ -17,7 +17,10 @@ export function useDeprecationNotices(options: DeprecationPluginOptions = {}): P
     onExecute() {
       return {
         onExecuteDone({ args, result, setResult }) {
-          if (!('data' in result)) return;
+          // A live query's results carry their notices (yoga/response/live-queries.ts), which its
+          // first one gave the context: the stream's headers and the report are made here.
+          const live = isAsyncIterable(result);
+          if (!live && !('data' in result)) return;
           const notices = (args.contextValue as { deprecations?: DeprecationNotices }).deprecations;
           // An operation with no HTTP request of its own (a WebSocket's) is not reported here.
           const request = (args.contextValue as { request?: Request }).request;
@@ -25,7 +28,8 @@ export function useDeprecationNotices(options: DeprecationPluginOptions = {}): P
           const answer = deprecationAnswer(notices, header, request ? options.onUse : undefined);
           if (!answer) return;
           if (request) headersFor.set(request, answer.headers);
-          setResult({ ...result, extensions: { ...result.extensions, deprecations: answer.notices } });
+          if (!live)
+            setResult({ ...result, extensions: { ...result.extensions, deprecations: answer.notices } });
         },
       };
     },

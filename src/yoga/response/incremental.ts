@@ -5,6 +5,7 @@ import {
   type DirectiveNode,
   type DocumentNode,
   type ExecutionResult,
+  type GraphQLError,
   getOperationAST,
   Kind,
   type ValidationContext,
@@ -12,6 +13,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { negativeInitialCount, subscriptionNeedsStream } from '../../schema/errors.ts';
+import { isLiveQuery } from '../../schema/live.ts';
 import type { Batches } from '../request/batches.ts';
 import { acceptedMediaTypes, covers } from './accept.ts';
 
@@ -25,8 +27,22 @@ const INCREMENTAL_MEDIA: ReadonlySet<string> = new Set(['multipart/mixed', 'text
  * whole result in one JSON answer: the parts are merged here as they arrive, never refused.
  */
 export function useIncrementalDelivery(batches: Pick<Batches, 'isBatch'>): Plugin[] {
-  // Requests whose operation is a subscription: its events never end, so they are never merged.
+  // Requests whose operation is a subscription or a live query: its events never end, so they are
+  // never merged.
   const subscriptions = new WeakSet<Request>();
+  // A client that accepts no stream (only JSON), or a batch (answered as one JSON array), could
+  // never be sent the events: refused before anything is watched.
+  const refuseWithoutStream = (
+    contextValue: unknown,
+    stop: (result: { errors: GraphQLError[] }) => void,
+  ): void => {
+    const { request } = contextValue as { request?: Request };
+    if (!request) return;
+    subscriptions.add(request);
+    if (batches.isBatch(request)) stop({ errors: [subscriptionNeedsStream('batch')] });
+    else if (!acceptsStream(request.headers.get('accept')))
+      stop({ errors: [subscriptionNeedsStream('accept')] });
+  };
   return [
     useDeferStream(),
     {
@@ -35,6 +51,10 @@ export function useIncrementalDelivery(batches: Pick<Batches, 'isBatch'>): Plugi
       },
       // A variable's value is known only now: refused before anything runs, as the literal is.
       onExecute({ args, setResultAndStopExecution }) {
+        if (isLiveQuery(getOperationAST(args.document, args.operationName), args.variableValues)) {
+          refuseWithoutStream(args.contextValue, setResultAndStopExecution);
+          return;
+        }
         for (const name of initialCountVariables(args.document)) {
           const given = args.variableValues ?? {};
           // An explicit null is the client's value, not a call for the default.
@@ -45,16 +65,8 @@ export function useIncrementalDelivery(batches: Pick<Batches, 'isBatch'>): Plugi
           }
         }
       },
-      // A client that accepts no stream (only JSON), or a batch (answered as one JSON array), could
-      // never be sent a subscription's events: refused before a live list opens.
       onSubscribe({ args, setResultAndStopExecution }) {
-        const { request } = args.contextValue as { request?: Request };
-        if (!request) return;
-        subscriptions.add(request);
-        if (batches.isBatch(request))
-          setResultAndStopExecution({ errors: [subscriptionNeedsStream('batch')] });
-        else if (!acceptsStream(request.headers.get('accept')))
-          setResultAndStopExecution({ errors: [subscriptionNeedsStream('accept')] });
+        refuseWithoutStream(args.contextValue, setResultAndStopExecution);
       },
       onExecutionResult({ request, result, setResult }) {
         if (!isAsyncIterable(result) || subscriptions.has(request)) return;

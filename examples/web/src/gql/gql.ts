@@ -14,11 +14,11 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
-    "\n  subscription LivePets($status: PetStatus, $limit: Int) {\n    pets(status: $status, limit: $limit) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n": typeof types.LivePetsDocument,
+    "\n  query LivePets($status: PetStatus, $limit: Int) @live {\n    pets(status: $status, limit: $limit) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n": typeof types.LivePetsDocument,
     "\n  mutation AddPet($input: NewPetInput!) {\n    createPet(input: $input) {\n      id\n      name\n      status\n    }\n  }\n": typeof types.AddPetDocument,
 };
 const documents: Documents = {
-    "\n  subscription LivePets($status: PetStatus, $limit: Int) {\n    pets(status: $status, limit: $limit) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n": types.LivePetsDocument,
+    "\n  query LivePets($status: PetStatus, $limit: Int) @live {\n    pets(status: $status, limit: $limit) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n": types.LivePetsDocument,
     "\n  mutation AddPet($input: NewPetInput!) {\n    createPet(input: $input) {\n      id\n      name\n      status\n    }\n  }\n": types.AddPetDocument,
 };
 
@@ -39,7 +39,7 @@ export function graphql(source: string): unknown;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  subscription LivePets($status: PetStatus, $limit: Int) {\n    pets(status: $status, limit: $limit) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n"): (typeof documents)["\n  subscription LivePets($status: PetStatus, $limit: Int) {\n    pets(status: $status, limit: $limit) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n"];
+export function graphql(source: "\n  query LivePets($status: PetStatus, $limit: Int) @live {\n    pets(status: $status, limit: $limit) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n"): (typeof documents)["\n  query LivePets($status: PetStatus, $limit: Int) @live {\n    pets(status: $status, limit: $limit) {\n      id\n      name\n      categoryId\n      status\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
