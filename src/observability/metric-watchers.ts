@@ -159,7 +159,7 @@ export interface LiveCounts {
 export function watchLive(registry: Registry, live: LiveCounts): void {
   new Gauge({
     name: 'pet_gateway_live_subscriptions',
-    help: 'Open live subscriptions (subscription { pets }) on this instance.',
+    help: 'Open live subscriptions (subscription { pets } and @live queries) on this instance.',
     registers: [registry],
     collect() {
       this.set(live.open);
@@ -168,7 +168,7 @@ export function watchLive(registry: Registry, live: LiveCounts): void {
   countedAtScrape(
     registry,
     'pet_gateway_live_polls_total',
-    'GET /pets calls made for live subscriptions (one per watched caller and arguments per LIVE_POLL_MS, and one after each create).',
+    'Polls made for live subscriptions: a list asked again, a live query run again (one per watched caller and arguments per LIVE_POLL_MS, and one after each create).',
     () => live.polls,
   );
   countedAtScrape(
@@ -180,7 +180,7 @@ export function watchLive(registry: Registry, live: LiveCounts): void {
   countedAtScrape(
     registry,
     'pet_gateway_live_changes_sent_total',
-    'Changed lists sent to live subscribers (first events not counted).',
+    'Changed results sent to live subscribers (first events not counted).',
     () => live.changesSent,
   );
   countedByLabelAtScrape(

@@ -86,44 +86,49 @@ describe.skipIf(!haveChromium)('GraphiQL in a real browser', () => {
     }
   });
 
-  it('runs a subscription (over SSE), shows its first event, then the list again once a pet is created', async () => {
-    const browser = await launch();
-    try {
-      // Tall enough that the response editor renders every line of the list (it renders only
-      // the lines in view): 12 seeded pending pets and the one created below.
-      const page = await browser.newPage({ viewport: { width: 1400, height: 2400 } });
-      const pageErrors: string[] = [];
-      page.on('pageerror', (error) => pageErrors.push(error.message));
-      const subscribed: string[] = [];
-      page.on('request', (request) => {
-        if (request.headers().accept === 'text/event-stream') subscribed.push(request.url());
-      });
-      const query = 'subscription Live { pets(status: PENDING, limit: 100) { name } }';
-      await page.goto(`${url}?query=${encodeURIComponent(query)}`, { waitUntil: 'load' });
-      await page.locator('.graphiql-execute-button').waitFor({ timeout: 20_000 });
-      const editor = (await page.locator('.graphiql-query-editor').innerText()).replace(/\s+/g, ' ');
-      expect(editor).toContain('subscription Live');
-      await page.locator('.graphiql-execute-button').click();
-      const result = page.locator('.graphiql-response');
-      await expect.poll(() => result.innerText(), { timeout: 20_000 }).toContain('"name"');
-      expect(await result.innerText()).not.toContain('"errors"');
-      expect(subscribed.some((request) => request.includes('subscription'))).toBe(true);
-      // A create through the gateway makes the live list ask again at once: the next event holds it.
-      const later = `Later${Date.now()}`;
-      const created = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-        body: JSON.stringify({
-          query: `mutation { createPet(input: { name: "${later}", categoryId: "1", status: PENDING }) { id } }`,
-        }),
-      });
-      expect(((await created.json()) as { errors?: unknown }).errors).toBeUndefined();
-      await expect.poll(() => result.innerText(), { timeout: 20_000 }).toContain(later);
-      expect(pageErrors).toEqual([]);
-    } finally {
-      await browser.close();
-    }
-  });
+  it.each([
+    ['a subscription', 'subscription Live { pets(status: PENDING, limit: 100) { name } }'],
+    ['a @live query', 'query Live @live { pets(status: PENDING, limit: 100) { name } }'],
+  ])(
+    'runs %s (over SSE), shows its first event, then the list again once a pet is created',
+    async (_kind, query) => {
+      const browser = await launch();
+      try {
+        // Tall enough that the response editor renders every line of the list (it renders only
+        // the lines in view): 12 seeded pending pets and the one created below.
+        const page = await browser.newPage({ viewport: { width: 1400, height: 2400 } });
+        const pageErrors: string[] = [];
+        page.on('pageerror', (error) => pageErrors.push(error.message));
+        const subscribed: string[] = [];
+        page.on('request', (request) => {
+          if (request.headers().accept === 'text/event-stream') subscribed.push(request.url());
+        });
+        await page.goto(`${url}?query=${encodeURIComponent(query)}`, { waitUntil: 'load' });
+        await page.locator('.graphiql-execute-button').waitFor({ timeout: 20_000 });
+        const editor = (await page.locator('.graphiql-query-editor').innerText()).replace(/\s+/g, ' ');
+        expect(editor).toContain(query.slice(0, query.indexOf('{')).trim());
+        await page.locator('.graphiql-execute-button').click();
+        const result = page.locator('.graphiql-response');
+        await expect.poll(() => result.innerText(), { timeout: 20_000 }).toContain('"name"');
+        expect(await result.innerText()).not.toContain('"errors"');
+        expect(subscribed.some((request) => request.includes('Live'))).toBe(true);
+        // A create through the gateway makes the live list ask again at once: the next event holds it.
+        const later = `Later${Date.now()}`;
+        const created = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+          body: JSON.stringify({
+            query: `mutation { createPet(input: { name: "${later}", categoryId: "1", status: PENDING }) { id } }`,
+          }),
+        });
+        expect(((await created.json()) as { errors?: unknown }).errors).toBeUndefined();
+        await expect.poll(() => result.innerText(), { timeout: 20_000 }).toContain(later);
+        expect(pageErrors).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    },
+  );
 
   it('shows the answer’s list as a table: rows and columns as in the JSON, sortable, status counts, CSV and JSON downloads', async () => {
     const browser = await launch();

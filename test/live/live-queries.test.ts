@@ -164,6 +164,21 @@ describe('query @live over SSE', () => {
     await response.body?.cancel();
   });
 
+  it('streams it over GET, as GraphiQL sends a live query, with no ETag on a stream', async () => {
+    const url = `${slow.url}?query=${encodeURIComponent(LIST)}`;
+    const response = await fetch(url, {
+      headers: { authorization: `Bearer ${ALICE}`, accept: 'text/event-stream' },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(response.headers.get('etag')).toBeNull();
+    const reader = response.body?.getReader();
+    let text = '';
+    while (!text.includes('event: next')) text += new TextDecoder().decode((await reader?.read())?.value);
+    expect(text).toContain('"name":"Rex"');
+    await reader?.cancel();
+  });
+
   it('answers @live(if: false) as a plain query', async () => {
     const answer = await post(
       slow.url,
