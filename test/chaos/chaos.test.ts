@@ -1,4 +1,4 @@
-// @tier slow: a gateway and the reference service as processes, the service killed under traffic; its proofs are its own process's memory and answers (30 s per answer), which a neighbour's load does not change
+// @tier ci: a gateway and the reference service as processes, the service killed under traffic (as cluster-chaos and the rolling restart); its proofs are its own process's memory and answers (30 s per answer)
 
 import { describe, expect, it } from 'vitest';
 import { formatReport, runChaos } from '../../chaos/chaos.ts';

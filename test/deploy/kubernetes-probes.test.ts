@@ -1,4 +1,4 @@
-// @tier slow: kubectl, and npm start with each overlay's settings
+// @tier ci: kubectl, and npm start with each overlay's settings, a third of a minute: past what npm test's 5 minutes leave
 
 import { once } from 'node:events';
 import { createServer } from 'node:http';
