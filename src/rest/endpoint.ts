@@ -185,9 +185,11 @@ export function createRestEndpoint(
         `No REST endpoint ${url.pathname}: GET ${PREFIX}${OPENAPI} lists them.`,
       );
     }
-    if (req.method !== operation.method) {
+    // HEAD is GET without the body, which node:http leaves out of a HEAD answer itself.
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    if (method !== operation.method) {
       return refuse(res, CODES.METHOD_NOT_ALLOWED, `${url.pathname} is called with ${operation.method}.`, {
-        allow: operation.method,
+        allow: operation.method === 'GET' ? 'GET, HEAD' : operation.method,
       });
     }
     // Every operation reads the store with the caller's key: without one, nothing to run.

@@ -9,8 +9,9 @@ import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.t
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { subscribeSse } from '../support/sse.ts';
 
-// A subscription is one more way in: the rules of a single request hold when it opens (the rate
-// limit counts it, trusted documents and the cost refuse it), before anything is watched.
+// A subscription or a live query is one more way in: the rules of a single request hold when it
+// opens (the rate limit counts it, trusted documents and the cost refuse it), before anything is
+// watched.
 
 const KEY = 'live-rules-key';
 const MANIFEST = new URL('../generated/persisted-documents.json', import.meta.url).pathname;
@@ -18,6 +19,8 @@ const LIVE = {
   live: { pollMs: 30_000, maxPerKey: 10, maxStreams: 100, slowReaderMs: 30_000, store: 'memory' as const },
 };
 const LIST = 'subscription { pets(limit: 5) { id } }';
+/** The same list as a live query: the same rules, written once below both. */
+const LIVE_LIST = 'query Watched @live { pets(limit: 5) { id } }';
 /** `query ListPetsDefault { pets { id } }` in the manifest. */
 const LIST_DEFAULT = 'sha256:f9ff0240f6dcb07ebde67938511f0b76e77a85fb3a2a0af8e1435c66568a1dcd';
 
@@ -52,9 +55,13 @@ describe('a subscription under the per-key rate limit', () => {
     await limit.close();
   });
 
-  it('counts once when it opens: the third of RATE_LIMIT_PER_MINUTE=2 is RATE_LIMITED', async () => {
-    expect([await firstCode(gateway.url, LIST), await firstCode(gateway.url, LIST)]).toEqual(['ok', 'ok']);
+  it('counts once when it opens, a live query too: the third of RATE_LIMIT_PER_MINUTE=2 is RATE_LIMITED', async () => {
+    expect([await firstCode(gateway.url, LIVE_LIST), await firstCode(gateway.url, LIST)]).toEqual([
+      'ok',
+      'ok',
+    ]);
     expect(await firstCode(gateway.url, LIST)).toBe('RATE_LIMITED');
+    expect(await firstCode(gateway.url, LIVE_LIST)).toBe('RATE_LIMITED');
   });
 });
 
@@ -74,6 +81,7 @@ describe('a subscription with trusted documents required', () => {
   it('is refused as text, as any operation is, with nothing watched', async () => {
     const polls = upstream.requests.length;
     expect(await firstCode(gateway.url, LIST)).toBe('PERSISTED_OPERATION_REQUIRED');
+    expect(await firstCode(gateway.url, LIVE_LIST)).toBe('PERSISTED_OPERATION_REQUIRED');
     expect(upstream.requests.length).toBe(polls);
     expect(gateway.live?.stats.open).toBe(0);
   });
@@ -113,6 +121,9 @@ describe('a subscription over MAX_COST', () => {
   it('is refused COST_LIMIT_EXCEEDED before anything is watched; one within it opens', async () => {
     const polls = upstream.requests.length;
     expect(await firstCode(gateway.url, 'subscription { pets(limit: 100) { id name } }')).toBe(
+      'COST_LIMIT_EXCEEDED',
+    );
+    expect(await firstCode(gateway.url, 'query @live { pets(limit: 100) { id name } }')).toBe(
       'COST_LIMIT_EXCEEDED',
     );
     expect(upstream.requests.length).toBe(polls);

@@ -120,7 +120,17 @@ describe('a trusted query as GET /rest/{name}', () => {
       method: 'POST',
       headers: auth,
     });
-    expect([posted.status, posted.headers.get('allow')]).toEqual([405, 'GET']);
+    expect([posted.status, posted.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+  });
+
+  it('answers HEAD as GET without the body: the same status, type and tag', async () => {
+    const url = new URL('/rest/PetsByStatus?status=SOLD', gateway.origin);
+    const got = await fetch(url, { headers: auth });
+    const head = await fetch(url, { method: 'HEAD', headers: auth });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe(got.headers.get('content-type'));
+    expect(head.headers.get('etag')).toBe(got.headers.get('etag'));
+    expect(await head.text()).toBe('');
   });
 });
 
