@@ -2,7 +2,7 @@
 
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { loadConfig } from '../../src/config.ts';
+import { DEFAULT_LIMITS, type loadConfig } from '../../src/config.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { post } from '../support/graphql.ts';
@@ -290,6 +290,39 @@ describe('the bounds of live lists hold for live queries', () => {
     expect(subscription.events.at(-1)).toMatchObject({
       errors: [{ extensions: { code: 'UNAUTHENTICATED' } }],
     });
+  });
+});
+
+describe('query @live with COST_REPORT=on', () => {
+  it('says what each result cost, as the query and a subscription do: the first, byte for byte the query', async () => {
+    const gateway = await startGateway({
+      upstreamUrl: upstream.url,
+      config: live(60_000),
+      limits: { ...DEFAULT_LIMITS, costReport: true },
+    });
+    try {
+      const plain = await post(
+        gateway.url,
+        { query: LIST.replace(' @live', '') },
+        { authorization: `Bearer ${BOB}` },
+      );
+      expect(plain.body).toMatchObject({ extensions: { cost: { estimated: expect.any(Number) } } });
+      const subscription = await watch(gateway, BOB);
+      await subscription.waitForEvents(1);
+      expect(subscription.events[0]).toEqual(plain.body);
+      await createThroughGateway(gateway.url, BOB, 'Priced');
+      await subscription.waitForEvents(2, 2000);
+      const { estimated, actual } = (
+        subscription.events[1] as { extensions: { cost: Record<string, number> } }
+      ).extensions.cost;
+      expect([estimated, actual]).toEqual([
+        (plain.body as { extensions: { cost: { estimated: number } } }).extensions.cost.estimated,
+        expect.any(Number),
+      ]);
+    } finally {
+      for (const subscription of open.splice(0)) subscription.close();
+      await gateway.close();
+    }
   });
 });
 

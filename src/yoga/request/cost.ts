@@ -14,6 +14,7 @@ import type { LaneContext } from '../../policy/hand-off.ts';
 import { refusalOf } from '../../policy/rate-limit.ts';
 import type { Context } from '../../schema/context.ts';
 import { costLimitExceeded } from '../../schema/errors.ts';
+import { isLiveQuery } from '../../schema/live.ts';
 
 /**
  * The operation's cost (execution/cost.ts): estimated before it runs, and refused above the
@@ -23,7 +24,8 @@ import { costLimitExceeded } from '../../schema/errors.ts';
  * it, and refunded down to the actual once known. With COST_REPORT=on, the answer says what it
  * cost (policy/cost.ts): the estimate, the actual and the budget left in `extensions.cost`, and in
  * headers when the answer is one body. An answer in parts carries the estimate in its first part
- * and the actual, of everything sent, in its last; a subscription's events each carry their own.
+ * and the actual, of everything sent, in its last; a subscription's events and a live query's
+ * results each carry their own.
  */
 export function useCost(
   report: boolean,
@@ -93,6 +95,26 @@ export function useCost(
     actualCost(args.schema, args.document, data, args.variableValues ?? {}, args.operationName);
   const settled = (args: ExecutionArgs, priced: Priced, data: unknown) =>
     settledCost(priced.estimated, actualOf(args, data), priced.charge);
+  // A stream of whole results (a subscription's events, a live query's results): charged its
+  // estimate as it opens, never refunded (its line is written then); each result says what it
+  // cost, the first also what the budget held then.
+  const eachResult = (args: ExecutionArgs, priced: Priced) => {
+    const { estimated } = priced;
+    const opened = settledCost(estimated, undefined, priced.charge);
+    (args.contextValue as unknown as CostContext).cost = opened;
+    let throttleStatus = opened.throttleStatus;
+    return ({
+      result,
+      setResult,
+    }: {
+      result: ExecutionResult;
+      setResult: (result: ExecutionResult) => void;
+    }) => {
+      const actual = actualOf(args, result.data) ?? estimated;
+      setResult(withCost(result, { estimated, actual, ...(throttleStatus ? { throttleStatus } : {}) }));
+      throttleStatus = undefined;
+    };
+  };
   return {
     async onExecute({ args, setResultAndStopExecution }) {
       const priced = await estimate(args, setResultAndStopExecution);
@@ -106,6 +128,8 @@ export function useCost(
             setResult(withCost(result, cost));
             return;
           }
+          if (isLiveQuery(getOperationAST(args.document, args.operationName), args.variableValues))
+            return { onNext: eachResult(args, priced) };
           noteFor(args, { estimated });
           let merged: (ExecutionResult & { hasNext?: boolean }) | undefined;
           return {
@@ -132,25 +156,8 @@ export function useCost(
     async onSubscribe({ args, setResultAndStopExecution }) {
       const priced = await estimate(args, setResultAndStopExecution);
       if (!reporting || priced === undefined) return;
-      const { estimated } = priced;
-      // Charged its estimate as it opens, never refunded: its line is written then, and its first
-      // event says what the budget held then.
-      const opened = settledCost(estimated, undefined, priced.charge);
-      (args.contextValue as unknown as CostContext).cost = opened;
-      let throttleStatus = opened.throttleStatus;
-      return {
-        onSubscribeResult() {
-          return {
-            onNext({ result, setResult }) {
-              const actual = actualOf(args, result.data) ?? estimated;
-              setResult(
-                withCost(result, { estimated, actual, ...(throttleStatus ? { throttleStatus } : {}) }),
-              );
-              throttleStatus = undefined;
-            },
-          };
-        },
-      };
+      const onNext = eachResult(args, priced);
+      return { onSubscribeResult: () => ({ onNext }) };
     },
     onResponse({ request, response }) {
       const cost = headersFor.get(request);
