@@ -243,6 +243,25 @@ describe('a live query the gateway cannot serve says why', () => {
     expect(slow.live?.stats.open).toBe(0);
   });
 
+  it('refuses it on a gateway started with LIVE=off, saying so', async () => {
+    const off = await startGateway({ upstreamUrl: upstream.url, config: { live: undefined } });
+    try {
+      const subscription = await watch(off, CAROL);
+      await subscription.waitForEnd();
+      expect(subscription.status).toBe(400);
+      expect(subscription.events[0]).toMatchObject({
+        errors: [
+          {
+            message: 'This gateway serves no live queries (LIVE=off).',
+            extensions: { code: 'SUBSCRIPTION_NOT_SUPPORTED' },
+          },
+        ],
+      });
+    } finally {
+      await off.close();
+    }
+  });
+
   it('refuses @live on a mutation or a subscription at validation', async () => {
     const answer = await post(
       slow.url,
