@@ -5,7 +5,7 @@ import { createClientAddresses } from './edge/client-address.ts';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from './edge/listener.ts';
 import { createEdge, type Edge, type EdgeOptions } from './edge/route.ts';
 import { createWebSockets } from './edge/websocket.ts';
-import { createLiveLists, type LiveLists } from './live/live-lists.ts';
+import { createWatches, type Watches } from './live/watches.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Tracing } from './observability/tracing.ts';
 import { createUpstreamLog } from './observability/upstream-log.ts';
@@ -63,7 +63,7 @@ export interface ComposedGateway {
   server: HttpServer;
   upstream: UpstreamClient;
   /** Live lists (subscriptions); undefined with LIVE=off. */
-  live: LiveLists | undefined;
+  live: Watches | undefined;
   /**
    * Ends every subscription at once and closes every WebSocket (going away): idle ones at once,
    * those running an operation once it is done, within `graceMs` (the drain's window). Once only.
@@ -154,7 +154,7 @@ function sharedRedisOf(config: Config, parts: GatewayParts): SharedRedis | undef
 function streamsOf(
   config: Config,
   edge: Edge,
-  live: LiveLists | undefined,
+  live: Watches | undefined,
   parts: { logger: Logger; onClose: HttpServerOptions['onClose'] },
 ) {
   const webSockets = createWebSockets({
@@ -201,10 +201,10 @@ function liveListsOf(
     metrics: Metrics | undefined;
     onConnectionClose: HttpServerOptions['onClose'];
   },
-): LiveLists | undefined {
+): Watches | undefined {
   if (!config.live) return undefined;
   const { logger } = parts;
-  const live = createLiveLists({
+  const live = createWatches({
     upstream: parts.upstream,
     callerKey: parts.callerKey,
     pollMs: config.live.pollMs,

@@ -146,7 +146,7 @@ export function watchCache(registry: Registry, stats: CacheStats): void {
   );
 }
 
-/** What the live lists count (live/live-lists.ts's LiveStats). */
+/** What the live lists count (live/watches.ts's LiveStats). */
 export interface LiveCounts {
   readonly open: number;
   readonly polls: number;

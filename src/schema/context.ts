@@ -1,6 +1,6 @@
 import type { GraphQLError } from 'graphql';
 import { DEFAULT_LIMITS } from '../config.ts';
-import type { LiveLists } from '../live/live-lists.ts';
+import type { Watches } from '../live/watches.ts';
 import type { OperationSpan } from '../observability/tracing.ts';
 import { bearerAuthorization } from '../upstream/authorization.ts';
 import type { ResponseCacheOptions } from '../upstream/cached-calls.ts';
@@ -40,7 +40,7 @@ export interface Context {
   authorization: string | undefined;
   authError: GraphQLError | undefined;
   /** Live lists (subscriptions); undefined when the gateway serves none. */
-  live: LiveLists | undefined;
+  live: Watches | undefined;
   /**
    * What the operation cost (policy/cost.ts CostReport), when COST_REPORT=on: set by the lane that
    * priced it, read by its log line.
@@ -59,7 +59,7 @@ export interface ContextDeps {
   /** Per-caller response cache for `pets`/`pet`; undefined = off. */
   cache?: ResponseCacheOptions;
   /** Live lists (subscriptions); undefined = none. */
-  live?: LiveLists;
+  live?: Watches;
 }
 
 /**
@@ -86,7 +86,7 @@ export function contextDepsOf(options: {
   };
   now?: () => Date;
   cache?: ResponseCacheOptions;
-  live?: LiveLists;
+  live?: Watches;
   /** A budget in points: its charges are settled to the actual cost, which the report prices. */
   costBudget?: unknown;
 }): ContextDeps {

@@ -8,7 +8,7 @@ import {
   OperationTypeNode,
   valueFromAST,
 } from 'graphql';
-import { type LiveEvent, LiveLimitError, type LiveReader } from '../live/live-lists.ts';
+import { type LiveEvent, LiveLimitError, type LiveReader } from '../live/watches.ts';
 import type { ListPetsQuery } from '../upstream/bodies.ts';
 import type { Context } from './context.ts';
 import { subscriptionLimitExceeded, subscriptionNotSupported } from './errors.ts';

@@ -5,7 +5,7 @@ import {
   type PetStatus as PetStatusDto,
 } from '../contract/animal-store.ts';
 import { ROUTES } from '../contract/routes.ts';
-import type { LiveEvent } from '../live/live-lists.ts';
+import type { LiveEvent } from '../live/watches.ts';
 import type { PetDto } from '../upstream/bodies.ts';
 import { builder } from './builder.ts';
 import { PET_DEPRECATION_REASON, PET_REPLACEMENT_LIMITS } from './deprecation.ts';

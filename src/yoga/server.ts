@@ -4,7 +4,7 @@ import { createYoga, isAsyncIterable, type Plugin, type YogaServerInstance } fro
 import type { Logger } from 'pino';
 import { DEFAULT_LIMITS, type Limits } from '../config.ts';
 import { createCompiledExecution } from '../execution/compiled.ts';
-import type { LiveLists } from '../live/live-lists.ts';
+import type { Watches } from '../live/watches.ts';
 import { createLogger, yogaLogger } from '../observability/logging.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { useOperationLog } from '../observability/operation-log.ts';
@@ -87,7 +87,7 @@ export interface YogaServerOptions {
   /** The shared Redis, for `/health` and `/readiness` to report on; undefined when not used. */
   redis?: RedisHealth;
   /** Live lists for `subscription { pets }`; undefined: subscriptions are refused (LIVE=off). */
-  live?: LiveLists;
+  live?: Watches;
   /**
    * Serve the schema as an Apollo Federation v2 subgraph (`_service`, `_entities`, `Pet @key`);
    * off, the public schema is exactly schema/schema.graphql. @default false

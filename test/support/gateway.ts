@@ -5,7 +5,7 @@ import { type Config, type Limits, loadConfig } from '../../src/config.ts';
 import type { HttpServerOptions } from '../../src/edge/listener.ts';
 import type { EdgeOptions } from '../../src/edge/route.ts';
 import { composeGateway } from '../../src/gateway.ts';
-import type { LiveLists } from '../../src/live/live-lists.ts';
+import type { Watches } from '../../src/live/watches.ts';
 import { createLogger } from '../../src/observability/logging.ts';
 import type { Metrics } from '../../src/observability/metrics.ts';
 import type { Lanes } from '../../src/policy/prepared-operations.ts';
@@ -19,7 +19,7 @@ export interface RunningGateway {
   /** What the edge knows (prepared operations, requests served per lane); undefined with FAST_LANE off. */
   lanes: Lanes | undefined;
   /** Live subscriptions; undefined with `config: { live: undefined }`. */
-  live: LiveLists | undefined;
+  live: Watches | undefined;
   close(): Promise<void>;
 }
 

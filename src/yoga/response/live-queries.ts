@@ -12,7 +12,7 @@ import {
 } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { CODES } from '../../codes.ts';
-import { type LiveEvent, LiveLimitError, type Watched } from '../../live/live-lists.ts';
+import { type LiveEvent, LiveLimitError, type Watched } from '../../live/watches.ts';
 import { deprecationAnswer } from '../../policy/deprecation-headers.ts';
 import { type Context, type ContextDeps, createContext } from '../../schema/context.ts';
 import type { DeprecationNotice } from '../../schema/deprecation.ts';
@@ -28,7 +28,7 @@ type Execute = (args: ExecutionArgs) => unknown;
 
 /**
  * `query … @live`: the result now, then again each time it changes. The operation is a watch of
- * the live lists' hub (live/live-lists.ts), so everything a live list has, it has: one poll per
+ * the live lists' hub (live/watches.ts), so everything a live list has, it has: one poll per
  * (key, operation, variables) for all its subscribers, a new result at once after a create through
  * the gateway on any instance, the per-key and per-instance bounds, slow readers, the drain, and
  * the end of the stream when the upstream refuses the key. Each poll runs the operation again as

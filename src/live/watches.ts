@@ -68,7 +68,7 @@ export interface LiveStats {
   slowReaders: number;
 }
 
-export interface LiveListsOptions {
+export interface WatchesOptions {
   upstream: UpstreamClient;
   callerKey: CallerKey;
   /** How often each watched list is asked for again. */
@@ -86,7 +86,7 @@ export interface LiveListsOptions {
   onEnd?: (end: LiveEnd) => void;
 }
 
-export interface LiveLists {
+export interface Watches {
   /**
    * Opens a subscription to `query`'s list for the caller whose canonical `Authorization` is
    * `auth`. Its first event is the list as it is now; then one event each time the list changes.
@@ -149,12 +149,12 @@ interface Watch {
  * like any call (deadline, retries, breaker); a failure is an event and polling goes on; a 401
  * ends the pair's streams.
  */
-export function createLiveLists(options: LiveListsOptions): LiveLists {
+export function createWatches(options: WatchesOptions): Watches {
   return new Hub(options);
 }
 
 /** The watches of one instance, by caller and key; a class so its parts have names. */
-class Hub implements LiveLists {
+class Hub implements Watches {
   readonly stats: LiveStats = {
     open: 0,
     polls: 0,
@@ -163,13 +163,13 @@ class Hub implements LiveLists {
     refused: { per_key: 0, instance: 0 },
     slowReaders: 0,
   };
-  readonly #options: LiveListsOptions;
+  readonly #options: WatchesOptions;
   readonly #watches = new Map<string, Watch>();
   readonly #perCaller = new Map<string, number>();
   /** Closed for the drain: a subscription asked for now is sent to another instance. */
   #closed = false;
 
-  constructor(options: LiveListsOptions) {
+  constructor(options: WatchesOptions) {
     this.#options = options;
     options.announcements?.listen((caller) => this.#pollCaller(caller));
   }
