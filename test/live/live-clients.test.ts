@@ -90,6 +90,33 @@ describe('Apollo Client 4 over graphql-ws', () => {
     }
   });
 
+  it('keeps a `@live` query true through watchQuery: each result over the socket updates its cache', async () => {
+    const wsClient = createClient({
+      url: gateway.url.replace(/^http/, 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${KEY}` },
+      retryAttempts: 0,
+    });
+    const client = new ApolloClient({ cache: new InMemoryCache(), link: new GraphQLWsLink(wsClient) });
+    const seen = collector();
+    const watched = client
+      .watchQuery({ query: gql('query LiveNames @live { pets(limit: 100) { id name } }') })
+      .subscribe({
+        next: (result) =>
+          seen.add(((result.data as { pets?: Array<{ name: string }> })?.pets ?? []).map((pet) => pet.name)),
+      });
+    try {
+      await seen.until('Rex', 3000);
+      await createThroughGateway(gateway.url, KEY, 'Apollo live through the gateway');
+      await seen.until('Apollo live through the gateway', 1000);
+      await postToRest(upstream.url, KEY, 'Apollo live on REST');
+      await seen.until('Apollo live on REST', POLL_MS + 2000);
+    } finally {
+      watched.unsubscribe();
+      await wsClient.dispose();
+    }
+  });
+
   it('closes a socket whose connection_init carries no key with 4403, naming connectionParams', async () => {
     let closed: { code: number; reason: string } | undefined;
     const wsClient = createClient({
