@@ -1,9 +1,10 @@
 /**
- * `npm run bench:live`: N SSE subscribers (`subscription { pets }`) over M keys held open against one
+ * `npm run bench:live`: N SSE subscribers (`subscription { pets }`, or with `--kind query` the same
+ * list as a `query … @live`, run again per poll) over M keys held open against one
  * gateway process for a fixed time, the static upstream behind it. Reported: the gateway's RSS before
  * and with the streams open (and per 1,000 streams), its CPU per second while they are held, the
  * upstream calls per second the polls make, and the events delivered. Flags: --streams (2000),
- * --keys (200), --seconds (20), --poll-ms (5000).
+ * --keys (200), --seconds (20), --poll-ms (5000), --kind (list).
  */
 import http from 'node:http';
 import { parseArgs } from 'node:util';
@@ -12,7 +13,11 @@ import { numberOption } from './settings.ts';
 import { apiKeys } from './workloads.ts';
 
 const text = { type: 'string' } as const;
-const { values } = parseArgs({ options: { streams: text, keys: text, seconds: text, 'poll-ms': text } });
+const { values } = parseArgs({
+  options: { streams: text, keys: text, seconds: text, 'poll-ms': text, kind: text },
+});
+const KIND = values.kind ?? 'list';
+if (KIND !== 'list' && KIND !== 'query') throw new Error(`--kind must be list or query, not ${KIND}`);
 const STREAMS = numberOption('streams', values.streams, 2000);
 const KEYS = numberOption('keys', values.keys, 200);
 const SECONDS = numberOption('seconds', values.seconds, 20);
@@ -49,8 +54,9 @@ let firstEvents = 0;
 const requests: http.ClientRequest[] = [];
 /** Opens one stream; resolves at its first event. Limits vary per stream so the polls are distinct per key. */
 function open(index: number): Promise<void> {
+  const list = `pets(limit: ${1 + Math.floor(index / KEYS)}) { id name }`;
   const body = JSON.stringify({
-    query: `subscription { pets(limit: ${1 + Math.floor(index / KEYS)}) { id name } }`,
+    query: KIND === 'list' ? `subscription { ${list} }` : `query @live { ${list} }`,
   });
   const headers = {
     'content-type': 'application/json',
@@ -98,7 +104,7 @@ for (const request of requests) request.destroy();
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
 const perSecond = (count: number) => (count / SECONDS).toFixed(1);
 console.log(
-  `live: ${STREAMS} SSE streams over ${KEYS} keys, LIVE_POLL_MS=${POLL_MS}, held ${SECONDS} s; node ${process.version}`,
+  `live: ${STREAMS} SSE streams (${KIND === 'list' ? 'subscription { pets }' : 'query @live'}) over ${KEYS} keys, LIVE_POLL_MS=${POLL_MS}, held ${SECONDS} s; node ${process.version}`,
 );
 console.log(
   '| streams | keys | open in s | RSS before MB | RSS held MB | RSS per 1,000 streams MB | peak RSS MB | CPU ms/s held | upstream calls/s | events/s held | first events |',
