@@ -10,7 +10,7 @@ import { DEFAULT_LIMITS } from '../../src/config.ts';
 import type { FakeUpstream } from '../support/fake-upstream.ts';
 import { useGateway } from '../support/fixture.ts';
 import type { RunningGateway } from '../support/gateway.ts';
-import { createThroughGateway, postToRest } from '../support/live-writes.ts';
+import { createThroughGateway, postToRest } from '../support/live.ts';
 
 // The clients front ends ship, subscribed to live pets: Apollo Client 4 over graphql-ws
 // (GraphQLWsLink, the key in connectionParams as a browser must send it) and urql over SSE. Each

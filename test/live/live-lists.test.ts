@@ -8,7 +8,7 @@ import { createMetrics } from '../../src/observability/metrics.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { post } from '../support/graphql.ts';
-import { postToRest } from '../support/live-writes.ts';
+import { listCallsOf, petNames, postToRest } from '../support/live.ts';
 import { type SseSubscription, subscribeSse } from '../support/sse.ts';
 
 // subscription { pets }: the list now, then the list each time it changes, over a REST service
@@ -46,15 +46,8 @@ async function subscribe(
   return subscription;
 }
 
-const names = (event: SseSubscription['events'][number] | undefined) =>
-  ((event?.data as { pets?: Array<{ name: string }> } | undefined)?.pets ?? []).map((pet) => pet.name);
-const listCalls = (key: string) =>
-  upstream.requests.filter(
-    (request) =>
-      request.method === 'GET' &&
-      request.path.startsWith('/v1/pets?') &&
-      request.authorization === `Bearer ${key}`,
-  ).length;
+const names = petNames;
+const listCalls = (key: string) => listCallsOf(upstream, key);
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();

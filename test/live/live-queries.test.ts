@@ -6,7 +6,7 @@ import { DEFAULT_LIMITS, type loadConfig } from '../../src/config.ts';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { type RunningGateway, startGateway } from '../support/gateway.ts';
 import { post } from '../support/graphql.ts';
-import { createThroughGateway, postToRest } from '../support/live-writes.ts';
+import { createThroughGateway, listCallsOf, petNames, postToRest } from '../support/live.ts';
 import { type SseSubscription, subscribeSse } from '../support/sse.ts';
 
 // `@live` on any query: its result now, then again each time it changes. A write through the
@@ -45,16 +45,8 @@ async function watch(
   return subscription;
 }
 
-const names = (event: SseSubscription['events'][number] | undefined) =>
-  ((event?.data as { pets?: Array<{ name: string }> } | undefined)?.pets ?? []).map((pet) => pet.name);
-
-const listCalls = (key: string) =>
-  upstream.requests.filter(
-    (request) =>
-      request.method === 'GET' &&
-      request.path.startsWith('/v1/pets?') &&
-      request.authorization === `Bearer ${key}`,
-  ).length;
+const names = petNames;
+const listCalls = (key: string) => listCallsOf(upstream, key);
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();

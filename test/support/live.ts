@@ -1,7 +1,22 @@
 import { expect } from 'vitest';
+import type { FakeUpstream } from './fake-upstream.ts';
 import { post } from './graphql.ts';
+import type { SseSubscription } from './sse.ts';
 
-// The two ways a watched list changes, as live tests make them.
+// What live tests share: the two ways a watched list changes, and what they read of it.
+
+/** The pets' names of one event of a live list or a live query of `pets`. */
+export const petNames = (event: SseSubscription['events'][number] | undefined): string[] =>
+  ((event?.data as { pets?: Array<{ name: string }> } | undefined)?.pets ?? []).map((pet) => pet.name);
+
+/** The `GET /pets` calls the upstream has had with `key`: one per poll of a list. */
+export const listCallsOf = (upstream: FakeUpstream, key: string): number =>
+  upstream.requests.filter(
+    (request) =>
+      request.method === 'GET' &&
+      request.path.startsWith('/v1/pets?') &&
+      request.authorization === `Bearer ${key}`,
+  ).length;
 
 /** Creates a pet through the gateway: the caller's watches are asked again at once. */
 export async function createThroughGateway(graphqlUrl: string, key: string, name: string): Promise<void> {
