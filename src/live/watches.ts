@@ -71,7 +71,7 @@ export interface LiveStats {
 export interface WatchesOptions {
   upstream: UpstreamClient;
   callerKey: CallerKey;
-  /** How often each watched list is asked for again. */
+  /** How often each watch is asked for again. */
   pollMs: number;
   /** Open subscriptions per API key on this instance. */
   maxPerKey: number;
@@ -79,7 +79,7 @@ export interface WatchesOptions {
   maxStreams: number;
   /**
    * A subscriber that leaves a change unread this long (its client stopped reading, so the
-   * transport stopped pulling) is ended, and its slot freed. It never holds more than one list.
+   * transport stopped pulling) is ended, and its slot freed. It never holds more than one answer.
    */
   slowReaderMs: number;
   announcements?: CreateAnnouncements;
@@ -99,8 +99,8 @@ export interface Watches {
    */
   watch<T>(auth: string, watched: Watched<T>, reader?: LiveReader): AsyncIterableIterator<LiveEvent<T>>;
   /**
-   * A write of the caller changed their lists (a create through this gateway): their lists are
-   * asked for again now.
+   * A write of the caller changed what they watch (a create through this gateway): their watches,
+   * lists and queries alike, are asked again now.
    */
   listsChanged(auth: string): void;
   /** Ends every subscription (the drain): each reader sees its stream complete. */
