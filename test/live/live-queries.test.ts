@@ -291,6 +291,25 @@ describe('the bounds of live lists hold for live queries', () => {
     await expect.poll(() => slow.live?.stats.open, { timeout: 2000 }).toBe(held - 1);
   });
 
+  it('holds nothing for clients that vanish: 200 opened and dropped leave no slot and no poll', async () => {
+    const key = 'live-query-vanishing';
+    upstream.tokens.add(key);
+    for (let round = 0; round < 20; round++) {
+      const batch = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          watch(quick, key, `query V${i} @live { pets(limit: ${i + 1}) { id } }`),
+        ),
+      );
+      // Half leave before their first result, half after it.
+      await Promise.all(batch.slice(5).map((subscription) => subscription.waitForEvents(1)));
+      for (const subscription of batch) subscription.close();
+      await expect.poll(() => quick.live?.stats.open, { timeout: 2000 }).toBe(0);
+    }
+    const calls = listCalls(key);
+    await new Promise((resolve) => setTimeout(resolve, QUICK_POLL_MS * 4));
+    expect(listCalls(key)).toBe(calls);
+  });
+
   it('ends the stream with UNAUTHENTICATED when the REST service stops taking the key', async () => {
     const key = 'live-query-revoked';
     upstream.tokens.add(key);
