@@ -105,6 +105,42 @@ describe('a subscription with trusted documents required', () => {
   });
 });
 
+describe("examples/web's live list with trusted documents required, as an app ships it", () => {
+  const EXAMPLE_MANIFEST = new URL('../../examples/web/src/gql/persisted-documents.json', import.meta.url)
+    .pathname;
+  /** `query LivePets(...) @live` in the example's manifest. */
+  const LIVE_PETS = 'sha256:8c2a922a39bfd9690718712ca64fc7c7f3f41af4e5443af21471fa39a0cb7211';
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    gateway = await startGateway({
+      upstreamUrl: upstream.url,
+      config: LIVE,
+      gateway: {
+        persistedOperations: { mode: 'require', documents: loadPersistedDocuments(EXAMPLE_MANIFEST) },
+      },
+    });
+  });
+  afterAll(async () => {
+    await gateway.close();
+  });
+
+  it('streams the @live operation sent by its document id alone', async () => {
+    const subscription = await subscribeSse(
+      gateway.url,
+      { documentId: LIVE_PETS, variables: { limit: 5 } },
+      `Bearer ${KEY}`,
+    );
+    try {
+      await subscription.waitForEvents(1);
+      expect(subscription.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(subscription.events[0]).toEqual({ data: { pets: [] } });
+      expect(gateway.live?.stats.open).toBe(1);
+    } finally {
+      subscription.close();
+    }
+  });
+});
+
 describe('a subscription over MAX_COST', () => {
   let gateway: RunningGateway;
   beforeAll(async () => {

@@ -22,7 +22,7 @@ export interface SseSubscription {
 
 export async function subscribeSse(
   url: string,
-  body: { query: string; variables?: Record<string, unknown> },
+  body: { query?: string; documentId?: string; variables?: Record<string, unknown> },
   authorization?: string,
 ): Promise<SseSubscription> {
   const abort = new AbortController();
