@@ -1,14 +1,16 @@
 import type { ServerResponse } from 'node:http';
 import {
   DirectiveLocation,
+  type DocumentNode,
   GraphQLBoolean,
   GraphQLDirective,
   GraphQLNonNull,
+  getOperationAST,
   type OperationDefinitionNode,
   OperationTypeNode,
   valueFromAST,
 } from 'graphql';
-import { type LiveEvent, LiveLimitError, type LiveReader } from '../live/watches.ts';
+import { type LiveEvent, LiveLimitError, type LiveReader, type Watches } from '../live/watches.ts';
 import type { ListPetsQuery } from '../upstream/bodies.ts';
 import type { Context } from './context.ts';
 import { subscriptionLimitExceeded, subscriptionNotSupported } from './errors.ts';
@@ -19,10 +21,19 @@ import { subscriptionLimitExceeded, subscriptionNotSupported } from './errors.ts
  * code past a bound.
  */
 export function openLiveList(ctx: Context, query: ListPetsQuery): AsyncIterableIterator<LiveEvent> {
-  if (!ctx.live) throw subscriptionNotSupported();
   if (ctx.authError || ctx.authorization === undefined) throw ctx.authError;
+  const auth = ctx.authorization;
+  return openWatch(ctx, (live, reader) => live.open(auth, query, reader));
+}
+
+/**
+ * Opens one of the caller's watches (a live list, a live query) on the hub, for the transport that
+ * carries it; refused with its code on a gateway that serves none, and past a bound.
+ */
+export function openWatch<T>(ctx: Context, open: (live: Watches, reader: LiveReader) => T): T {
+  if (!ctx.live) throw subscriptionNotSupported();
   try {
-    return ctx.live.open(ctx.authorization, query, readerOf(ctx));
+    return open(ctx.live, readerOf(ctx));
   } catch (error) {
     if (error instanceof LiveLimitError) throw subscriptionLimitExceeded(error.bound, error.limit);
     throw error;
@@ -34,7 +45,7 @@ export function openLiveList(ctx: Context, query: ListPetsQuery): AsyncIterableI
  * WebSocket relay is done) and, over HTTP, node:http's response: a slow SSE reader's connection is
  * closed, since the `complete` it is sent would wait behind what it has not read.
  */
-export function readerOf(ctx: Context): LiveReader {
+function readerOf(ctx: Context): LiveReader {
   const { request, res } = ctx as Context & { request?: Request; res?: ServerResponse };
   return {
     ...(request ? { signal: request.signal } : {}),
@@ -60,6 +71,16 @@ export const GraphQLLiveDirective = new GraphQLDirective({
     },
   },
 });
+
+/** The operation `args` run, when it is a live query (`isLiveQuery`); undefined otherwise. */
+export function liveOperation(args: {
+  readonly document: DocumentNode;
+  readonly operationName?: string | null | undefined;
+  readonly variableValues?: Readonly<Record<string, unknown>> | null | undefined;
+}): OperationDefinitionNode | undefined {
+  const operation = getOperationAST(args.document, args.operationName);
+  return operation && isLiveQuery(operation, args.variableValues) ? operation : undefined;
+}
 
 /** Whether `operation` is a live query: a query whose `@live` is on, `if` read from its variables. */
 export function isLiveQuery(

@@ -14,7 +14,7 @@ import type { LaneContext } from '../../policy/hand-off.ts';
 import { refusalOf } from '../../policy/rate-limit.ts';
 import type { Context } from '../../schema/context.ts';
 import { costLimitExceeded } from '../../schema/errors.ts';
-import { isLiveQuery } from '../../schema/live.ts';
+import { liveOperation } from '../../schema/live.ts';
 
 /**
  * The operation's cost (execution/cost.ts): estimated before it runs, and refused above the
@@ -128,8 +128,7 @@ export function useCost(
             setResult(withCost(result, cost));
             return;
           }
-          if (isLiveQuery(getOperationAST(args.document, args.operationName), args.variableValues))
-            return { onNext: eachResult(args, priced) };
+          if (liveOperation(args)) return { onNext: eachResult(args, priced) };
           noteFor(args, { estimated });
           let merged: (ExecutionResult & { hasNext?: boolean }) | undefined;
           return {

@@ -1,8 +1,7 @@
 import { isAsyncIterable } from '@graphql-tools/utils';
-import { getOperationAST } from 'graphql';
 import { getSSEProcessor, type Plugin, processRegularResult } from 'graphql-yoga';
 import { notAcceptable } from '../../schema/errors.ts';
-import { isLiveQuery } from '../../schema/live.ts';
+import { liveOperation } from '../../schema/live.ts';
 
 type ResultProcessor = NonNullable<Parameters<NonNullable<Plugin['onResultProcess']>>[0]['resultProcessor']>;
 
@@ -92,7 +91,7 @@ export function useAcceptableForms(): Plugin {
     // answer them as parts of one result when Accept lists multipart/mixed.
     onExecute({ args }) {
       const { request } = args.contextValue as { request?: Request };
-      if (request && isLiveQuery(getOperationAST(args.document, args.operationName), args.variableValues)) {
+      if (request && liveOperation(args)) {
         subscriptions.add(request);
         liveQueries.add(request);
       }

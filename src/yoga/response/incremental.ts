@@ -13,7 +13,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { negativeInitialCount, subscriptionNeedsStream } from '../../schema/errors.ts';
-import { isLiveQuery } from '../../schema/live.ts';
+import { liveOperation } from '../../schema/live.ts';
 import type { Batches } from '../request/batches.ts';
 import { acceptedMediaTypes, covers } from './accept.ts';
 
@@ -51,7 +51,7 @@ export function useIncrementalDelivery(batches: Pick<Batches, 'isBatch'>): Plugi
       },
       // A variable's value is known only now: refused before anything runs, as the literal is.
       onExecute({ args, setResultAndStopExecution }) {
-        if (isLiveQuery(getOperationAST(args.document, args.operationName), args.variableValues)) {
+        if (liveOperation(args)) {
           refuseWithoutStream(args.contextValue, setResultAndStopExecution);
           return;
         }

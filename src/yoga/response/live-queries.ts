@@ -2,8 +2,7 @@ import {
   type DocumentNode,
   type ExecutionArgs,
   type ExecutionResult,
-  type GraphQLError,
-  getOperationAST,
+  GraphQLError,
   Kind,
   type OperationDefinitionNode,
   print,
@@ -12,17 +11,12 @@ import {
 } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { CODES } from '../../codes.ts';
-import { type LiveEvent, LiveLimitError, type Watched } from '../../live/watches.ts';
+import type { LiveEvent, Watched } from '../../live/watches.ts';
 import { deprecationAnswer } from '../../policy/deprecation-headers.ts';
 import { type Context, type ContextDeps, createContext } from '../../schema/context.ts';
 import type { DeprecationNotice } from '../../schema/deprecation.ts';
-import {
-  liveQueryNotWatchable,
-  subscriptionLimitExceeded,
-  subscriptionNotSupported,
-  toGraphQLError,
-} from '../../schema/errors.ts';
-import { isLiveQuery, readerOf } from '../../schema/live.ts';
+import { liveQueryNotWatchable, subscriptionNotSupported, toGraphQLError } from '../../schema/errors.ts';
+import { liveOperation, openWatch } from '../../schema/live.ts';
 
 type Execute = (args: ExecutionArgs) => unknown;
 
@@ -42,11 +36,12 @@ export function useLiveQueries(deps: ContextDeps): Plugin {
   const { cache: _never, ...pollDeps } = deps;
   return {
     onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
-      const operation = getOperationAST(args.document, args.operationName);
-      if (!isLiveQuery(operation, args.variableValues)) return;
-      const refusal = refusalOf(args, operation as OperationDefinitionNode);
+      const operation = liveOperation(args);
+      if (operation === undefined) return;
+      const refusal = refusalOf(args, operation);
       if (refusal) return setResultAndStopExecution({ errors: [refusal] });
-      setExecuteFn((executeArgs) => watchQuery(executeArgs, executeFn as Execute, pollDeps));
+      const name = operation.name?.value;
+      setExecuteFn((executeArgs) => watchQuery(executeArgs, name, executeFn as Execute, pollDeps));
     },
   };
 }
@@ -70,17 +65,20 @@ function refusalOf(args: ExecutionArgs, operation: OperationDefinitionNode): Gra
 /** Opens the watch, waits for its first result (its notices make the stream's headers), then streams. */
 async function watchQuery(
   args: ExecutionArgs,
+  name: string | undefined,
   execute: Execute,
   deps: ContextDeps,
 ): Promise<ExecutionResult | AsyncIterableIterator<ExecutionResult>> {
-  const ctx = args.contextValue as Context & { live: NonNullable<Context['live']> };
+  const ctx = args.contextValue as Context;
   const auth = ctx.authorization as string;
   let events: AsyncIterableIterator<LiveEvent<ExecutionResult>>;
   try {
-    events = ctx.live.watch(auth, watchedOperation(args, execute, deps, auth), readerOf(ctx));
+    events = openWatch(ctx, (live, reader) =>
+      live.watch(auth, watchedOperation(args, name, execute, deps, auth), reader),
+    );
   } catch (error) {
-    if (error instanceof LiveLimitError)
-      return { errors: [subscriptionLimitExceeded(error.bound, error.limit)] };
+    // Past a bound: the refusal is the answer, with its status.
+    if (error instanceof GraphQLError) return { errors: [error] };
     throw error;
   }
   const first = await events.next();
@@ -94,11 +92,11 @@ async function watchQuery(
 /** The operation as a watch: its key, and one run of it per poll. */
 function watchedOperation(
   args: ExecutionArgs,
+  name: string | undefined,
   execute: Execute,
   deps: ContextDeps,
   auth: string,
 ): Watched<ExecutionResult> {
-  const name = args.operationName ?? getOperationAST(args.document, args.operationName)?.name?.value;
   // Not the first subscriber's context, nor its request: the watch may outlive both.
   const { contextValue: _first, ...operation } = args;
   return {
