@@ -44,7 +44,11 @@ function collector() {
   const waiting = new Map<string, () => void>();
   return {
     lists,
-    add(names: string[]) {
+    /** Takes one result as a client hands it over: its pets' names. */
+    add(result: { data?: unknown }) {
+      const names = ((result.data as { pets?: Array<{ name: string }> } | undefined)?.pets ?? []).map(
+        (pet) => pet.name,
+      );
       lists.push(names);
       for (const [name, resolve] of waiting) if (names.includes(name)) resolve();
     },
@@ -64,6 +68,18 @@ function collector() {
   };
 }
 
+/**
+ * What every client is held to: the list as it is, a pet created through the gateway at once, and
+ * one created on the REST service within a poll. `label` names the pets it creates.
+ */
+async function seesEveryChange(seen: ReturnType<typeof collector>, label: string) {
+  await seen.until('Rex', 3000);
+  await createThroughGateway(gateway.url, KEY, `${label} through the gateway`);
+  await seen.until(`${label} through the gateway`, 1000);
+  await postToRest(upstream.url, KEY, `${label} on REST`);
+  await seen.until(`${label} on REST`, POLL_MS + 2000);
+}
+
 describe('Apollo Client 4 over graphql-ws', () => {
   it('lists pets live: a create through the gateway at once, one on the REST service within a poll', async () => {
     const wsClient = createClient({
@@ -75,15 +91,10 @@ describe('Apollo Client 4 over graphql-ws', () => {
     const client = new ApolloClient({ cache: new InMemoryCache(), link: new GraphQLWsLink(wsClient) });
     const seen = collector();
     const subscription = client.subscribe({ query: gql(PETS) }).subscribe({
-      next: (result) =>
-        seen.add(((result.data as { pets?: Array<{ name: string }> })?.pets ?? []).map((pet) => pet.name)),
+      next: (result) => seen.add(result),
     });
     try {
-      await seen.until('Rex', 3000);
-      await createThroughGateway(gateway.url, KEY, 'Apollo through the gateway');
-      await seen.until('Apollo through the gateway', 1000);
-      await postToRest(upstream.url, KEY, 'Apollo on REST');
-      await seen.until('Apollo on REST', POLL_MS + 2000);
+      await seesEveryChange(seen, 'Apollo');
     } finally {
       subscription.unsubscribe();
       await wsClient.dispose();
@@ -102,15 +113,10 @@ describe('Apollo Client 4 over graphql-ws', () => {
     const watched = client
       .watchQuery({ query: gql('query LiveNames @live { pets(limit: 100) { id name } }') })
       .subscribe({
-        next: (result) =>
-          seen.add(((result.data as { pets?: Array<{ name: string }> })?.pets ?? []).map((pet) => pet.name)),
+        next: (result) => seen.add(result),
       });
     try {
-      await seen.until('Rex', 3000);
-      await createThroughGateway(gateway.url, KEY, 'Apollo live through the gateway');
-      await seen.until('Apollo live through the gateway', 1000);
-      await postToRest(upstream.url, KEY, 'Apollo live on REST');
-      await seen.until('Apollo live on REST', POLL_MS + 2000);
+      await seesEveryChange(seen, 'Apollo live');
     } finally {
       watched.unsubscribe();
       await wsClient.dispose();
@@ -203,14 +209,10 @@ describe('urql over SSE', () => {
     });
     const seen = collector();
     const { unsubscribe } = client.subscription(PETS, {}).subscribe((result) => {
-      seen.add(((result.data as { pets?: Array<{ name: string }> })?.pets ?? []).map((pet) => pet.name));
+      seen.add(result);
     });
     try {
-      await seen.until('Rex', 3000);
-      await createThroughGateway(gateway.url, KEY, 'urql through the gateway');
-      await seen.until('urql through the gateway', 1000);
-      await postToRest(upstream.url, KEY, 'urql on REST');
-      await seen.until('urql on REST', POLL_MS + 2000);
+      await seesEveryChange(seen, 'urql');
     } finally {
       unsubscribe();
     }
@@ -226,14 +228,10 @@ describe('urql over SSE', () => {
     const { unsubscribe } = client
       .query('query LiveNames @live { pets(limit: 100) { id name } }', {})
       .subscribe((result) => {
-        seen.add(((result.data as { pets?: Array<{ name: string }> })?.pets ?? []).map((pet) => pet.name));
+        seen.add(result);
       });
     try {
-      await seen.until('Rex', 3000);
-      await createThroughGateway(gateway.url, KEY, 'urql live through the gateway');
-      await seen.until('urql live through the gateway', 1000);
-      await postToRest(upstream.url, KEY, 'urql live on REST');
-      await seen.until('urql live on REST', POLL_MS + 2000);
+      await seesEveryChange(seen, 'urql live');
     } finally {
       unsubscribe();
     }
